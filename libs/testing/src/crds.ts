@@ -1,0 +1,93 @@
+import { readFile } from 'node:fs/promises';
+import {
+  ApiextensionsV1Api,
+  KubernetesObjectApi,
+  PatchStrategy,
+  Watch,
+  loadAllYaml,
+  type KubeConfig,
+  type KubernetesObject,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
+
+const fieldManager = 'homeostat-testing';
+
+/**
+ * Server-side applies every CustomResourceDefinition in the given YAML files and waits until
+ * each is Established and its resources can be watched, so a test can use them right away.
+ */
+export async function installCrds(
+  kubeConfig: KubeConfig,
+  files: readonly string[],
+  timeoutMs = 30_000,
+): Promise<string[]> {
+  const objects = kubeConfig.makeApiClient(KubernetesObjectApi);
+  const extensions = kubeConfig.makeApiClient(ApiextensionsV1Api);
+  const names: string[] = [];
+  for (const file of files) {
+    const documents = loadAllYaml(await readFile(file, 'utf8')) as (KubernetesObject | null)[];
+    for (const doc of documents) {
+      if (!doc) continue;
+      if (doc.kind !== 'CustomResourceDefinition') {
+        throw new Error(
+          `${file} holds a ${String(doc.kind)}; installCrds takes only CustomResourceDefinitions`,
+        );
+      }
+      try {
+        await objects.patch(doc, undefined, undefined, fieldManager, true, PatchStrategy.ServerSideApply);
+      } catch (error) {
+        throw new Error(`installing CRD ${doc.metadata?.name ?? '?'} from ${file} failed: ${String(error)}`, {
+          cause: error,
+        });
+      }
+      names.push(doc.metadata?.name ?? '');
+    }
+  }
+  const deadline = Date.now() + timeoutMs;
+  for (const name of names) {
+    let crd: V1CustomResourceDefinition;
+    for (;;) {
+      crd = await extensions.readCustomResourceDefinition({ name });
+      const established = crd.status?.conditions?.find((c) => c.type === 'Established');
+      if (established?.status === 'True') break;
+      if (Date.now() > deadline) {
+        throw new Error(
+          `CRD ${name} was not Established within ${timeoutMs} ms: ${JSON.stringify(crd.status)}`,
+        );
+      }
+      await sleep(100);
+    }
+    for (const version of crd.spec.versions.filter((v) => v.served)) {
+      await waitUntilWatchable(
+        kubeConfig,
+        `/apis/${crd.spec.group}/${version.name}/${crd.spec.names.plural}`,
+        deadline,
+      );
+    }
+  }
+  return names;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// For a moment after Established, the API server answers watches of the new resource with
+// 429 while its watch cache initialises; wait that out here rather than in every test.
+async function waitUntilWatchable(kubeConfig: KubeConfig, path: string, deadline: number): Promise<void> {
+  const watch = new Watch(kubeConfig);
+  for (;;) {
+    try {
+      const controller = await watch.watch(
+        path,
+        { allowWatchBookmarks: true },
+        () => undefined,
+        () => undefined,
+      );
+      controller.abort();
+      return;
+    } catch (error) {
+      if (Date.now() > deadline)
+        throw new Error(`${path} could not be watched: ${String(error)}`, { cause: error });
+      await sleep(100);
+    }
+  }
+}
