@@ -5,3 +5,4 @@ export type { EtcdComponent, KubernetesComponent } from './binaries.ts';
 export { startProcess, logTail, type ManagedProcess, type StartProcessOptions } from './managed-process.ts';
 export { freeLoopbackPort } from './free-port.ts';
 export { waitUntil } from './readiness.ts';
+export { startTcpProxy, type TcpProxy } from './tcp-proxy.ts';

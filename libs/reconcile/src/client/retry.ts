@@ -1,0 +1,43 @@
+import { KubeApiError } from './errors.ts';
+
+export interface RetryPolicy {
+  /** Attempts in all, the first included. Default 5. */
+  attempts: number;
+  /** First wait; doubles each time, with jitter. Default 200 ms. */
+  initialDelayMs: number;
+  /** Longest wait between attempts. Default 10 s. */
+  maxDelayMs: number;
+}
+
+export const defaultRetryPolicy: RetryPolicy = { attempts: 5, initialDelayMs: 200, maxDelayMs: 10_000 };
+
+/** True for failures worth retrying: throttling (429), server errors (5xx) and broken connections. */
+export function isRetryable(error: unknown): boolean {
+  if (error instanceof KubeApiError) return error.code === 429 || error.code >= 500;
+  return error instanceof Error && !(error.name === 'AbortError');
+}
+
+/**
+ * Runs `attempt` until it succeeds, retrying retryable failures with exponential backoff and
+ * honouring the server's Retry-After. Non-retryable errors (404, 409, 422...) surface at once.
+ */
+export async function withRetries<T>(
+  attempt: () => Promise<T>,
+  policy: RetryPolicy = defaultRetryPolicy,
+  signal?: AbortSignal,
+): Promise<T> {
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (n >= policy.attempts || !isRetryable(error) || signal?.aborted) throw error;
+      const backoff = Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** (n - 1));
+      const retryAfterMs =
+        error instanceof KubeApiError && error.retryAfterSeconds !== undefined
+          ? error.retryAfterSeconds * 1000
+          : 0;
+      const delay = Math.max(retryAfterMs, backoff * (0.5 + Math.random() / 2));
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}

@@ -1,0 +1,84 @@
+// @homeostat/reconcile: the controller runtime every Homeostat operator is built on.
+export {
+  KubeClient,
+  type ClientOptions,
+  type ListOptions,
+  type ListResult,
+  type PatchType,
+} from './client/kube-client.ts';
+export {
+  KubeApiError,
+  NotFoundError,
+  ConflictError,
+  AlreadyExistsError,
+  GoneError,
+  InvalidError,
+  isNotFound,
+  isConflict,
+  type ApiStatus,
+} from './client/errors.ts';
+export {
+  builtin,
+  resourceType,
+  collectionPath,
+  objectPath,
+  groupOf,
+  type KubeObject,
+  type ObjectMeta,
+  type OwnerReference,
+  type ResourceType,
+} from './client/resource-type.ts';
+export { KubeTransport, type RequestCounts } from './client/transport.ts';
+export { withRetries, isRetryable, defaultRetryPolicy, type RetryPolicy } from './client/retry.ts';
+export { keyOf, parseKey, type ObjectKey } from './cache/object-key.ts';
+export { Store, byNamespace, byOwnerUid, type IndexFunction, type StoreListener } from './cache/store.ts';
+export { Reflector, type ReflectorOptions, type ReflectorStats } from './cache/reflector.ts';
+export { Informer, type InformerOptions } from './cache/informer.ts';
+export { InformerCache } from './cache/informer-cache.ts';
+export { WorkQueue, type QueueObserver } from './queue/work-queue.ts';
+export {
+  ExponentialRateLimiter,
+  BucketRateLimiter,
+  MaxOfRateLimiter,
+  defaultControllerRateLimiter,
+  type RateLimiter,
+} from './queue/rate-limiter.ts';
+export {
+  Controller,
+  type ControllerOptions,
+  type ReconcileContext,
+  type ReconcileResult,
+  type Reconcile,
+  type CacheReader,
+  type WatchSpec,
+} from './controller/controller.ts';
+export {
+  generationChanged,
+  labelsChanged,
+  resourceVersionChanged,
+  anyOf,
+  type Predicate,
+  type ChangeEvent,
+} from './controller/predicates.ts';
+export { Manager, type ManagerOptions } from './manager/manager.ts';
+export { LeaderElector, type LeaderElectionOptions } from './manager/leader-election.ts';
+export { ControllerMetrics } from './metrics/controller-metrics.ts';
+export { EventRecorder, type EventType, type RecordedEvent } from './events/event-recorder.ts';
+export {
+  setCondition,
+  findCondition,
+  isConditionTrue,
+  type Condition,
+  type ConditionInput,
+} from './helpers/conditions.ts';
+export { controllerReference, controllerOf, isControlledBy } from './helpers/owner-references.ts';
+export { addFinalizer, removeFinalizer, hasFinalizer, isBeingDeleted } from './helpers/finalizers.ts';
+export {
+  buildCrd,
+  type CrdOptions,
+  type CrdVersion,
+  type CustomResourceDefinition,
+  type PrinterColumn,
+  type ValidationRule,
+} from './crd/crd-builder.ts';
+export { toCrdSchema, structuralProblems, type JsonSchema } from './crd/structural-schema.ts';

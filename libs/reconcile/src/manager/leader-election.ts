@@ -1,0 +1,170 @@
+import type { Logger } from 'pino';
+import type { KubeClient } from '../client/kube-client.ts';
+import { AlreadyExistsError, ConflictError } from '../client/errors.ts';
+import { resourceType } from '../client/resource-type.ts';
+
+export interface LeaderElectionOptions {
+  /** Namespace of the Lease. */
+  namespace: string;
+  /** Name of the Lease (one per operator). */
+  leaseName: string;
+  /** This replica's identity (pod name); defaults to hostname plus a random suffix. */
+  identity: string;
+  /** How long a lease holds without renewal. Default 15 s. */
+  leaseDurationMs?: number;
+  /** A leader that cannot renew for this long steps down. Default 10 s. */
+  renewDeadlineMs?: number;
+  /** Pause between attempts to acquire or renew. Default 2 s. */
+  retryPeriodMs?: number;
+}
+
+interface LeaseSpec {
+  holderIdentity?: string | null;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+}
+
+interface LeaseObject {
+  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
+  spec?: LeaseSpec;
+}
+
+// Times stay RFC 3339 strings here, exactly as they travel, so they are never reparsed.
+const leases = resourceType<LeaseObject>('coordination.k8s.io/v1', 'Lease', 'leases');
+
+function microTime(): string {
+  return new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+  });
+
+/**
+ * Lease-based leader election, as client-go does it: expiry is judged by when *this* replica last
+ * saw the lease change (never by comparing clocks across machines); writes use optimistic
+ * concurrency on resourceVersion; a leader that cannot renew within the renew deadline steps down;
+ * stop() releases the lease so a successor need not wait for it to expire.
+ */
+export class LeaderElector {
+  readonly #client: KubeClient;
+  readonly #opts: Required<LeaderElectionOptions>;
+  readonly #log: Logger;
+  #leader = false;
+  #observed: { record: string; at: number } | undefined;
+  #lease: LeaseObject | undefined;
+
+  constructor(client: KubeClient, options: LeaderElectionOptions, log: Logger) {
+    this.#client = client;
+    this.#opts = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...options };
+    if (this.#opts.renewDeadlineMs >= this.#opts.leaseDurationMs) {
+      throw new Error('leader election: renewDeadline must be shorter than leaseDuration');
+    }
+    this.#log = log.child({ lease: `${options.namespace}/${options.leaseName}`, identity: options.identity });
+  }
+
+  get isLeader(): boolean {
+    return this.#leader;
+  }
+
+  get identity(): string {
+    return this.#opts.identity;
+  }
+
+  /**
+   * Acquires the lease (waiting as long as it takes), calls `onStarted`, renews it until
+   * `signal` aborts or renewal fails past the deadline; then calls `onStopped` if it had led.
+   */
+  async run(signal: AbortSignal, onStarted: () => void, onLost: () => void): Promise<void> {
+    while (!signal.aborted && !(await this.#tryAcquireOrRenew()))
+      await sleep(this.#opts.retryPeriodMs, signal);
+    if (signal.aborted) return;
+    this.#leader = true;
+    this.#log.info('became leader');
+    onStarted();
+    let lastRenew = Date.now();
+    while (!signal.aborted) {
+      await sleep(this.#opts.retryPeriodMs, signal);
+      if (signal.aborted) break;
+      if (await this.#tryAcquireOrRenew()) {
+        lastRenew = Date.now();
+      } else if (Date.now() - lastRenew > this.#opts.renewDeadlineMs) {
+        this.#leader = false;
+        this.#log.error(
+          { renewDeadlineMs: this.#opts.renewDeadlineMs },
+          'could not renew the lease in time; stepping down',
+        );
+        onLost();
+        return;
+      }
+    }
+  }
+
+  /** Gives the lease up (holder cleared), so a successor can take it at once. */
+  async release(): Promise<void> {
+    if (!this.#leader || !this.#lease) return;
+    this.#leader = false;
+    try {
+      await this.#client.replace(leases, {
+        ...this.#lease,
+        spec: { ...this.#lease.spec, holderIdentity: null, leaseDurationSeconds: 1, renewTime: microTime() },
+      });
+      this.#log.info('released the lease');
+    } catch (error) {
+      this.#log.warn({ err: String(error) }, 'could not release the lease; it will expire');
+    }
+  }
+
+  async #tryAcquireOrRenew(): Promise<boolean> {
+    const { namespace, leaseName, identity, leaseDurationMs } = this.#opts;
+    const now = microTime();
+    const durationSeconds = Math.ceil(leaseDurationMs / 1000);
+    try {
+      const current = await this.#client.find(leases, leaseName, namespace);
+      if (!current) {
+        this.#lease = await this.#client.create(leases, {
+          metadata: { name: leaseName, namespace },
+          spec: {
+            holderIdentity: identity,
+            leaseDurationSeconds: durationSeconds,
+            acquireTime: now,
+            renewTime: now,
+            leaseTransitions: 0,
+          },
+        });
+        this.#observed = { record: JSON.stringify(this.#lease.spec), at: Date.now() };
+        return true;
+      }
+      const spec = current.spec ?? {};
+      const record = JSON.stringify(spec);
+      if (this.#observed?.record !== record) this.#observed = { record, at: Date.now() };
+      const holder = spec.holderIdentity ?? '';
+      const heldByOther = holder !== '' && holder !== identity;
+      const expiresAt = this.#observed.at + (spec.leaseDurationSeconds ?? durationSeconds) * 1000;
+      if (heldByOther && Date.now() < expiresAt) return false;
+
+      const acquiring = holder !== identity;
+      this.#lease = await this.#client.replace(leases, {
+        ...current,
+        spec: {
+          holderIdentity: identity,
+          leaseDurationSeconds: durationSeconds,
+          acquireTime: acquiring ? now : (spec.acquireTime ?? now),
+          renewTime: now,
+          leaseTransitions: (spec.leaseTransitions ?? 0) + (acquiring && holder !== '' ? 1 : 0),
+        },
+      });
+      this.#observed = { record: JSON.stringify(this.#lease.spec), at: Date.now() };
+      return true;
+    } catch (error) {
+      if (!(error instanceof ConflictError || error instanceof AlreadyExistsError)) {
+        this.#log.warn({ err: String(error) }, 'could not acquire or renew the lease');
+      }
+      return false;
+    }
+  }
+}

@@ -1,0 +1,76 @@
+import { createServer, connect, type Server, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+
+/** A loopback TCP proxy a test can break on purpose, to play a real network failure. */
+export interface TcpProxy {
+  /** The port clients connect to instead of the target's. */
+  readonly port: number;
+  /** Resets every open connection; new ones are refused until resume(). */
+  cut(): void;
+  /** Keeps connections open but forwards nothing (a black hole); resume() lets data flow again. */
+  stall(): void;
+  /** Back to normal forwarding. */
+  resume(): void;
+  /** Connections opened so far. */
+  readonly connections: number;
+  close(): Promise<void>;
+}
+
+/** Starts a proxy on a free 127.0.0.1 port that forwards to `targetPort` on 127.0.0.1. */
+export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
+  let mode: 'forward' | 'cut' | 'stall' = 'forward';
+  let connections = 0;
+  const pairs = new Set<[Socket, Socket]>();
+  const server: Server = createServer((client) => {
+    if (mode === 'cut') {
+      client.resetAndDestroy();
+      return;
+    }
+    connections++;
+    const upstream = connect(targetPort, '127.0.0.1');
+    const pair: [Socket, Socket] = [client, upstream];
+    pairs.add(pair);
+    const forward = (from: Socket, to: Socket) =>
+      from.on('data', (chunk: Buffer) => {
+        // While stalled, bytes are swallowed, as a dead route would.
+        if (mode === 'forward') to.write(chunk);
+      });
+    forward(client, upstream);
+    forward(upstream, client);
+    const end = () => {
+      pairs.delete(pair);
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('close', end).on('error', end);
+    upstream.on('close', end).on('error', end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    get connections() {
+      return connections;
+    },
+    cut() {
+      mode = 'cut';
+      for (const [client, upstream] of pairs) {
+        client.resetAndDestroy();
+        upstream.destroy();
+      }
+      pairs.clear();
+    },
+    stall() {
+      mode = 'stall';
+    },
+    resume() {
+      mode = 'forward';
+    },
+    async close() {
+      for (const [client, upstream] of pairs) {
+        client.destroy();
+        upstream.destroy();
+      }
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
