@@ -1,0 +1,242 @@
+#!/usr/bin/env bash
+# The PostgreSQL container's command in every PostgreSQLCluster pod, and the program the tests run
+# as a plain process. It prepares the data directory for the role it is given, then execs postgres:
+#   primary: initdb + credentials + replication user on an empty volume, else start what is there;
+#   replica: pg_basebackup from the primary on an empty volume; a former primary (no standby.signal)
+#            is rewound with pg_rewind, falling back to a fresh clone; then standby.signal,
+#            primary_conninfo and a replication slot on the primary.
+# It never promotes anything: promotion is the failover engine's decision, made after fencing.
+# Inputs are environment variables and mounted files only (see operators/postgres/README.md).
+# Bash and the PostgreSQL client/server binaries are all it needs: the official postgres image has
+# no Node.js.
+set -Eeuo pipefail
+
+log() { echo "homeostat-entrypoint[${INSTANCE_NAME:-?}]: $*" >&2; }
+die() {
+  log "error: $*"
+  exit 1
+}
+require() { # require <variable name>: the variable must be set and non-empty
+  [[ -n "${!1:-}" ]] || die "environment variable $1 is required"
+}
+read_secret() { # read_secret <dir> <key>: a mounted Secret's key, without a trailing newline
+  local file="$1/$2"
+  [[ -r "$file" ]] || die "secret file $file is missing or unreadable"
+  local value
+  value="$(<"$file")"
+  [[ -n "$value" ]] || die "secret file $file is empty"
+  printf '%s' "$value"
+}
+sql_literal() { printf "'%s'" "${1//\'/\'\'}"; }
+sql_identifier() { printf '"%s"' "${1//\"/\"\"}"; }
+pgpass_field() { # backslash and colon must be escaped in a pgpass line
+  local v="${1//\\/\\\\}"
+  printf '%s' "${v//:/\\:}"
+}
+
+if [[ -n "${PG_BIN:-}" ]]; then PATH="$PG_BIN:$PATH"; fi
+require PGDATA
+require INSTANCE_NAME
+require INSTANCE_ROLE
+require PG_REPLICATION_SECRET_DIR
+[[ "$INSTANCE_NAME" =~ ^[a-z0-9]([a-z0-9-]{0,48}[a-z0-9])?$ ]] ||
+  die "INSTANCE_NAME '$INSTANCE_NAME' must be a DNS label of at most 50 characters"
+case "$INSTANCE_ROLE" in
+  primary | replica) ;;
+  *) die "INSTANCE_ROLE must be 'primary' or 'replica', not '$INSTANCE_ROLE'" ;;
+esac
+
+port="${PGPORT:-5432}"
+run_dir="${PG_RUN_DIR:-/var/run/postgresql}"
+listen="${PG_LISTEN_ADDRESSES:-*}"
+primary_wait_seconds="${PG_PRIMARY_WAIT_SECONDS:-60}"
+no_sync=()
+if [[ "${PG_NO_SYNC:-false}" == "true" ]]; then no_sync=(--no-sync); fi
+repl_user="$(read_secret "$PG_REPLICATION_SECRET_DIR" username)"
+repl_password="$(read_secret "$PG_REPLICATION_SECRET_DIR" password)"
+slot_name="homeostat_${INSTANCE_NAME//-/_}"
+passfile="$run_dir/replication.pgpass"
+ready_marker="$PGDATA/homeostat.ready"
+
+mkdir -p "$run_dir"
+# A passfile keeps the replication password out of primary_conninfo, so neither SHOW nor
+# pg_stat_wal_receiver nor the operator ever sees it. Rewritten at each start: rotation = restart.
+umask 077
+printf '*:*:*:%s:%s\n' "$(pgpass_field "$repl_user")" "$(pgpass_field "$repl_password")" >"$passfile"
+
+primary_conninfo() { # the conninfo a standby streams from; the engine later edits host and port
+  printf "host=%s port=%s user=%s passfile=%s application_name=%s" \
+    "$PRIMARY_HOST" "${PRIMARY_PORT:-5432}" "$repl_user" "$passfile" "$INSTANCE_NAME"
+}
+source_conninfo() { printf "host=%s port=%s user=%s passfile=%s dbname=postgres connect_timeout=5" \
+  "$PRIMARY_HOST" "${PRIMARY_PORT:-5432}" "$repl_user" "$passfile"; }
+
+wait_for_primary() {
+  local deadline=$((SECONDS + primary_wait_seconds))
+  until pg_isready -q -h "$PRIMARY_HOST" -p "${PRIMARY_PORT:-5432}" -t 2; do
+    ((SECONDS < deadline)) || die "primary $PRIMARY_HOST:${PRIMARY_PORT:-5432} not reachable after ${primary_wait_seconds}s"
+    sleep 1
+  done
+}
+
+ensure_slot_on_primary() { # idempotent: a re-clone or a rejoin reuses the slot if it is there
+  psql "$(source_conninfo)" -v ON_ERROR_STOP=1 -qAt -c \
+    "SELECT pg_create_physical_replication_slot($(sql_literal "$slot_name"), true)
+     WHERE NOT EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name = $(sql_literal "$slot_name"))" \
+    >/dev/null || die "could not create replication slot $slot_name on the primary"
+}
+
+wipe_data_dir() {
+  mkdir -p "$PGDATA"
+  find "$PGDATA" -mindepth 1 -delete
+  chmod 700 "$PGDATA"
+}
+
+clone_from_primary() {
+  log "clone: pg_basebackup from $PRIMARY_HOST:${PRIMARY_PORT:-5432} (slot $slot_name)"
+  wipe_data_dir
+  ensure_slot_on_primary
+  PGPASSFILE="$passfile" pg_basebackup -h "$PRIMARY_HOST" -p "${PRIMARY_PORT:-5432}" -U "$repl_user" \
+    -D "$PGDATA" -X stream -S "$slot_name" -c fast "${no_sync[@]}" ||
+    die "pg_basebackup from $PRIMARY_HOST:${PRIMARY_PORT:-5432} failed"
+  rm -f "$PGDATA/backup_manifest"
+}
+
+rewind_from_primary() { # returns non-zero when pg_rewind cannot bring this data directory back
+  log "rejoin: this data directory was a primary; running pg_rewind against $PRIMARY_HOST:${PRIMARY_PORT:-5432}"
+  ensure_slot_on_primary
+  rm -f "$ready_marker" # an interrupted pg_rewind leaves an unusable directory: re-clone next time
+  pg_rewind --target-pgdata="$PGDATA" --source-server="$(source_conninfo)" "${no_sync[@]}"
+}
+
+# Rewrites the settings that make this data directory a standby of $PRIMARY_HOST. They live in
+# postgresql.auto.conf (not on the command line) so that the engine can later re-point the standby
+# with ALTER SYSTEM + reload, without a restart. A clone or a rewind copies the source's own
+# standby settings, and a switchover leaves the demoted primary read-only, hence the cleanup first.
+write_standby_settings() {
+  local auto="$PGDATA/postgresql.auto.conf" kept
+  touch "$auto"
+  kept="$(grep -Ev '^[[:space:]]*(primary_conninfo|primary_slot_name|recovery_min_apply_delay|default_transaction_read_only)[[:space:]]*=' "$auto" || true)"
+  {
+    [[ -n "$kept" ]] && printf '%s\n' "$kept"
+    printf "primary_conninfo = %s\n" "$(sql_literal "$(primary_conninfo)")"
+    printf "primary_slot_name = %s\n" "$(sql_literal "$slot_name")"
+  } >"$auto.tmp"
+  mv "$auto.tmp" "$auto"
+  touch "$PGDATA/standby.signal"
+}
+
+initdb_primary() {
+  require PG_SUPERUSER_SECRET_DIR
+  local su_user su_password_file
+  su_user="$(read_secret "$PG_SUPERUSER_SECRET_DIR" username)"
+  su_password_file="$PG_SUPERUSER_SECRET_DIR/password"
+  log "bootstrap: initdb as a new primary (superuser $su_user)"
+  if [[ -d "$PGDATA" ]] && [[ -n "$(ls -A "$PGDATA")" ]]; then
+    die "$PGDATA is not empty but holds no complete cluster; refusing to touch it"
+  fi
+  mkdir -p "$PGDATA" && chmod 700 "$PGDATA"
+  initdb -D "$PGDATA" -U "$su_user" --pwfile="$su_password_file" --auth-local=scram-sha-256 \
+    --auth-host=scram-sha-256 --encoding=UTF8 --locale=C "${no_sync[@]}" >/dev/null ||
+    die "initdb failed"
+  # pg_rewind on a former primary needs these four functions on the source; granting them keeps
+  # the replication user short of superuser (see the PostgreSQL docs for pg_rewind).
+  local sql
+  sql="CREATE ROLE $(sql_identifier "$repl_user") WITH LOGIN REPLICATION PASSWORD $(sql_literal "$repl_password");
+
+GRANT EXECUTE ON FUNCTION pg_catalog.pg_ls_dir(text, boolean, boolean) TO $(sql_identifier "$repl_user");
+
+GRANT EXECUTE ON FUNCTION pg_catalog.pg_stat_file(text, boolean) TO $(sql_identifier "$repl_user");
+
+GRANT EXECUTE ON FUNCTION pg_catalog.pg_read_binary_file(text) TO $(sql_identifier "$repl_user");
+
+GRANT EXECUTE ON FUNCTION pg_catalog.pg_read_binary_file(text, bigint, bigint, boolean) TO $(sql_identifier "$repl_user");
+"
+  if [[ -n "${PG_APP_SECRET_DIR:-}" ]]; then
+    local app_user app_password app_db="${PG_APP_DATABASE:-app}"
+    app_user="$(read_secret "$PG_APP_SECRET_DIR" username)"
+    app_password="$(read_secret "$PG_APP_SECRET_DIR" password)"
+    sql+="
+CREATE ROLE $(sql_identifier "$app_user") WITH LOGIN PASSWORD $(sql_literal "$app_password");
+
+CREATE DATABASE $(sql_identifier "$app_db") OWNER $(sql_identifier "$app_user");
+"
+  fi
+  # Single-user mode runs the bootstrap SQL without opening any socket; exit_on_error turns any
+  # failed statement into a non-zero exit.
+  postgres --single -j -D "$PGDATA" -c exit_on_error=on postgres <<<"$sql" >/dev/null ||
+    die "bootstrap SQL (roles, grants, database) failed"
+}
+
+write_server_config() {
+  local conf="$PGDATA/homeostat.conf"
+  {
+    echo "# Written by the homeostat entrypoint at every start; edits here are lost."
+    echo "listen_addresses = $(sql_literal "$listen")"
+    echo "port = $port"
+    echo "unix_socket_directories = $(sql_literal "$run_dir")"
+    echo "cluster_name = $(sql_literal "$INSTANCE_NAME")"
+    echo "wal_level = replica"
+    echo "wal_log_hints = on" # pg_rewind needs it (or data checksums)
+    echo "hot_standby = on"
+    echo "hot_standby_feedback = on"
+    echo "max_wal_senders = 16"
+    echo "max_replication_slots = 16"
+    echo "wal_receiver_status_interval = 1s"
+    echo "password_encryption = scram-sha-256"
+    if [[ -n "${PG_PARAMETERS:-}" ]]; then
+      echo "# PG_PARAMETERS"
+      printf '%s\n' "$PG_PARAMETERS"
+    fi
+  } >"$conf"
+  grep -q "^include_if_exists = 'homeostat.conf'" "$PGDATA/postgresql.conf" ||
+    echo "include_if_exists = 'homeostat.conf'" >>"$PGDATA/postgresql.conf"
+  cat >"$PGDATA/pg_hba.conf" <<EOF
+# Written by the homeostat entrypoint at every start; edits here are lost.
+local all all scram-sha-256
+host replication $(sql_identifier "$repl_user") all scram-sha-256
+host all all all scram-sha-256
+EOF
+}
+
+has_cluster() { [[ -s "$PGDATA/PG_VERSION" ]]; }
+# The marker holds this instance's name: a clone or rewind copies the source's marker, which names
+# the source, so a copy interrupted half-way is never mistaken for a complete one.
+is_complete() { [[ "$(cat "$ready_marker" 2>/dev/null)" == "$INSTANCE_NAME" ]]; }
+mark_complete() { echo "$INSTANCE_NAME" >"$ready_marker"; }
+
+if [[ "$INSTANCE_ROLE" == "primary" ]]; then
+  if ! has_cluster; then
+    initdb_primary
+    mark_complete
+  elif ! is_complete; then
+    die "$PGDATA holds an incomplete cluster (interrupted clone or rewind); start this instance as a replica to re-clone it"
+  elif [[ -e "$PGDATA/standby.signal" ]]; then
+    log "warning: role is primary but the data directory is a standby; starting it as a standby (only the failover engine promotes)"
+  else
+    log "start: existing primary data directory"
+  fi
+else
+  require PRIMARY_HOST
+  wait_for_primary
+  if ! has_cluster || ! is_complete; then
+    clone_from_primary
+  elif [[ ! -e "$PGDATA/standby.signal" ]]; then
+    if rewind_from_primary; then
+      log "rejoin: method=pg_rewind"
+    else
+      log "rejoin: pg_rewind failed; falling back to a fresh clone"
+      clone_from_primary
+      log "rejoin: method=clone"
+    fi
+  else
+    log "start: existing standby data directory"
+    ensure_slot_on_primary
+  fi
+  write_standby_settings
+  mark_complete
+fi
+
+write_server_config
+log "exec postgres (role $INSTANCE_ROLE, port $port)"
+exec postgres -D "$PGDATA"

@@ -1,0 +1,123 @@
+// The SQL the engine changes instances with. Each function does one step over one connection and
+// throws an Error that names the instance and the step.
+import type pg from 'pg';
+import { formatConninfo, parseConninfo } from './conninfo.ts';
+import { parseLsn, type Lsn } from './lsn.ts';
+import {
+  withConnection,
+  errorMessage,
+  type ConnectOptions,
+  type Credentials,
+  type InstanceEndpoint,
+} from './instance.ts';
+
+/** Everything a control step needs to reach an instance. */
+export interface ControlTarget {
+  readonly endpoint: InstanceEndpoint;
+  readonly credentials: Credentials;
+  readonly options: ConnectOptions;
+}
+
+async function step<T>(
+  target: ControlTarget,
+  what: string,
+  work: (client: pg.Client) => Promise<T>,
+): Promise<T> {
+  try {
+    return await withConnection(target.endpoint, target.credentials, target.options, work);
+  } catch (error) {
+    throw new Error(`${target.endpoint.name}: ${what} failed: ${errorMessage(error)}`, { cause: error });
+  }
+}
+
+/** The replication slot an instance streams through (the entrypoint uses the same rule). */
+export function slotName(instance: string): string {
+  return `homeostat_${instance.replaceAll('-', '_')}`;
+}
+
+/** ALTER SYSTEM SET/RESET for several parameters, then one reload. */
+export async function alterSystem(
+  target: ControlTarget,
+  settings: Readonly<Record<string, string | null>>,
+): Promise<void> {
+  await step(target, `ALTER SYSTEM (${Object.keys(settings).join(', ')})`, async (client) => {
+    for (const [name, value] of Object.entries(settings)) {
+      if (!/^[a-z_]+$/.test(name)) throw new Error(`invalid parameter name '${name}'`);
+      // ALTER SYSTEM takes no bind parameters; quote the literal the way PostgreSQL does.
+      await client.query(
+        value === null
+          ? `ALTER SYSTEM RESET ${name}`
+          : `ALTER SYSTEM SET ${name} = ${client.escapeLiteral(value)}`,
+      );
+    }
+    await client.query('SELECT pg_reload_conf()');
+  });
+}
+
+/** Promotes a standby and waits until it accepts writes. */
+export async function promote(target: ControlTarget, waitSeconds: number): Promise<void> {
+  await step(target, 'pg_promote', async (client) => {
+    const result = await client.query<{ promoted: boolean }>('SELECT pg_promote(true, $1) AS promoted', [
+      waitSeconds,
+    ]);
+    if (result.rows[0]?.promoted !== true) throw new Error(`not promoted within ${waitSeconds}s`);
+  });
+}
+
+/** Creates the physical slots the given instances stream through, when missing. */
+export async function ensureSlots(target: ControlTarget, instances: readonly string[]): Promise<void> {
+  await step(target, 'creating replication slots', async (client) => {
+    for (const instance of instances) {
+      await client.query(
+        `SELECT pg_create_physical_replication_slot($1, true)
+          WHERE NOT EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name = $1)`,
+        [slotName(instance)],
+      );
+    }
+  });
+}
+
+/**
+ * Points a running standby at another upstream with ALTER SYSTEM + reload (no restart); keeps the
+ * rest of primary_conninfo (user, passfile, application_name). Returns false when it already was.
+ */
+export async function repointStandby(target: ControlTarget, upstream: InstanceEndpoint): Promise<boolean> {
+  const current = await step(target, 'reading primary_conninfo', async (client) => {
+    const result = await client.query<{ conninfo: string; slot: string }>(
+      "SELECT current_setting('primary_conninfo') AS conninfo, current_setting('primary_slot_name') AS slot",
+    );
+    return result.rows[0] ?? { conninfo: '', slot: '' };
+  });
+  const conninfo = parseConninfo(current.conninfo);
+  const slot = slotName(target.endpoint.name);
+  if (
+    conninfo.get('host') === upstream.host &&
+    conninfo.get('port') === String(upstream.port) &&
+    current.slot === slot
+  ) {
+    return false;
+  }
+  conninfo.set('host', upstream.host);
+  conninfo.set('port', String(upstream.port));
+  if (!conninfo.has('application_name')) conninfo.set('application_name', target.endpoint.name);
+  await alterSystem(target, { primary_conninfo: formatConninfo(conninfo), primary_slot_name: slot });
+  return true;
+}
+
+/**
+ * Stops a primary from taking new writes before a switchover: new transactions are read-only,
+ * current client sessions are ended. Returns the WAL position after which nothing was acknowledged.
+ */
+export async function quiesceWrites(target: ControlTarget): Promise<Lsn> {
+  await alterSystem(target, { default_transaction_read_only: 'on' });
+  return step(target, 'ending client sessions', async (client) => {
+    await client.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+        WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()`,
+    );
+    const result = await client.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn');
+    const lsn = result.rows[0]?.lsn;
+    if (lsn === undefined) throw new Error('no row from pg_current_wal_lsn()');
+    return parseLsn(lsn);
+  });
+}

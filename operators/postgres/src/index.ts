@@ -1,0 +1,28 @@
+export {
+  FailoverEngine,
+  type FailoverEngineOptions,
+  type EngineEvent,
+  type EngineOutcome,
+  type Promotion,
+  type Refusal,
+  type RefusalCode,
+} from './engine.ts';
+export type { Fencing, Routing, InstanceActions } from './actions.ts';
+export {
+  observeInstance,
+  replicaPosition,
+  type InstanceStatus,
+  type PrimaryStatus,
+  type ReplicaStatus,
+  type UnreachableStatus,
+} from './observe.ts';
+export {
+  chooseFailoverCandidate,
+  compareCandidates,
+  type CandidateChoice,
+  type CandidateVerdict,
+} from './candidate.ts';
+export { desiredSynchronousStandbyNames, type SynchronousReplication } from './synchronous.ts';
+export { slotName } from './control.ts';
+export { parseLsn, formatLsn, type Lsn } from './lsn.ts';
+export type { InstanceEndpoint, Credentials, ConnectOptions } from './instance.ts';

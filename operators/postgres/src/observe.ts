@@ -1,0 +1,152 @@
+import { parseLsn, type Lsn } from './lsn.ts';
+import {
+  withConnection,
+  errorMessage,
+  type ConnectOptions,
+  type Credentials,
+  type InstanceEndpoint,
+} from './instance.ts';
+
+/** One standby as its primary sees it (a row of pg_stat_replication). */
+export interface StandbyConnection {
+  readonly applicationName: string;
+  readonly state: string;
+  /** async, potential, sync or quorum. */
+  readonly syncState: string;
+  readonly flushLsn: Lsn | undefined;
+  readonly replayLsn: Lsn | undefined;
+}
+
+/** The WAL receiver of a standby (pg_stat_wal_receiver), when one is running. */
+export interface WalReceiverState {
+  readonly status: string;
+  readonly senderHost: string | undefined;
+  readonly senderPort: number | undefined;
+}
+
+interface Reachable {
+  readonly name: string;
+  readonly reachable: true;
+  readonly timeline: number;
+  readonly synchronousStandbyNames: string;
+}
+
+/** A primary: accepts writes, reports its current WAL position and its standbys. */
+export interface PrimaryStatus extends Reachable {
+  readonly role: 'primary';
+  readonly currentLsn: Lsn;
+  readonly standbys: readonly StandbyConnection[];
+}
+
+/** A standby: what it has received (flushed) and replayed, and where it streams from. */
+export interface ReplicaStatus extends Reachable {
+  readonly role: 'replica';
+  readonly receivedLsn: Lsn | undefined;
+  readonly replayLsn: Lsn | undefined;
+  readonly walReceiver: WalReceiverState | undefined;
+  readonly replayPaused: boolean;
+}
+
+/** An instance the engine could not query, and why. */
+export interface UnreachableStatus {
+  readonly name: string;
+  readonly reachable: false;
+  readonly error: string;
+}
+
+export type InstanceStatus = PrimaryStatus | ReplicaStatus | UnreachableStatus;
+
+const optionalLsn = (value: string | null): Lsn | undefined => (value === null ? undefined : parseLsn(value));
+
+/** Queries one instance through `pg`; never throws: an instance that cannot answer is unreachable. */
+export async function observeInstance(
+  endpoint: InstanceEndpoint,
+  credentials: Credentials,
+  options: ConnectOptions,
+): Promise<InstanceStatus> {
+  try {
+    return await withConnection(endpoint, credentials, options, async (client) => {
+      const base = await client.query<{ in_recovery: boolean; sync_names: string; checkpoint_tli: number }>(
+        `SELECT pg_is_in_recovery() AS in_recovery, current_setting('synchronous_standby_names') AS sync_names,
+                (SELECT timeline_id FROM pg_control_checkpoint()) AS checkpoint_tli`,
+      );
+      const row = base.rows[0];
+      if (!row) throw new Error('no row from the status query');
+      if (!row.in_recovery) {
+        // Read from the WAL file name: the checkpoint's timeline lags behind a fresh promotion.
+        const primary = await client.query<{ lsn: string; walfile: string }>(
+          'SELECT pg_current_wal_lsn()::text AS lsn, pg_walfile_name(pg_current_wal_lsn()) AS walfile',
+        );
+        const standbys = await client.query<{
+          application_name: string;
+          state: string;
+          sync_state: string;
+          flush_lsn: string | null;
+          replay_lsn: string | null;
+        }>(
+          `SELECT application_name, state, sync_state, flush_lsn::text, replay_lsn::text
+             FROM pg_stat_replication ORDER BY application_name`,
+        );
+        const p = primary.rows[0];
+        if (!p) throw new Error('no row from pg_current_wal_lsn()');
+        return {
+          name: endpoint.name,
+          reachable: true,
+          role: 'primary',
+          timeline: Number.parseInt(p.walfile.slice(0, 8), 16),
+          synchronousStandbyNames: row.sync_names,
+          currentLsn: parseLsn(p.lsn),
+          standbys: standbys.rows.map((s) => ({
+            applicationName: s.application_name,
+            state: s.state,
+            syncState: s.sync_state,
+            flushLsn: optionalLsn(s.flush_lsn),
+            replayLsn: optionalLsn(s.replay_lsn),
+          })),
+        } satisfies PrimaryStatus;
+      }
+      const replica = await client.query<{
+        received: string | null;
+        replayed: string | null;
+        paused: boolean;
+        status: string | null;
+        sender_host: string | null;
+        sender_port: number | null;
+        received_tli: number | null;
+      }>(
+        `SELECT pg_last_wal_receive_lsn()::text AS received, pg_last_wal_replay_lsn()::text AS replayed,
+                pg_is_wal_replay_paused() AS paused, r.status, r.sender_host, r.sender_port, r.received_tli
+           FROM (SELECT 1) AS one LEFT JOIN pg_stat_wal_receiver AS r ON true`,
+      );
+      const r = replica.rows[0];
+      if (!r) throw new Error('no row from the standby status query');
+      return {
+        name: endpoint.name,
+        reachable: true,
+        role: 'replica',
+        timeline: r.received_tli ?? row.checkpoint_tli,
+        synchronousStandbyNames: row.sync_names,
+        receivedLsn: optionalLsn(r.received),
+        replayLsn: optionalLsn(r.replayed),
+        replayPaused: r.paused,
+        walReceiver:
+          r.status === null
+            ? undefined
+            : {
+                status: r.status,
+                senderHost: r.sender_host ?? undefined,
+                senderPort: r.sender_port ?? undefined,
+              },
+      } satisfies ReplicaStatus;
+    });
+  } catch (error) {
+    return { name: endpoint.name, reachable: false, error: errorMessage(error) };
+  }
+}
+
+/** The furthest WAL position a replica is known to hold: received, else replayed. */
+export function replicaPosition(status: ReplicaStatus): Lsn | undefined {
+  if (status.receivedLsn === undefined) return status.replayLsn;
+  if (status.replayLsn === undefined) return status.receivedLsn;
+  return status.receivedLsn > status.replayLsn ? status.receivedLsn : status.replayLsn;
+}

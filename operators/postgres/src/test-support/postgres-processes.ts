@@ -1,0 +1,181 @@
+// Real PostgreSQL instances for tests and the benchmark: each one is the production entrypoint
+// (entrypoint/instance.sh) run as a plain process on 127.0.0.1, as the `postgres` OS user when we
+// are root (PostgreSQL refuses to run as root), with its own data directory, socket directory and
+// secrets under one temporary root.
+import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync, existsSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { freeLoopbackPort, logTail, startProcess, waitUntil, type ManagedProcess } from '@homeostat/testing';
+import { withConnection, defaultConnectOptions, type Credentials, type InstanceEndpoint } from '../instance.ts';
+
+export const entrypointPath = fileURLToPath(new URL('../../entrypoint/instance.sh', import.meta.url));
+export const postgresBinDir = '/usr/lib/postgresql/15/bin';
+
+/** Settings that make a test instance start in about a second and stay small. */
+const testParameters = [
+  'fsync = off',
+  'synchronous_commit = on',
+  'full_page_writes = on',
+  'shared_buffers = 16MB',
+  'max_connections = 40',
+  'log_min_messages = warning',
+  'log_line_prefix = \'%m [%p] \'',
+  // A standby that lost its primary retries quickly; the default 5 s dominates a failover otherwise.
+  'wal_retrieve_retry_interval = 200ms',
+].join('\n');
+
+interface OsUser {
+  uid: number;
+  gid: number;
+}
+
+function postgresOsUser(): OsUser | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
+  return { uid: id('-u'), gid: id('-g') };
+}
+
+/** A running (or stopped) instance started through the entrypoint. */
+export interface TestInstance extends InstanceEndpoint {
+  readonly dataDir: string;
+  readonly logFile: string;
+  process: ManagedProcess;
+  /** SIGKILL to every process of the instance at once, like a container being killed. */
+  kill9(): Promise<void>;
+  /** Fast shutdown (SIGINT): clean, ends sessions, sends the last WAL to connected standbys. */
+  stopFast(): Promise<void>;
+  isRunning(): boolean;
+}
+
+export interface StartOptions {
+  role: 'primary' | 'replica';
+  primary?: InstanceEndpoint;
+  /** Extra postgresql.conf lines (PG_PARAMETERS). */
+  parameters?: string;
+}
+
+/** A set of instances sharing secrets under one temporary root; `cleanup()` stops and removes all. */
+export class PostgresTestBed {
+  readonly root: string;
+  readonly superuser: Credentials;
+  readonly instances = new Map<string, TestInstance>();
+  readonly #user: OsUser | undefined;
+  readonly #ports = new Map<string, number>();
+
+  constructor(label = 'pg') {
+    if (!existsSync(join(postgresBinDir, 'postgres'))) {
+      throw new Error(`PostgreSQL 15 is not installed (${postgresBinDir} is missing): install the Debian 'postgresql' package`);
+    }
+    this.#user = postgresOsUser();
+    this.root = mkdtempSync(join(tmpdir(), `homeostat-${label}-`));
+    this.superuser = { user: 'postgres', password: `su-${randomBytes(12).toString('hex')}` };
+    this.#writeSecret('superuser', this.superuser.user, this.superuser.password);
+    this.#writeSecret('replication', 'streaming_replica', `repl-${randomBytes(12).toString('hex')}`);
+    this.#own(this.root);
+  }
+
+  #own(path: string): void {
+    if (this.#user) chownSync(path, this.#user.uid, this.#user.gid);
+  }
+
+  #writeSecret(name: string, username: string, password: string): void {
+    const dir = join(this.root, 'secrets', name);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    writeFileSync(join(dir, 'username'), username, { mode: 0o600 });
+    writeFileSync(join(dir, 'password'), password, { mode: 0o600 });
+    for (const p of [join(this.root, 'secrets'), dir, join(dir, 'username'), join(dir, 'password')]) this.#own(p);
+  }
+
+  /** Runs the entrypoint for `name` and waits until it answers SQL. */
+  async start(name: string, options: StartOptions): Promise<TestInstance> {
+    const previous = this.instances.get(name);
+    if (previous?.isRunning()) throw new Error(`${name} is already running`);
+    const port = this.#ports.get(name) ?? (await freeLoopbackPort());
+    this.#ports.set(name, port);
+    const home = join(this.root, name);
+    const runDir = join(home, 'run');
+    for (const dir of [home, runDir]) {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      this.#own(dir);
+    }
+    const dataDir = join(home, 'data');
+    const logFile = join(this.root, `${name}.log`);
+    const env: NodeJS.ProcessEnv = {
+      PATH: `${postgresBinDir}:/usr/bin:/bin`,
+      HOME: home,
+      LANG: 'C.UTF-8',
+      PGDATA: dataDir,
+      PGPORT: String(port),
+      INSTANCE_NAME: name,
+      INSTANCE_ROLE: options.role,
+      PG_RUN_DIR: runDir,
+      PG_LISTEN_ADDRESSES: '127.0.0.1',
+      PG_SUPERUSER_SECRET_DIR: join(this.root, 'secrets', 'superuser'),
+      PG_REPLICATION_SECRET_DIR: join(this.root, 'secrets', 'replication'),
+      PG_NO_SYNC: 'true',
+      PG_PRIMARY_WAIT_SECONDS: '20',
+      PG_PARAMETERS: options.parameters ? `${testParameters}\n${options.parameters}` : testParameters,
+      ...(options.primary ? { PRIMARY_HOST: options.primary.host, PRIMARY_PORT: String(options.primary.port) } : {}),
+    };
+    const [command, args] = this.#user
+      ? ['setpriv', ['--reuid=postgres', '--regid=postgres', '--init-groups', '--pdeathsig', 'SIGKILL', '--', entrypointPath]]
+      : [entrypointPath, []];
+    writeFileSync(logFile, `--- start ${name} as ${options.role} ${new Date().toISOString()}\n`, { flag: 'a' });
+    const proc = startProcess({ name, command, args, logFile, env });
+    const instance: TestInstance = {
+      name,
+      host: '127.0.0.1',
+      port,
+      dataDir,
+      logFile,
+      process: proc,
+      isRunning: () => instance.process.isRunning(),
+      async kill9() {
+        if (!instance.process.isRunning()) return;
+        try {
+          process.kill(-instance.process.pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+        await instance.process.exited;
+      },
+      async stopFast() {
+        if (!instance.process.isRunning()) return;
+        process.kill(instance.process.pid, 'SIGINT');
+        const timer = setTimeout(() => void instance.kill9(), 30_000);
+        await instance.process.exited.finally(() => clearTimeout(timer));
+      },
+    };
+    this.instances.set(name, instance);
+    await waitUntil(
+      `${name} (${options.role}) accepts SQL on 127.0.0.1:${port}`,
+      async () => {
+        await withConnection(instance, this.superuser, defaultConnectOptions, (c) => c.query('SELECT 1'));
+        return true;
+      },
+      {
+        timeoutMs: 60_000,
+        intervalMs: 100,
+        abort: proc.exited.then((code) => `the entrypoint exited (${code})`),
+        describe: () => logTail(logFile, 40),
+      },
+    );
+    return instance;
+  }
+
+  /** The entrypoint's own log lines for `name` (bootstrap, clone, rejoin method). */
+  entrypointLog(name: string): string[] {
+    const file = join(this.root, `${name}.log`);
+    if (!existsSync(file)) return [];
+    return readFileSync(file, 'utf8').split('\n').filter((l) => l.startsWith('homeostat-entrypoint'));
+  }
+
+  /** Stops every instance and deletes the temporary root. */
+  async cleanup(): Promise<void> {
+    await Promise.all([...this.instances.values()].map((i) => i.kill9()));
+    rmSync(this.root, { recursive: true, force: true });
+  }
+}
