@@ -13,7 +13,7 @@ source "$here/cache-dir.sh"
 
 say() { echo "toolchain: $*" >&2; }
 
-require_command() { # require_command <command> <debian package>
+require_command() { # require_command <command or absolute path> <debian package>
   command -v "$1" >/dev/null 2>&1 && return 0
   if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
     say "installing $2 from Debian's packages"
@@ -51,6 +51,8 @@ require_command go golang-go
 require_command openssl openssl
 require_command setpriv util-linux
 require_command flock util-linux
+require_command shellcheck shellcheck                              # lints operators/postgres/entrypoint
+require_command /usr/lib/postgresql/15/bin/postgres postgresql     # the postgres operator's tests run it
 exec 8>"${TMPDIR:-/tmp}/homeostat-toolchain.lock"
 flock 8 # one setup at a time; a second caller waits and then finds everything done
 ensure_node
