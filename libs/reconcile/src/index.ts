@@ -82,3 +82,4 @@ export {
   type ValidationRule,
 } from './crd/crd-builder.ts';
 export { toCrdSchema, structuralProblems, type JsonSchema } from './crd/structural-schema.ts';
+export { isSubset } from './helpers/desired-state.ts';

@@ -30,10 +30,34 @@ export const etcdVersion = pinnedVersion('etcd', 'go.etcd.io/etcd/server/v3');
 export type KubernetesComponent =
   'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kubelet' | 'kube-proxy' | 'kubectl';
 export type EtcdComponent = 'etcd' | 'etcdctl' | 'etcdutl';
+/** Go-built tools the end-to-end suites and the local cluster use, each cached under its own version. */
+export type ToolComponent = 'coredns' | 'helm' | 'kubeconform' | 'kind';
+
+// Which wrapper module under tools/ pins each tool, and the module path it pins.
+const toolModules: Record<ToolComponent, [wrapper: string, modulePath: string]> = {
+  coredns: ['coredns', 'github.com/coredns/coredns'],
+  helm: ['helm', 'helm.sh/helm/v3'],
+  kubeconform: ['helm', 'github.com/yannh/kubeconform'],
+  kind: ['kind', 'sigs.k8s.io/kind'],
+};
+
+/** The pinned version of a Go-built tool, e.g. "v1.15.0" for coredns (read from its tools/ go.mod). */
+export function toolVersion(component: ToolComponent): string {
+  const [wrapper, modulePath] = toolModules[component];
+  return pinnedVersion(wrapper, modulePath);
+}
+
+function binaryFolder(component: KubernetesComponent | EtcdComponent | ToolComponent): string {
+  if (component in toolModules) {
+    const tool = component as ToolComponent;
+    return `${tool}-${toolVersion(tool)}`;
+  }
+  return component.startsWith('etcd') ? `etcd-${etcdVersion}` : `kubernetes-${kubernetesVersion}`;
+}
 
 /** Absolute path of a pinned, Go-built binary; throws with the command that builds it if absent. */
-export function binaryPath(component: KubernetesComponent | EtcdComponent): string {
-  const folder = component.startsWith('etcd') ? `etcd-${etcdVersion}` : `kubernetes-${kubernetesVersion}`;
+export function binaryPath(component: KubernetesComponent | EtcdComponent | ToolComponent): string {
+  const folder = binaryFolder(component);
   const path = join(cacheDir(), 'bin', folder, component);
   if (!existsSync(path)) {
     throw new Error(

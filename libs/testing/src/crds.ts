@@ -13,19 +13,23 @@ import {
 const fieldManager = 'homeostat-testing';
 
 /**
- * Server-side applies every CustomResourceDefinition in the given YAML files and waits until
- * each is Established and its resources can be watched, so a test can use them right away.
+ * Server-side applies every CustomResourceDefinition given (YAML file paths, or CRD objects) and
+ * waits until each is Established and its resources can be watched, so a test can use them at once.
  */
 export async function installCrds(
   kubeConfig: KubeConfig,
-  files: readonly string[],
+  sources: readonly (string | KubernetesObject)[],
   timeoutMs = 30_000,
 ): Promise<string[]> {
   const objects = kubeConfig.makeApiClient(KubernetesObjectApi);
   const extensions = kubeConfig.makeApiClient(ApiextensionsV1Api);
   const names: string[] = [];
-  for (const file of files) {
-    const documents = loadAllYaml(await readFile(file, 'utf8')) as (KubernetesObject | null)[];
+  for (const source of sources) {
+    const file = typeof source === 'string' ? source : '(object)';
+    const documents =
+      typeof source === 'string'
+        ? (loadAllYaml(await readFile(source, 'utf8')) as (KubernetesObject | null)[])
+        : [source];
     for (const doc of documents) {
       if (!doc) continue;
       if (doc.kind !== 'CustomResourceDefinition') {

@@ -6,3 +6,6 @@ export { startProcess, logTail, type ManagedProcess, type StartProcessOptions } 
 export { freeLoopbackPort } from './free-port.ts';
 export { waitUntil } from './readiness.ts';
 export { startTcpProxy, type TcpProxy } from './tcp-proxy.ts';
+export { createControlPlanePki, type ControlPlanePki } from './pki.ts';
+export { writeAdminKubeconfig } from './kubeconfig.ts';
+export { httpGet } from './readiness.ts';

@@ -36,7 +36,12 @@ const ecKey = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-no
  * certificate in `system:masters`, and a service-account signing key pair, in `dir`.
  * EC P-256 keys keep this to a few milliseconds per certificate.
  */
-export async function createControlPlanePki(dir: string, serviceIp: string): Promise<ControlPlanePki> {
+export async function createControlPlanePki(
+  dir: string,
+  serviceIp: string,
+  /** More subjectAltName entries for the serving certificate, e.g. `IP:10.244.0.1` for a node bridge. */
+  extraSans: readonly string[] = [],
+): Promise<ControlPlanePki> {
   const p = (name: string) => join(dir, name);
   const pki: ControlPlanePki = {
     caCert: p('ca.crt'),
@@ -77,6 +82,7 @@ export async function createControlPlanePki(dir: string, serviceIp: string): Pro
     'DNS:kubernetes.default',
     'DNS:kubernetes.default.svc',
     'DNS:kubernetes.default.svc.cluster.local',
+    ...extraSans,
   ].join(',');
   await Promise.all([
     openssl(

@@ -9,6 +9,8 @@ export interface TcpProxy {
   cut(): void;
   /** Keeps connections open but forwards nothing (a black hole); resume() lets data flow again. */
   stall(): void;
+  /** Black-holes the connections open now, for good; new connections forward normally. */
+  blackholeOpenConnections(): void;
   /** Back to normal forwarding. */
   resume(): void;
   /** Connections opened so far. */
@@ -21,6 +23,7 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
   let mode: 'forward' | 'cut' | 'stall' = 'forward';
   let connections = 0;
   const pairs = new Set<[Socket, Socket]>();
+  const blackholed = new WeakSet<Socket>();
   const server: Server = createServer((client) => {
     if (mode === 'cut') {
       client.resetAndDestroy();
@@ -33,7 +36,7 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     const forward = (from: Socket, to: Socket) =>
       from.on('data', (chunk: Buffer) => {
         // While stalled, bytes are swallowed, as a dead route would.
-        if (mode === 'forward') to.write(chunk);
+        if (mode === 'forward' && !blackholed.has(from)) to.write(chunk);
       });
     forward(client, upstream);
     forward(upstream, client);
@@ -61,6 +64,12 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     },
     stall() {
       mode = 'stall';
+    },
+    blackholeOpenConnections() {
+      for (const [client, upstream] of pairs) {
+        blackholed.add(client);
+        blackholed.add(upstream);
+      }
     },
     resume() {
       mode = 'forward';

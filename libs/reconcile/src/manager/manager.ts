@@ -98,6 +98,11 @@ export class Manager {
     return controller;
   }
 
+  /** The controller added under `name`, if any. */
+  controllerNamed(name: string): Controller<KubeObject> | undefined {
+    return this.#controllers.find((c) => c.name === name);
+  }
+
   /** True while this replica holds the lease (always true without leader election). */
   get isLeader(): boolean {
     return this.#elector ? this.#elector.isLeader : this.#state === 'running';

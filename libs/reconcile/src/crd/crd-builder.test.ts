@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { Type } from '@sinclair/typebox';
+import { buildCrd } from './crd-builder.ts';
+import { widgetCrd } from '../test-support/widget.ts';
+
+describe('buildCrd', () => {
+  it('turns TypeBox unions of literals into enums and Records into additionalProperties', () => {
+    const spec = (
+      widgetCrd.spec['versions'] as {
+        schema: { openAPIV3Schema: { properties: { spec: Record<string, unknown> } } };
+      }[]
+    )[0]?.schema.openAPIV3Schema.properties.spec;
+    expect(spec).toMatchObject({
+      type: 'object',
+      required: ['size'],
+      properties: {
+        color: { type: 'string', enum: ['red', 'green', 'blue'] },
+        labels: { type: 'object', additionalProperties: { type: 'string' } },
+        zone: {
+          type: 'string',
+          'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'zone is immutable' }],
+        },
+      },
+    });
+    expect(JSON.stringify(widgetCrd)).not.toMatch(/anyOf|patternProperties|\$id/);
+  });
+
+  it('enables the status and scale subresources and names the CRD plural.group', () => {
+    expect(widgetCrd.metadata.name).toBe('widgets.test.reconcile.homeostat.dev');
+    const version = (widgetCrd.spec['versions'] as Record<string, unknown>[])[0];
+    expect(version?.['subresources']).toEqual({
+      status: {},
+      scale: { specReplicasPath: '.spec.size', statusReplicasPath: '.status.gizmos' },
+    });
+  });
+
+  it('refuses a schema that is not structural, naming the path', () => {
+    const build = () =>
+      buildCrd({
+        group: 'x.dev',
+        kind: 'Bad',
+        plural: 'bads',
+        versions: [
+          { name: 'v1', spec: Type.Object({ either: Type.Union([Type.String(), Type.Integer()]) }) },
+        ],
+      });
+    expect(build).toThrow(/<root>\.spec\.either: anyOf is not supported/);
+  });
+});

@@ -1,0 +1,110 @@
+// Several managers compete for one Lease on a real kube-apiserver + etcd (shared by this project's tests).
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sharedKubeConfig, sharedKubeconfigPath } from '@homeostat/testing/shared';
+import { KubeClient } from '../client/kube-client.ts';
+import { builtin } from '../client/resource-type.ts';
+import { Manager } from './manager.ts';
+import { memoryLogger } from '../test-support/test-logger.ts';
+
+const kubeConfig = sharedKubeConfig();
+const namespace = `leases-${process.pid}`;
+const timing = { leaseDurationMs: 4000, renewDeadlineMs: 3000, retryPeriodMs: 500 };
+const client = new KubeClient(kubeConfig, { fieldManager: 'test' });
+
+function contender(leaseName: string, identity: string): Manager {
+  return new Manager({
+    kubeConfig,
+    name: 'leader-test',
+    logger: memoryLogger().log,
+    leaderElection: { namespace, leaseName, identity, ...timing },
+  });
+}
+
+const holder = async (leaseName: string) =>
+  (await client.get(builtin.leases, leaseName, namespace)).spec?.holderIdentity ?? null;
+
+describe('leader election on a real kube-apiserver + etcd', () => {
+  beforeAll(async () => {
+    await client.create(builtin.namespaces, { metadata: { name: namespace } });
+  });
+  afterAll(() => client.close());
+
+  it('lets only one of two managers lead; a stopped leader releases the lease and the other takes over', async () => {
+    const a = contender('pair', 'a');
+    const b = contender('pair', 'b');
+    await Promise.all([a.start(), b.start()]);
+    await Promise.race([a.elected, b.elected]);
+    // Several retry periods later, still exactly one leader.
+    await new Promise((r) => setTimeout(r, 3 * timing.retryPeriodMs));
+    expect([a.isLeader, b.isLeader].filter(Boolean)).toHaveLength(1);
+    const [leader, follower] = a.isLeader ? [a, b] : [b, a];
+    expect(await holder('pair')).toBe(leader.identity);
+
+    const stoppedAt = Date.now();
+    await leader.stop();
+    await follower.elected;
+    const takeoverMs = Date.now() - stoppedAt;
+    expect(takeoverMs).toBeLessThan(timing.leaseDurationMs);
+    expect(await holder('pair')).toBe(follower.identity);
+    await follower.stop();
+    // The last leader released the lease: nobody holds it.
+    expect(await holder('pair')).toBeNull();
+  });
+
+  it('takes over from a leader that crashed, once its lease has expired', async () => {
+    const script = fileURLToPath(new URL('../test-support/leader-process.ts', import.meta.url));
+    const child = spawn(process.execPath, [script, sharedKubeconfigPath(), namespace, 'crash', 'crashing'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    await new Promise<void>((resolve, reject) => {
+      createInterface({ input: child.stdout }).on('line', (line) => line === 'LEADING' && resolve());
+      child.once('exit', (code) => reject(new Error(`leader process exited early (${code})`)));
+    });
+    const survivor = contender('crash', 'survivor');
+    await survivor.start();
+    await new Promise((r) => setTimeout(r, 2 * timing.retryPeriodMs));
+    expect(survivor.isLeader).toBe(false);
+
+    const killedAt = Date.now();
+    child.kill('SIGKILL');
+    await survivor.elected;
+    const takeoverMs = Date.now() - killedAt;
+    // It must wait for the lease to expire (nobody released it), and not much longer.
+    expect(takeoverMs).toBeGreaterThanOrEqual(timing.leaseDurationMs - 2 * timing.retryPeriodMs);
+    expect(takeoverMs).toBeLessThan(timing.leaseDurationMs + 8 * timing.retryPeriodMs);
+    const lease = await client.get(builtin.leases, 'crash', namespace);
+    expect(lease.spec?.holderIdentity).toBe('survivor');
+    expect(lease.spec?.leaseTransitions).toBe(1);
+    await survivor.stop();
+  });
+
+  it('drains an in-flight reconcile on shutdown before releasing anything', async () => {
+    let finished = false;
+    const manager = new Manager({
+      kubeConfig,
+      name: 'drain-test',
+      logger: memoryLogger().log,
+      namespaces: [namespace],
+      shutdownTimeoutMs: 10_000,
+    });
+    let started: () => void = () => undefined;
+    const reconcileStarted = new Promise<void>((r) => (started = r));
+    manager.controller({
+      name: 'slow',
+      for: builtin.configMaps,
+      async reconcile() {
+        started();
+        await new Promise((r) => setTimeout(r, 1500));
+        finished = true;
+      },
+    });
+    await manager.start();
+    await client.create(builtin.configMaps, { metadata: { name: 'drain-me', namespace } });
+    await reconcileStarted;
+    await manager.stop();
+    expect(finished).toBe(true);
+  });
+});

@@ -1,0 +1,85 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  allocateEtcdMember,
+  startEtcdMember,
+  type EtcdMemberAddress,
+  type EtcdJoin,
+  type RunningEtcdMember,
+} from './etcd-member.ts';
+
+export interface EtcdClusterOptions {
+  /** Members started together with initial-cluster-state new (default 1). */
+  readonly size?: number;
+  /** Name prefix of the members: `<prefix>-0`, `<prefix>-1`... (default "etcd"). */
+  readonly namePrefix?: string;
+  readonly token?: string;
+  /** Extra flags for every member. */
+  readonly extraFlags?: readonly string[];
+  /** Keep the work directory after stop(), for debugging. */
+  readonly keepWorkDir?: boolean;
+}
+
+/** A real etcd cluster on loopback, owned by one test file. */
+export interface EtcdTestCluster {
+  readonly workDir: string;
+  readonly token: string;
+  /** Members started by this helper and still tracked (running or stopped). */
+  readonly members: Map<string, RunningEtcdMember>;
+  /** Client URLs of the members whose process is running. */
+  clientUrls(): string[];
+  /** A fresh address (free ports, data dir under workDir) for a member that will join later. */
+  allocate(name: string): Promise<EtcdMemberAddress>;
+  /** Starts (or restarts) a member process; resolves once its client port answers. */
+  start(member: EtcdMemberAddress, join: EtcdJoin, waitHealthy?: boolean): Promise<RunningEtcdMember>;
+  /** Stops every member process and removes the work directory. */
+  stop(): Promise<void>;
+}
+
+/** `name=peerURL,...` for etcd's --initial-cluster. */
+export function initialClusterOf(members: readonly EtcdMemberAddress[]): string {
+  return members.map((m) => `${m.name}=${m.peerUrl}`).join(',');
+}
+
+/** Starts `size` etcd members on free loopback ports as one new cluster and waits until it is healthy. */
+export async function startEtcdCluster(options: EtcdClusterOptions = {}): Promise<EtcdTestCluster> {
+  const workDir = await mkdtemp(join(tmpdir(), 'homeostat-etcd-'));
+  const token = options.token ?? `homeostat-${Date.now().toString(36)}`;
+  const prefix = options.namePrefix ?? 'etcd';
+  const members = new Map<string, RunningEtcdMember>();
+  const extraFlags = options.extraFlags ?? [];
+
+  const cluster: EtcdTestCluster = {
+    workDir,
+    token,
+    members,
+    clientUrls: () => [...members.values()].filter((m) => m.process.isRunning()).map((m) => m.clientUrl),
+    allocate: (name) => allocateEtcdMember(workDir, name),
+    async start(member, join, waitHealthy = true) {
+      const running = await startEtcdMember(member, join, { extraFlags, waitHealthy });
+      members.set(member.name, running);
+      return running;
+    },
+    async stop() {
+      await Promise.all([...members.values()].map((m) => m.process.stop(2000)));
+      if (!options.keepWorkDir) await rm(workDir, { recursive: true, force: true });
+    },
+  };
+
+  try {
+    const addresses: EtcdMemberAddress[] = [];
+    for (let i = 0; i < (options.size ?? 1); i++) addresses.push(await cluster.allocate(`${prefix}-${i}`));
+    const join: EtcdJoin = {
+      initialCluster: initialClusterOf(addresses),
+      initialClusterState: 'new',
+      initialClusterToken: token,
+    };
+    // Members of a new cluster wait for each other before electing a leader: start all, then wait.
+    await Promise.all(addresses.map((address) => cluster.start(address, join)));
+    return cluster;
+  } catch (error) {
+    await cluster.stop();
+    throw error;
+  }
+}
