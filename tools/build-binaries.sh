@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds pinned Kubernetes and etcd binaries from the Go module proxy into the version-keyed cache.
+# Builds pinned Kubernetes, etcd, CoreDNS, helm, kubeconform and kind binaries from the Go module proxy into the version-keyed cache.
 # Usage: tools/build-binaries.sh [component...]   (default: what the test suites need)
 # A binary already in the cache is never rebuilt; delete its folder to force a rebuild.
 set -euo pipefail
@@ -13,6 +13,10 @@ module_version() { # module_version <wrapper dir> <module path>
 
 kube_version="$(module_version "$here/kubernetes" k8s.io/kubernetes)"
 etcd_version="$(module_version "$here/etcd" go.etcd.io/etcd/server/v3)"
+coredns_version="$(module_version "$here/coredns" github.com/coredns/coredns)"
+helm_version="$(module_version "$here/helm" helm.sh/helm/v3)"
+kubeconform_version="$(module_version "$here/helm" github.com/yannh/kubeconform)"
+kind_version="$(module_version "$here/kind" sigs.k8s.io/kind)"
 
 build_one() { # build_one <component>
   local component="$1" wrapper pkg out ldflags tags=""
@@ -37,6 +41,31 @@ build_one() { # build_one <component>
         *) pkg="go.etcd.io/etcd/$component/v3" ;;
       esac
       out="$HOMEOSTAT_CACHE_DIR/bin/etcd-$etcd_version"
+      ldflags="-s -w"
+      ;;
+    coredns) # the local cluster's DNS (e2e/cluster)
+      wrapper="$here/coredns"
+      pkg="github.com/coredns/coredns"
+      out="$HOMEOSTAT_CACHE_DIR/bin/coredns-$coredns_version"
+      ldflags="-s -w"
+      ;;
+    helm)
+      wrapper="$here/helm"
+      pkg="helm.sh/helm/v3/cmd/helm"
+      out="$HOMEOSTAT_CACHE_DIR/bin/helm-$helm_version"
+      # Upstream's Makefile stamps the version; without it `helm version` says v3.x-dev.
+      ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=$helm_version -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+      ;;
+    kubeconform)
+      wrapper="$here/helm"
+      pkg="github.com/yannh/kubeconform/cmd/kubeconform"
+      out="$HOMEOSTAT_CACHE_DIR/bin/kubeconform-$kubeconform_version"
+      ldflags="-s -w -X main.version=$kubeconform_version"
+      ;;
+    kind)
+      wrapper="$here/kind"
+      pkg="sigs.k8s.io/kind"
+      out="$HOMEOSTAT_CACHE_DIR/bin/kind-$kind_version"
       ldflags="-s -w"
       ;;
     *)
