@@ -106,6 +106,10 @@ rewind_from_primary() { # returns non-zero when pg_rewind cannot bring this data
   log "rejoin: this data directory was a primary; running pg_rewind against $PRIMARY_HOST:${PRIMARY_PORT:-5432}"
   ensure_slot_on_primary
   rm -f "$ready_marker" # an interrupted pg_rewind leaves an unusable directory: re-clone next time
+  # A freshly promoted primary still has the old timeline in pg_control until its first
+  # checkpoint, and pg_rewind, reading that, would wrongly find "no rewind required".
+  psql "$(source_conninfo)" -v ON_ERROR_STOP=1 -qAt -c CHECKPOINT >/dev/null ||
+    log "warning: CHECKPOINT on the primary failed; pg_rewind may misjudge the timelines"
   pg_rewind --target-pgdata="$PGDATA" --source-server="$(source_conninfo)" "${no_sync[@]}"
 }
 
@@ -139,8 +143,8 @@ initdb_primary() {
   initdb -D "$PGDATA" -U "$su_user" --pwfile="$su_password_file" --auth-local=scram-sha-256 \
     --auth-host=scram-sha-256 --encoding=UTF8 --locale=C "${no_sync[@]}" >/dev/null ||
     die "initdb failed"
-  # pg_rewind on a former primary needs these four functions on the source; granting them keeps
-  # the replication user short of superuser (see the PostgreSQL docs for pg_rewind).
+  # pg_rewind on a former primary needs these four functions on the source, and a checkpoint
+  # there first; granting them keeps the replication user short of superuser.
   local sql
   sql="CREATE ROLE $(sql_identifier "$repl_user") WITH LOGIN REPLICATION PASSWORD $(sql_literal "$repl_password");
 
@@ -151,6 +155,8 @@ GRANT EXECUTE ON FUNCTION pg_catalog.pg_stat_file(text, boolean) TO $(sql_identi
 GRANT EXECUTE ON FUNCTION pg_catalog.pg_read_binary_file(text) TO $(sql_identifier "$repl_user");
 
 GRANT EXECUTE ON FUNCTION pg_catalog.pg_read_binary_file(text, bigint, bigint, boolean) TO $(sql_identifier "$repl_user");
+
+GRANT pg_checkpoint TO $(sql_identifier "$repl_user");
 "
   if [[ -n "${PG_APP_SECRET_DIR:-}" ]]; then
     local app_user app_password app_db="${PG_APP_DATABASE:-app}"

@@ -11,7 +11,9 @@ describe('entrypoint bootstrap on real PostgreSQL 15 processes', () => {
 
   beforeAll(async () => {
     primary = await bed.start('pg-0', { role: 'primary' });
-    replicas = await Promise.all(['pg-1', 'pg-2'].map((name) => bed.start(name, { role: 'replica', primary })));
+    replicas = await Promise.all(
+      ['pg-1', 'pg-2'].map((name) => bed.start(name, { role: 'replica', primary })),
+    );
   });
   afterAll(() => bed.cleanup());
 
@@ -25,7 +27,9 @@ describe('entrypoint bootstrap on real PostgreSQL 15 processes', () => {
         `row visible on ${replica.name}`,
         () =>
           withConnection(replica, bed.superuser, defaultConnectOptions, async (c) => {
-            const r = await c.query<{ text: string }>('SELECT text FROM greeting WHERE id = 1').catch(() => ({ rows: [] }));
+            const r = await c
+              .query<{ text: string }>('SELECT text FROM greeting WHERE id = 1')
+              .catch(() => ({ rows: [] }));
             return r.rows[0]?.text === 'hello from pg-0';
           }),
         { timeoutMs: 20_000 },
@@ -41,19 +45,25 @@ describe('entrypoint bootstrap on real PostgreSQL 15 processes', () => {
     }
     for (const replica of replicas) {
       const s = await observeInstance(replica, bed.superuser, defaultConnectOptions);
-      expect(s).toMatchObject({ reachable: true, role: 'replica', walReceiver: { status: 'streaming', senderPort: primary.port } });
+      expect(s).toMatchObject({
+        reachable: true,
+        role: 'replica',
+        walReceiver: { status: 'streaming', senderPort: primary.port },
+      });
     }
   });
 
   it('streams each replica through its own replication slot and keeps the replication password out of primary_conninfo', async () => {
     const slots = await withConnection(primary, bed.superuser, defaultConnectOptions, (c) =>
-      c.query<{ slot_name: string; active: boolean }>('SELECT slot_name, active FROM pg_replication_slots ORDER BY 1'),
+      c.query<{ slot_name: string; active: boolean }>(
+        'SELECT slot_name, active FROM pg_replication_slots ORDER BY 1',
+      ),
     );
     expect(slots.rows).toEqual([
       { slot_name: 'homeostat_pg_1', active: true },
       { slot_name: 'homeostat_pg_2', active: true },
     ]);
-    const conninfo = await withConnection(replicas[0]!, bed.superuser, defaultConnectOptions, (c) =>
+    const conninfo = await withConnection(replicas[0] ?? primary, bed.superuser, defaultConnectOptions, (c) =>
       c.query<{ primary_conninfo: string }>('SHOW primary_conninfo'),
     );
     expect(conninfo.rows[0]?.primary_conninfo).toContain('passfile=');
@@ -68,7 +78,9 @@ describe('entrypoint bootstrap on real PostgreSQL 15 processes', () => {
     );
     expect(role.rows).toEqual([{ rolsuper: false, rolreplication: true }]);
     await expect(
-      withConnection(primary, { user: 'postgres', password: 'wrong' }, defaultConnectOptions, (c) => c.query('SELECT 1')),
+      withConnection(primary, { user: 'postgres', password: 'wrong' }, defaultConnectOptions, (c) =>
+        c.query('SELECT 1'),
+      ),
     ).rejects.toThrow(/password authentication failed/);
   });
 });

@@ -9,7 +9,12 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { freeLoopbackPort, logTail, startProcess, waitUntil, type ManagedProcess } from '@homeostat/testing';
-import { withConnection, defaultConnectOptions, type Credentials, type InstanceEndpoint } from '../instance.ts';
+import {
+  withConnection,
+  defaultConnectOptions,
+  type Credentials,
+  type InstanceEndpoint,
+} from '../instance.ts';
 
 export const entrypointPath = fileURLToPath(new URL('../../entrypoint/instance.sh', import.meta.url));
 export const postgresBinDir = '/usr/lib/postgresql/15/bin';
@@ -22,7 +27,7 @@ const testParameters = [
   'shared_buffers = 16MB',
   'max_connections = 40',
   'log_min_messages = warning',
-  'log_line_prefix = \'%m [%p] \'',
+  "log_line_prefix = '%m [%p] '",
   // A standby that lost its primary retries quickly; the default 5 s dominates a failover otherwise.
   'wal_retrieve_retry_interval = 200ms',
 ].join('\n');
@@ -67,7 +72,9 @@ export class PostgresTestBed {
 
   constructor(label = 'pg') {
     if (!existsSync(join(postgresBinDir, 'postgres'))) {
-      throw new Error(`PostgreSQL 15 is not installed (${postgresBinDir} is missing): install the Debian 'postgresql' package`);
+      throw new Error(
+        `PostgreSQL 15 is not installed (${postgresBinDir} is missing): install the Debian 'postgresql' package`,
+      );
     }
     this.#user = postgresOsUser();
     this.root = mkdtempSync(join(tmpdir(), `homeostat-${label}-`));
@@ -86,7 +93,8 @@ export class PostgresTestBed {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     writeFileSync(join(dir, 'username'), username, { mode: 0o600 });
     writeFileSync(join(dir, 'password'), password, { mode: 0o600 });
-    for (const p of [join(this.root, 'secrets'), dir, join(dir, 'username'), join(dir, 'password')]) this.#own(p);
+    for (const p of [join(this.root, 'secrets'), dir, join(dir, 'username'), join(dir, 'password')])
+      this.#own(p);
   }
 
   /** Runs the entrypoint for `name` and waits until it answers SQL. */
@@ -118,12 +126,27 @@ export class PostgresTestBed {
       PG_NO_SYNC: 'true',
       PG_PRIMARY_WAIT_SECONDS: '20',
       PG_PARAMETERS: options.parameters ? `${testParameters}\n${options.parameters}` : testParameters,
-      ...(options.primary ? { PRIMARY_HOST: options.primary.host, PRIMARY_PORT: String(options.primary.port) } : {}),
+      ...(options.primary
+        ? { PRIMARY_HOST: options.primary.host, PRIMARY_PORT: String(options.primary.port) }
+        : {}),
     };
     const [command, args] = this.#user
-      ? ['setpriv', ['--reuid=postgres', '--regid=postgres', '--init-groups', '--pdeathsig', 'SIGKILL', '--', entrypointPath]]
+      ? [
+          'setpriv',
+          [
+            '--reuid=postgres',
+            '--regid=postgres',
+            '--init-groups',
+            '--pdeathsig',
+            'SIGKILL',
+            '--',
+            entrypointPath,
+          ],
+        ]
       : [entrypointPath, []];
-    writeFileSync(logFile, `--- start ${name} as ${options.role} ${new Date().toISOString()}\n`, { flag: 'a' });
+    writeFileSync(logFile, `--- start ${name} as ${options.role} ${new Date().toISOString()}\n`, {
+      flag: 'a',
+    });
     const proc = startProcess({ name, command, args, logFile, env });
     const instance: TestInstance = {
       name,
@@ -170,7 +193,9 @@ export class PostgresTestBed {
   entrypointLog(name: string): string[] {
     const file = join(this.root, `${name}.log`);
     if (!existsSync(file)) return [];
-    return readFileSync(file, 'utf8').split('\n').filter((l) => l.startsWith('homeostat-entrypoint'));
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('homeostat-entrypoint'));
   }
 
   /** Stops every instance and deletes the temporary root. */
