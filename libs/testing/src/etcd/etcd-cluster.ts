@@ -29,8 +29,8 @@ export interface EtcdTestCluster {
   readonly members: Map<string, RunningEtcdMember>;
   /** Client URLs of the members whose process is running. */
   clientUrls(): string[];
-  /** A fresh address (free ports, data dir under workDir) for a member that will join later. */
-  allocate(name: string): Promise<EtcdMemberAddress>;
+  /** The address of member `name`: the one allocated before, or fresh free ports and a data dir under workDir. */
+  address(name: string): Promise<EtcdMemberAddress>;
   /** Starts (or restarts) a member process; resolves once its client port answers. */
   start(member: EtcdMemberAddress, join: EtcdJoin, waitHealthy?: boolean): Promise<RunningEtcdMember>;
   /** Stops every member process and removes the work directory. */
@@ -48,6 +48,7 @@ export async function startEtcdCluster(options: EtcdClusterOptions = {}): Promis
   const token = options.token ?? `homeostat-${Date.now().toString(36)}`;
   const prefix = options.namePrefix ?? 'etcd';
   const members = new Map<string, RunningEtcdMember>();
+  const addresses = new Map<string, EtcdMemberAddress>();
   const extraFlags = options.extraFlags ?? [];
 
   const cluster: EtcdTestCluster = {
@@ -55,7 +56,13 @@ export async function startEtcdCluster(options: EtcdClusterOptions = {}): Promis
     token,
     members,
     clientUrls: () => [...members.values()].filter((m) => m.process.isRunning()).map((m) => m.clientUrl),
-    allocate: (name) => allocateEtcdMember(workDir, name),
+    async address(name) {
+      const known = addresses.get(name);
+      if (known) return known;
+      const fresh = await allocateEtcdMember(workDir, name);
+      addresses.set(name, fresh);
+      return fresh;
+    },
     async start(member, join, waitHealthy = true) {
       const running = await startEtcdMember(member, join, { extraFlags, waitHealthy });
       members.set(member.name, running);
@@ -69,7 +76,7 @@ export async function startEtcdCluster(options: EtcdClusterOptions = {}): Promis
 
   try {
     const addresses: EtcdMemberAddress[] = [];
-    for (let i = 0; i < (options.size ?? 1); i++) addresses.push(await cluster.allocate(`${prefix}-${i}`));
+    for (let i = 0; i < (options.size ?? 1); i++) addresses.push(await cluster.address(`${prefix}-${i}`));
     const join: EtcdJoin = {
       initialCluster: initialClusterOf(addresses),
       initialClusterState: 'new',

@@ -9,4 +9,9 @@ export {
   type EtcdMemberOptions,
   type RunningEtcdMember,
 } from './etcd-member.ts';
-export { initialClusterOf, startEtcdCluster, type EtcdClusterOptions, type EtcdTestCluster } from './etcd-cluster.ts';
+export {
+  initialClusterOf,
+  startEtcdCluster,
+  type EtcdClusterOptions,
+  type EtcdTestCluster,
+} from './etcd-cluster.ts';

@@ -1,0 +1,37 @@
+// The etcd engine: membership, health, backup, restore and maintenance, over etcd3.
+export { openClient, openMemberClient, withMemberClient, type EtcdConnection } from './connection.ts';
+export { EtcdEngineError, isTransient, type EtcdEngineReason } from './errors.ts';
+export { memberIdHex, isNoMember } from './member-id.ts';
+export { listMembers, memberByPeerUrl, type EtcdMember } from './membership/members.ts';
+export {
+  checkAddLearner,
+  checkPromote,
+  checkRemove,
+  learnerInSync,
+  type RemoveOptions,
+  type Verdict,
+} from './membership/safety.ts';
+export {
+  addLearner,
+  promoteLearner,
+  removeMember,
+  type AddLearnerResult,
+} from './membership/membership-changes.ts';
+export {
+  convergeMembership,
+  reconcileMembershipStep,
+  replaceMember,
+  type DesiredMember,
+  type JoinSpec,
+  type MemberRuntime,
+  type ReconcileOptions,
+  type StepOutcome,
+} from './membership/membership-reconciler.ts';
+export {
+  readClusterHealth,
+  quorumOf,
+  type ClusterHealth,
+  type ClusterState,
+  type RaisedAlarm,
+} from './health/cluster-health.ts';
+export { readMemberStatus, type MemberHealth, type MemberStatus } from './health/member-status.ts';

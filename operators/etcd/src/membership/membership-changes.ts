@@ -1,0 +1,153 @@
+import { withMemberClient, type EtcdConnection } from '../connection.ts';
+import { EtcdEngineError, messageOf, type EtcdEngineReason } from '../errors.ts';
+import { readClusterHealth, type ClusterHealth } from '../health/cluster-health.ts';
+import type { MemberHealth } from '../health/member-status.ts';
+import { memberIdHex } from '../member-id.ts';
+import { describeMember, listMembers, memberByPeerUrl, type EtcdMember } from './members.ts';
+import { checkAddLearner, checkPromote, checkRemove, enforce, type RemoveOptions } from './safety.ts';
+
+// Every change here: reads the member list first (so a retry after a crash is a no-op), checks that
+// it is safe, sends exactly one request to the leader with retries off, and, if the answer is lost,
+// reads the list again instead of resending.
+
+/** etcd's membership error messages, mapped to the engine's reasons. */
+const etcdRefusals: readonly [RegExp, EtcdEngineReason][] = [
+  [/too many learner members/i, 'LearnerAlreadyExists'],
+  [/can only promote a learner member which is in sync/i, 'LearnerNotInSync'],
+  [/not enough started members/i, 'WouldLoseQuorum'],
+  [/unhealthy cluster/i, 'ClusterSettling'],
+  [/peer urls? already exists/i, 'PeerUrlConflict'],
+  [/member not found/i, 'MemberNotFound'],
+];
+
+function toEngineError(step: string, error: unknown, member?: string): EtcdEngineError {
+  if (error instanceof EtcdEngineError) return error;
+  const message = messageOf(error);
+  const reason = etcdRefusals.find(([pattern]) => pattern.test(message))?.[1] ?? 'Unreachable';
+  return new EtcdEngineError(step, reason, `etcd answered: ${message}`, {
+    ...(member ? { member } : {}),
+    cause: error,
+  });
+}
+
+function leaderUrl(health: ClusterHealth, step: string): string {
+  const url = health.leader?.member.clientUrls[0];
+  if (!url) throw new EtcdEngineError(step, 'NoQuorum', 'no leader is known, so no change can be committed');
+  return url;
+}
+
+function findMember(health: ClusterHealth, id: string): MemberHealth | undefined {
+  return health.members.find((m) => m.member.id === id);
+}
+
+/** Result of an idempotent add: the member, and whether this call created it. */
+export interface AddLearnerResult {
+  readonly member: EtcdMember;
+  readonly added: boolean;
+}
+
+/** Adds a learner for `peerUrl` unless a member with that peer URL exists already (then returns it). */
+export async function addLearner(connection: EtcdConnection, peerUrl: string): Promise<AddLearnerResult> {
+  const step = 'add learner';
+  const health = await readClusterHealth(connection);
+  const existing = memberByPeerUrl(
+    health.members.map((m) => m.member),
+    peerUrl,
+  );
+  if (existing) return { member: existing, added: false };
+  enforce(checkAddLearner(health, peerUrl), step, peerUrl);
+  const url = leaderUrl(health, step);
+  try {
+    const response = await withMemberClient(connection, url, (client) =>
+      client.cluster.memberAdd({ peerURLs: [peerUrl], isLearner: true }),
+    );
+    const added = response.member;
+    return {
+      member: {
+        id: added.ID,
+        name: added.name,
+        peerUrls: added.peerURLs,
+        clientUrls: added.clientURLs,
+        isLearner: added.isLearner,
+        started: added.name !== '',
+      },
+      added: true,
+    };
+  } catch (error) {
+    // The request may have been applied even though the answer was lost: look before anyone resends.
+    const after = await withMemberClient(connection, url, (c) => listMembers(c)).catch(() => undefined);
+    const appeared = after && memberByPeerUrl(after, peerUrl);
+    if (appeared) return { member: appeared, added: true };
+    throw toEngineError(step, error, peerUrl);
+  }
+}
+
+/** Promotes learner `id` to a voting member; a member that already votes is left as it is. */
+export async function promoteLearner(connection: EtcdConnection, id: string): Promise<{ promoted: boolean }> {
+  const step = 'promote learner';
+  const health = await readClusterHealth(connection);
+  const learner = findMember(health, id);
+  if (!learner) {
+    throw new EtcdEngineError(step, 'MemberNotFound', `no member with ID ${memberIdHex(id)}`, { member: id });
+  }
+  if (!learner.member.isLearner) return { promoted: false };
+  const name = describeMember(learner.member);
+  enforce(checkPromote(health, learner), step, name);
+  const url = leaderUrl(health, step);
+  try {
+    await withMemberClient(connection, url, (client) => client.cluster.memberPromote({ ID: id }));
+    return { promoted: true };
+  } catch (error) {
+    const after = await withMemberClient(connection, url, (c) => listMembers(c)).catch(() => undefined);
+    if (after?.some((m) => m.id === id && !m.isLearner)) return { promoted: true };
+    throw toEngineError(step, error, name);
+  }
+}
+
+/** Removes member `id`; a member that is already gone is not an error (the removal happened before). */
+export async function removeMember(
+  connection: EtcdConnection,
+  id: string,
+  options: RemoveOptions = {},
+): Promise<{ removed: boolean }> {
+  const step = 'remove member';
+  const health = await readClusterHealth(connection);
+  const target = findMember(health, id);
+  if (!target) return { removed: false };
+  const name = describeMember(target.member);
+  enforce(checkRemove(health, target, options), step, name);
+  if (target.isLeader) await handOverLeadership(connection, health, target);
+  const remaining = health.members.filter((m) => m.member.id !== id && m.healthy && !m.member.isLearner);
+  // Send the removal through a member that stays, so the answer does not die with the removed member.
+  const urls = remaining.map((m) => m.member.clientUrls[0]).filter((u): u is string => Boolean(u));
+  const url = urls[0] ?? leaderUrl(health, step);
+  try {
+    await withMemberClient(connection, url, (client) => client.cluster.memberRemove({ ID: id }));
+    return { removed: true };
+  } catch (error) {
+    const after = await withMemberClient(connection, url, (c) => listMembers(c)).catch(() => undefined);
+    if (after && !after.some((m) => m.id === id)) return { removed: true };
+    throw toEngineError(step, error, name);
+  }
+}
+
+/**
+ * Moves leadership from `leader` to the healthiest other voter before it is removed: removing the
+ * leader works, but costs an election during which nothing commits.
+ */
+async function handOverLeadership(connection: EtcdConnection, health: ClusterHealth, leader: MemberHealth) {
+  const successor = health.members
+    .filter((m) => m.healthy && !m.member.isLearner && m.member.id !== leader.member.id)
+    .sort((a, b) =>
+      Number(BigInt(b.status?.raftAppliedIndex ?? '0') - BigInt(a.status?.raftAppliedIndex ?? '0')),
+    )[0];
+  const url = leader.member.clientUrls[0];
+  if (!successor || !url) return;
+  try {
+    await withMemberClient(connection, url, (client) =>
+      client.maintenance.moveLeader({ targetID: successor.member.id }),
+    );
+  } catch (error) {
+    throw toEngineError('move leadership before removal', error, describeMember(leader.member));
+  }
+}
