@@ -1,0 +1,118 @@
+// npm run bench:failover [-- K]: kills the primary under write load K times (default 10) on real
+// PostgreSQL processes, once with asynchronous and once with synchronous (required, ANY 1)
+// replication per run, and prints each failover, then one JSON line. Failover seconds run from
+// the kill to the first write acknowledged by the new primary. It prints; it asserts nothing.
+import { waitUntil } from '@homeostat/testing';
+import { TestCluster, missingIds } from '../../operators/postgres/src/test-support/test-cluster.ts';
+import { startWriteLoad } from '../../operators/postgres/src/test-support/write-load.ts';
+import type { SynchronousReplication } from '../../operators/postgres/src/synchronous.ts';
+
+const runs = Number(process.argv[2] ?? process.env['BENCH_RUNS'] ?? 10);
+const detection = {
+  failoverDelayMs: 1000,
+  probeIntervalMs: 250,
+  connect: { connectTimeoutMs: 2000, statementTimeoutMs: 10_000 },
+};
+
+interface RunResult {
+  seconds: number;
+  acked: number;
+  lost: number;
+  newPrimary: string;
+}
+
+async function killPrimaryUnderLoad(
+  label: string,
+  synchronous: SynchronousReplication | undefined,
+): Promise<RunResult> {
+  const cluster = await new TestCluster({ size: 3, label }).start();
+  let routedAt = Number.POSITIVE_INFINITY;
+  const engine = cluster.engine({
+    ...detection,
+    ...(synchronous ? { synchronous } : {}),
+    onEvent: (e) => {
+      if (e.type === 'routed') routedAt = Date.now();
+    },
+  });
+  const writer = startWriteLoad(cluster.router.port, cluster.bed.superuser);
+  engine.start();
+  try {
+    if (synchronous) {
+      await waitUntil(
+        'synchronous standbys in place',
+        async () => {
+          const rows = await cluster.sql(
+            cluster.endpoints[0]?.name ?? 'pg-0',
+            "SELECT 1 FROM pg_stat_replication WHERE sync_state = 'quorum'",
+          );
+          return rows.length === 2;
+        },
+        { timeoutMs: 30_000 },
+      );
+    }
+    await waitUntil('writes flowing', async () => writer.acked.length > 300, { timeoutMs: 30_000 });
+    await cluster.instance('pg-0').kill9();
+    const killedAt = Date.now();
+    await waitUntil(
+      'a write acknowledged by the new primary',
+      async () => writer.acked.some((a) => a.at > routedAt),
+      {
+        timeoutMs: 120_000,
+      },
+    );
+    const first = writer.acked.find((a) => a.at > routedAt);
+    await writer.stop();
+    await engine.stop();
+    const lost = missingIds(writer.acked, await cluster.ids(engine.primary)).length;
+    return {
+      seconds: ((first?.at ?? killedAt) - killedAt) / 1000,
+      acked: writer.acked.length,
+      lost,
+      newPrimary: engine.primary,
+    };
+  } finally {
+    await writer.stop();
+    await engine.stop();
+    await cluster.cleanup();
+  }
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[mid] ?? 0) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
+};
+
+// The PostgreSQL processes are unref'd children (they must not hold a test runner open), so
+// waiting for one to exit would otherwise let Node's event loop run dry and quit mid-run.
+const keepAlive = setInterval(() => undefined, 60_000);
+const seconds: number[] = [];
+let lostAsync = 0;
+let lostSync = 0;
+console.warn(
+  `settings: failover_delay_ms=${detection.failoverDelayMs} probe_interval_ms=${detection.probeIntervalMs} connect_timeout_ms=${detection.connect.connectTimeoutMs} wal_retrieve_retry_interval=200ms, 3 instances, 1 writer`,
+);
+for (let run = 1; run <= runs; run++) {
+  for (const mode of ['async', 'sync'] as const) {
+    const result = await killPrimaryUnderLoad(
+      `bench-${mode}`,
+      mode === 'sync' ? { number: 1, dataDurability: 'required' } : undefined,
+    );
+    seconds.push(result.seconds);
+    if (mode === 'sync') lostSync += result.lost;
+    else lostAsync += result.lost;
+    console.warn(
+      `run ${run} ${mode}: failover ${result.seconds.toFixed(2)} s, ${result.newPrimary} promoted, ${result.acked} writes acknowledged, ${result.lost} lost`,
+    );
+  }
+}
+process.stdout.write(
+  `${JSON.stringify({
+    runs,
+    median_failover_seconds: Number(median(seconds).toFixed(3)),
+    max_failover_seconds: Number(Math.max(...seconds).toFixed(3)),
+    acked_writes_lost_sync: lostSync,
+    acked_writes_lost_async: lostAsync,
+  })}\n`,
+);
+clearInterval(keepAlive);
