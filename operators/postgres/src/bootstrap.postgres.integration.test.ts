@@ -3,6 +3,7 @@ import { waitUntil } from '@homeostat/testing';
 import { PostgresTestBed, type TestInstance } from './test-support/postgres-processes.ts';
 import { withConnection, defaultConnectOptions } from './instance.ts';
 import { observeInstance } from './observe.ts';
+import { clusterView } from './cluster-view.ts';
 
 describe('entrypoint bootstrap on real PostgreSQL 15 processes', () => {
   const bed = new PostgresTestBed('bootstrap');
@@ -43,6 +44,31 @@ describe('entrypoint bootstrap on real PostgreSQL 15 processes', () => {
         ['pg-2', 'streaming'],
       ]);
     }
+    await waitUntil(
+      'both replicas report zero lag',
+      async () => {
+        const view = clusterView(
+          await Promise.all(
+            [primary, ...replicas].map((i) => observeInstance(i, bed.superuser, defaultConnectOptions)),
+          ),
+        );
+        return view.instances.every((i) => i.lagBytes === 0n);
+      },
+      { timeoutMs: 20_000 },
+    );
+    const view = clusterView(
+      await Promise.all(
+        [primary, ...replicas].map((i) => observeInstance(i, bed.superuser, defaultConnectOptions)),
+      ),
+    );
+    expect(view.primaries).toEqual(['pg-0']);
+    expect(
+      view.instances.map((i) => [i.status.name, i.replication?.state, i.replication?.syncState]),
+    ).toEqual([
+      ['pg-0', undefined, undefined],
+      ['pg-1', 'streaming', 'async'],
+      ['pg-2', 'streaming', 'async'],
+    ]);
     for (const replica of replicas) {
       const s = await observeInstance(replica, bed.superuser, defaultConnectOptions);
       expect(s).toMatchObject({

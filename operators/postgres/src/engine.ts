@@ -1,4 +1,5 @@
 import type { Fencing, InstanceActions, Routing } from './actions.ts';
+import { clusterView, type ClusterView } from './cluster-view.ts';
 import { chooseFailoverCandidate, type CandidateVerdict } from './candidate.ts';
 import {
   alterSystem,
@@ -141,6 +142,11 @@ export class FailoverEngine {
   /** Observes every instance once, in parallel. */
   async observe(): Promise<InstanceStatus[]> {
     return Promise.all(this.#o.instances.map((i) => observeInstance(i, this.#o.credentials, this.#connect)));
+  }
+
+  /** The whole cluster at once: role, timeline, LSNs, lag and synchronous state of each instance. */
+  async observeCluster(): Promise<ClusterView> {
+    return clusterView(await this.observe());
   }
 
   /** Probes continuously until `stop()`; each probe is one `tick()`. */

@@ -26,3 +26,4 @@ export { desiredSynchronousStandbyNames, type SynchronousReplication } from './s
 export { slotName } from './control.ts';
 export { parseLsn, formatLsn, type Lsn } from './lsn.ts';
 export type { InstanceEndpoint, Credentials, ConnectOptions } from './instance.ts';
+export { clusterView, type ClusterView, type InstanceView } from './cluster-view.ts';
