@@ -66,6 +66,8 @@ export { ControllerMetrics } from './metrics/controller-metrics.ts';
 export { EventRecorder, type EventType, type RecordedEvent } from './events/event-recorder.ts';
 export {
   setCondition,
+  ConditionSchema,
+  ConditionsSchema,
   findCondition,
   isConditionTrue,
   type Condition,

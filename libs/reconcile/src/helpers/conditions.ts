@@ -1,3 +1,21 @@
+import { Type } from '@sinclair/typebox';
+
+/** The TypeBox schema of a condition, for CRD status schemas (a list keyed by `type`). */
+export const ConditionSchema = Type.Object({
+  type: Type.String({ maxLength: 316 }),
+  status: Type.Union([Type.Literal('True'), Type.Literal('False'), Type.Literal('Unknown')]),
+  reason: Type.String({ maxLength: 1024 }),
+  message: Type.String({ maxLength: 32768 }),
+  observedGeneration: Type.Optional(Type.Integer({ minimum: 0 })),
+  lastTransitionTime: Type.String({ format: 'date-time' }),
+});
+
+/** The TypeBox schema of a `conditions` list: a map keyed by type, as Kubernetes declares it. */
+export const ConditionsSchema = Type.Array(ConditionSchema, {
+  'x-kubernetes-list-type': 'map',
+  'x-kubernetes-list-map-keys': ['type'],
+});
+
 /** A KEP-1623 condition, as `metav1.Condition`. */
 export interface Condition {
   type: string;

@@ -19,6 +19,8 @@ export interface WidgetOperatorHooks {
   beforeReconcile?: (name: string, ctx: ReconcileContext) => Promise<void>;
   /** Resolves when the finalizer may be removed (tests hold deletion with it). */
   cleanupGate?: () => Promise<void>;
+  /** Put a finalizer on each Widget. Default true; the benchmark turns it off. */
+  finalizer?: boolean;
 }
 
 /** Builds (but does not start) a manager running the Widget controller. */
@@ -43,7 +45,7 @@ export function widgetOperator(
         await removeFinalizer(ctx.client, widgets, widget, widgetFinalizer);
         return;
       }
-      widget = await addFinalizer(ctx.client, widgets, widget, widgetFinalizer);
+      if (hooks.finalizer ?? true) widget = await addFinalizer(ctx.client, widgets, widget, widgetFinalizer);
 
       const desired = {
         apiVersion: 'v1',

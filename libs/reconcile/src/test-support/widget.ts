@@ -2,7 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { buildCrd } from '../crd/crd-builder.ts';
 import { resourceType, type KubeObject } from '../client/resource-type.ts';
-import type { Condition } from '../helpers/conditions.ts';
+import { ConditionsSchema, type Condition } from '../helpers/conditions.ts';
 
 export const WidgetSpec = Type.Object(
   {
@@ -28,18 +28,7 @@ export const WidgetSpec = Type.Object(
 export const WidgetStatus = Type.Object({
   observedGeneration: Type.Optional(Type.Integer()),
   gizmos: Type.Optional(Type.Integer()),
-  conditions: Type.Optional(
-    Type.Array(
-      Type.Object({
-        type: Type.String(),
-        status: Type.String(),
-        reason: Type.String(),
-        message: Type.String(),
-        observedGeneration: Type.Optional(Type.Integer()),
-        lastTransitionTime: Type.String({ format: 'date-time' }),
-      }),
-    ),
-  ),
+  conditions: Type.Optional(ConditionsSchema),
 });
 
 export interface Widget extends KubeObject {
