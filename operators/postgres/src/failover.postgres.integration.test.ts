@@ -3,6 +3,7 @@ import { waitUntil } from '@homeostat/testing';
 import { TestCluster, missingIds } from './test-support/test-cluster.ts';
 import { startWriteLoad } from './test-support/write-load.ts';
 import { observeInstance } from './observe.ts';
+import { clusterView } from './cluster-view.ts';
 import { defaultConnectOptions } from './instance.ts';
 
 describe('failover after kill -9 of the primary, on real PostgreSQL 15 processes', () => {
@@ -66,6 +67,7 @@ describe('failover after kill -9 of the primary, on real PostgreSQL 15 processes
       expect.stringContaining('rejoin: method=pg_rewind'),
     );
 
+    expect(clusterView(await engine.observe()).primaries).toEqual([newPrimary]);
     // Same rows everywhere; every acknowledged write survived on this run's own count.
     const rows = await Promise.all(cluster.endpoints.map((e) => cluster.ids(e.name)));
     expect(rows[1]).toEqual(rows[0]);
@@ -90,5 +92,44 @@ describe('failover after kill -9 of the primary, on real PostgreSQL 15 processes
         timeoutMs: 20_000,
       });
     }
+  });
+});
+
+describe('failover from a frozen (unresponsive but alive) primary, on real PostgreSQL 15 processes', () => {
+  const cluster = new TestCluster({ size: 2, label: 'frozen' });
+  beforeAll(() => cluster.start());
+  afterAll(() => cluster.cleanup());
+
+  it('fences the frozen primary (kills it) before promoting, so it can never take a write again', async () => {
+    const engine = cluster.engine({
+      failoverDelayMs: 1000,
+      connect: { connectTimeoutMs: 1000, statementTimeoutMs: 5000 },
+    });
+    const writer = startWriteLoad(cluster.router.port, cluster.bed.superuser);
+    engine.start();
+    const old = cluster.instance('pg-0');
+    try {
+      await waitUntil('writes flowing', async () => writer.acked.length > 100, { timeoutMs: 30_000 });
+      old.freeze(); // every process of the instance stops, its sockets stay open
+      const frozenAt = Date.now();
+      await waitUntil('writes on pg-1', async () => writer.acked.filter((a) => a.at > frozenAt).length > 50, {
+        timeoutMs: 60_000,
+        describe: () => cluster.events.map((e) => `${e.type} ${e.message}`).join('\n'),
+      });
+    } finally {
+      await writer.stop();
+      await engine.stop();
+    }
+    expect(engine.primary).toBe('pg-1');
+    const types = cluster.events.map((e) => e.type);
+    expect(types.indexOf('fenced')).toBeGreaterThan(-1);
+    expect(types.indexOf('fenced')).toBeLessThan(types.indexOf('promoted'));
+    expect(cluster.fenced).toEqual(['pg-0']);
+    // The frozen process is gone; what runs on pg-0's port now is its rejoined replica.
+    await cluster.waitCaughtUp('pg-0', 'pg-1');
+    expect(missingIds(writer.acked, await cluster.ids('pg-1')).length).toBeLessThanOrEqual(
+      writer.acked.length,
+    );
+    expect(await cluster.ids('pg-0')).toEqual(await cluster.ids('pg-1'));
   });
 });

@@ -2,7 +2,16 @@
 // (entrypoint/instance.sh) run as a plain process on 127.0.0.1, as the `postgres` OS user when we
 // are root (PostgreSQL refuses to run as root), with its own data directory, socket directory and
 // secrets under one temporary root.
-import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync, existsSync, readFileSync } from 'node:fs';
+import {
+  readdirSync,
+  chownSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  writeFileSync,
+  existsSync,
+  readFileSync,
+} from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,6 +41,36 @@ const testParameters = [
   'wal_retrieve_retry_interval = 200ms',
 ].join('\n');
 
+/** `root` and all its descendants, read from /proc (PostgreSQL's children each call setsid()). */
+function processTree(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // The command name may contain spaces and parentheses; the ppid follows its closing one.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  const tree = [root];
+  for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i] ?? -1) ?? []));
+  return tree;
+}
+
+/** Sends `signal` to a process and all its descendants, ignoring those already gone. */
+function signalTree(root: number, signal: NodeJS.Signals): void {
+  for (const pid of processTree(root)) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // already gone
+    }
+  }
+}
+
 interface OsUser {
   uid: number;
   gid: number;
@@ -50,6 +89,8 @@ export interface TestInstance extends InstanceEndpoint {
   process: ManagedProcess;
   /** SIGKILL to every process of the instance at once, like a container being killed. */
   kill9(): Promise<void>;
+  /** SIGSTOP to every process of the instance: alive, sockets open, answering nothing. */
+  freeze(): void;
   /** Fast shutdown (SIGINT): clean, ends sessions, sends the last WAL to connected standbys. */
   stopFast(): Promise<void>;
   isRunning(): boolean;
@@ -158,12 +199,13 @@ export class PostgresTestBed {
       isRunning: () => instance.process.isRunning(),
       async kill9() {
         if (!instance.process.isRunning()) return;
-        try {
-          process.kill(-instance.process.pid, 'SIGKILL');
-        } catch {
-          // already gone
-        }
+        // Freeze the postmaster first so it cannot fork while its children are being killed.
+        signalTree(instance.process.pid, 'SIGSTOP');
+        signalTree(instance.process.pid, 'SIGKILL');
         await instance.process.exited;
+      },
+      freeze() {
+        signalTree(instance.process.pid, 'SIGSTOP');
       },
       async stopFast() {
         if (!instance.process.isRunning()) return;
