@@ -35,3 +35,24 @@ export {
   type RaisedAlarm,
 } from './health/cluster-health.ts';
 export { readMemberStatus, type MemberHealth, type MemberStatus } from './health/member-status.ts';
+export { compareHashKV, memberHashKV, type HashKVComparison } from './health/hash-kv.ts';
+export { SnapshotTrailerVerifier, TRAILER_BYTES, type VerifiedSnapshot } from './backup/snapshot-trailer.ts';
+export type { BackupRecord, SnapshotSink, SnapshotUpload } from './backup/snapshot-sink.ts';
+export { fileSnapshotSink } from './backup/file-sink.ts';
+export { chooseSnapshotSource, takeBackup, type BackupOptions } from './backup/take-backup.ts';
+export { runEtcdutl, snapshotFileStatus, type SnapshotFileStatus } from './etcdutl.ts';
+export { verifySnapshotFile } from './restore/verify-snapshot-file.ts';
+export {
+  planRestore,
+  type RestoreMember,
+  type RestorePlan,
+  type RestoreRequest,
+  type RestoreStep,
+} from './restore/restore-plan.ts';
+export { runRestore } from './restore/run-restore.ts';
+export {
+  defragmentMembers,
+  type DefragmentOptions,
+  type DefragmentResult,
+} from './maintenance/defragment.ts';
+export { recoverFromNoSpace, type NoSpaceRecovery } from './maintenance/nospace-recovery.ts';

@@ -57,7 +57,7 @@ async function readAlarms(connection: EtcdConnection): Promise<RaisedAlarm[]> {
     const response = await askAnyEndpoint(connection, 'read alarms', (client) =>
       client.maintenance.alarm({ action: 'Get', memberID: 0, alarm: 'None' }),
     );
-    return response.alarms.map((a) => ({ memberId: a.memberID, alarm: String(a.alarm) }));
+    return response.alarms.map((a) => ({ memberId: a.memberID, alarm: String(a.alarm).toUpperCase() }));
   } catch {
     return []; // alarms are read through raft; without quorum the member statuses still say enough
   }

@@ -1,0 +1,36 @@
+/** What a backup records about the snapshot it wrote. */
+export interface BackupRecord {
+  /** Where the sink put it (a file path now; an object URL later). */
+  readonly location: string;
+  /** Bytes in the file, sha256 trailer included. */
+  readonly sizeBytes: number;
+  /** Hex sha256 of the database part: the trailer, verified while streaming. */
+  readonly sha256: string;
+  /** The store revision the snapshot holds. */
+  readonly revision: string;
+  /** True when `revision` was read from the snapshot itself, false when it is a lower bound read before streaming. */
+  readonly revisionExact: boolean;
+  readonly totalKeys: number | undefined;
+  readonly memberId: string;
+  readonly memberName: string;
+  readonly etcdVersion: string;
+  readonly startedAt: string;
+  readonly finishedAt: string;
+}
+
+/** Where snapshots go. The engine writes bytes in order and commits only a verified snapshot. */
+export interface SnapshotSink {
+  /** Starts a new snapshot object called `name`, invisible to readers until committed. */
+  create(name: string): Promise<SnapshotUpload>;
+}
+
+/** One snapshot being written to a sink. */
+export interface SnapshotUpload {
+  /** A local file with the bytes written so far, if the sink has one (lets etcdutl read the revision). */
+  readonly localPath: string | undefined;
+  write(chunk: Uint8Array): Promise<void>;
+  /** Makes the snapshot visible with its record; returns its location. */
+  commit(record: Omit<BackupRecord, 'location'>): Promise<string>;
+  /** Throws away what was written (a failed or unverified snapshot is never left behind). */
+  abort(): Promise<void>;
+}

@@ -1,0 +1,123 @@
+import { Readable } from 'node:stream';
+import type { ISnapshotResponse } from 'etcd3';
+import { openMemberClient, withMemberClient, type EtcdConnection } from '../connection.ts';
+import { EtcdEngineError, messageOf } from '../errors.ts';
+import { snapshotFileStatus } from '../etcdutl.ts';
+import { readClusterHealth, type ClusterHealth } from '../health/cluster-health.ts';
+import type { MemberHealth } from '../health/member-status.ts';
+import { describeMember } from '../membership/members.ts';
+import { SnapshotTrailerVerifier } from './snapshot-trailer.ts';
+import type { BackupRecord, SnapshotSink, SnapshotUpload } from './snapshot-sink.ts';
+
+export interface BackupOptions {
+  /** Name of the snapshot in the sink, e.g. `etcd-2026-11-21T01-00-00Z.db`. */
+  readonly name: string;
+  /** etcdutl, to read the exact revision from the written file when the sink keeps a local copy. */
+  readonly etcdutlPath?: string;
+}
+
+/** The member to stream from: healthy, voting, no alarm preferred, most applied index, a follower on ties. */
+export function chooseSnapshotSource(health: ClusterHealth): MemberHealth | undefined {
+  const applied = (m: MemberHealth) => BigInt(m.status?.raftAppliedIndex ?? '0');
+  return health.members
+    .filter((m) => m.healthy && !m.member.isLearner && m.member.clientUrls.length > 0)
+    .sort((a, b) => {
+      if (a.alarms.length !== b.alarms.length) return a.alarms.length - b.alarms.length;
+      const byIndex = applied(b) - applied(a);
+      if (byIndex !== 0n) return byIndex > 0n ? 1 : -1;
+      return Number(a.isLeader) - Number(b.isLeader);
+    })[0];
+}
+
+async function currentRevision(connection: EtcdConnection, clientUrl: string): Promise<string> {
+  return withMemberClient(connection, clientUrl, async (client) => {
+    const response = await client.kv.range({
+      key: Buffer.from('\0'),
+      serializable: true,
+      keys_only: true,
+      limit: 1,
+    });
+    return response.header.revision;
+  });
+}
+
+async function streamSnapshot(
+  connection: EtcdConnection,
+  clientUrl: string,
+  upload: SnapshotUpload,
+  verifier: SnapshotTrailerVerifier,
+): Promise<void> {
+  const client = openMemberClient(connection, clientUrl);
+  try {
+    const stream = await client.maintenance.snapshot();
+    if (!(stream instanceof Readable))
+      throw new Error('etcd3 returned a snapshot stream that is not a Readable');
+    // Async iteration gives backpressure: a slow sink slows the gRPC stream instead of buffering it all.
+    for await (const message of stream as AsyncIterable<ISnapshotResponse>) {
+      const blob = message.blob;
+      verifier.update(blob);
+      await upload.write(blob);
+    }
+  } finally {
+    client.close();
+  }
+}
+
+/**
+ * Streams a snapshot from the most up-to-date healthy member into `sink`, checks etcd's sha256
+ * trailer on the way, and commits it with its record (size, revision, hash). A snapshot that fails
+ * the check is aborted, never committed.
+ */
+export async function takeBackup(
+  connection: EtcdConnection,
+  sink: SnapshotSink,
+  options: BackupOptions,
+): Promise<BackupRecord> {
+  const startedAt = new Date().toISOString();
+  const health = await readClusterHealth(connection);
+  const source = chooseSnapshotSource(health);
+  const clientUrl = source?.member.clientUrls[0];
+  if (!source || !clientUrl) {
+    throw new EtcdEngineError(
+      'choose snapshot source',
+      'NoHealthyMember',
+      'no healthy voting member to stream a snapshot from',
+    );
+  }
+  const memberName = describeMember(source.member);
+  const revisionBefore = await currentRevision(connection, clientUrl);
+  const upload = await sink.create(options.name);
+  const verifier = new SnapshotTrailerVerifier();
+  try {
+    try {
+      await streamSnapshot(connection, clientUrl, upload, verifier);
+    } catch (error) {
+      throw new EtcdEngineError('stream snapshot', 'SnapshotStreamFailed', messageOf(error), {
+        member: memberName,
+        cause: error,
+      });
+    }
+    const verified = verifier.finish(`snapshot streamed from ${memberName}`);
+    const status =
+      upload.localPath && options.etcdutlPath
+        ? await snapshotFileStatus(options.etcdutlPath, upload.localPath)
+        : undefined;
+    const record: Omit<BackupRecord, 'location'> = {
+      sizeBytes: verified.sizeBytes,
+      sha256: verified.sha256,
+      revision: status?.revision ?? revisionBefore,
+      revisionExact: status !== undefined,
+      totalKeys: status?.totalKeys,
+      memberId: source.member.id,
+      memberName,
+      etcdVersion: source.status?.version ?? '',
+      startedAt,
+      finishedAt: new Date().toISOString(),
+    };
+    const location = await upload.commit(record);
+    return { location, ...record };
+  } catch (error) {
+    await upload.abort();
+    throw error;
+  }
+}
