@@ -1,0 +1,168 @@
+// The Memcached API, written once: the TypeScript types (memcached-types.ts) and the CRD YAML in
+// the chart (npm run generate) are both derived from these schemas.
+import { Type } from '@sinclair/typebox';
+
+export const group = 'cache.homeostat.dev';
+export const version = 'v1alpha1';
+
+/** The most pods one Memcached may ask for: a bound that keeps a typo (1000) from a cluster-wide outage. */
+export const maxSize = 64;
+
+// Quantities stay strings (never int-or-string) so CEL's isQuantity() can check each one.
+const quantity = (what: string) =>
+  Type.String({
+    maxLength: 64,
+    description: what,
+    'x-kubernetes-validations': [
+      { rule: 'isQuantity(self)', message: 'must be a Kubernetes quantity such as 128Mi, 1Gi, 250m or 1' },
+    ],
+  });
+
+const resourceList = (what: string) =>
+  Type.Object(
+    {
+      cpu: Type.Optional(quantity(`CPU ${what}, e.g. 100m.`)),
+      memory: Type.Optional(quantity(`Memory ${what}, e.g. 128Mi.`)),
+    },
+    { description: `Resource ${what}.` },
+  );
+
+const Toleration = Type.Object({
+  key: Type.Optional(Type.String({ maxLength: 316 })),
+  operator: Type.Optional(Type.Union([Type.Literal('Exists'), Type.Literal('Equal')])),
+  value: Type.Optional(Type.String({ maxLength: 63 })),
+  effect: Type.Optional(
+    Type.Union([Type.Literal('NoSchedule'), Type.Literal('PreferNoSchedule'), Type.Literal('NoExecute')]),
+  ),
+  tolerationSeconds: Type.Optional(Type.Integer()),
+});
+
+export const MemcachedSpec = Type.Object(
+  {
+    size: Type.Integer({
+      minimum: 0,
+      maximum: maxSize,
+      default: 1,
+      description: `Number of memcached pods (0 to ${maxSize}). Changed by \`kubectl scale\` through the scale subresource.`,
+    }),
+    image: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 512,
+        pattern: '^[^\\s]+$',
+        description:
+          "Memcached container image. Defaults to the operator's configured image (chart value memcachedImage).",
+      }),
+    ),
+    port: Type.Integer({
+      minimum: 1024,
+      maximum: 65535,
+      default: 11211,
+      description:
+        'TCP port memcached listens on and the Service exposes. At least 1024: the pods run without the capability to bind lower ports.',
+    }),
+    memoryLimitMB: Type.Integer({
+      minimum: 16,
+      maximum: 65536,
+      default: 64,
+      description:
+        'Memory for items in megabytes (memcached -m). The container memory limit defaults to this plus 32Mi of headroom.',
+    }),
+    resources: Type.Optional(
+      Type.Object(
+        {
+          requests: Type.Optional(resourceList('requests')),
+          limits: Type.Optional(resourceList('limits')),
+        },
+        {
+          description:
+            'CPU and memory requests and limits of the memcached container. Unset memory values are derived from memoryLimitMB.',
+        },
+      ),
+    ),
+    nodeSelector: Type.Optional(
+      Type.Record(Type.String(), Type.String(), { description: 'Node labels the pods must match.' }),
+    ),
+    tolerations: Type.Optional(
+      Type.Array(Toleration, { maxItems: 32, description: 'Tolerations of the memcached pods.' }),
+    ),
+    affinity: Type.Optional(
+      Type.Object(
+        {},
+        {
+          'x-kubernetes-preserve-unknown-fields': true,
+          description:
+            'Pod affinity rules (core/v1 Affinity), passed to the pods as written. Without it the operator prefers spreading pods across nodes.',
+        },
+      ),
+    ),
+    podDisruptionBudget: Type.Optional(
+      Type.Object(
+        {
+          enabled: Type.Boolean({
+            default: true,
+            description: 'Create a PodDisruptionBudget when size is greater than 1.',
+          }),
+          maxUnavailable: Type.Integer({
+            minimum: 1,
+            default: 1,
+            description: 'Pods a voluntary disruption (node drain) may take down at once.',
+          }),
+        },
+        { description: 'The PodDisruptionBudget that limits voluntary disruptions.' },
+      ),
+    ),
+  },
+  {
+    'x-kubernetes-validations': [
+      {
+        rule: '!has(self.resources) || !has(self.resources.limits) || !has(self.resources.limits.memory) || quantity(self.resources.limits.memory).asApproximateFloat() > double(self.memoryLimitMB) * 1048576.0',
+        message:
+          'resources.limits.memory must be larger than memoryLimitMB: memcached needs memory beyond its item storage for connections and its hash table',
+        fieldPath: '.resources.limits.memory',
+      },
+      {
+        rule: '!has(self.resources) || !has(self.resources.limits) || !has(self.resources.requests) || !has(self.resources.limits.memory) || !has(self.resources.requests.memory) || !quantity(self.resources.requests.memory).isGreaterThan(quantity(self.resources.limits.memory))',
+        message: 'resources.requests.memory must not be larger than resources.limits.memory',
+        fieldPath: '.resources.requests.memory',
+      },
+      {
+        rule: '!has(self.resources) || !has(self.resources.limits) || !has(self.resources.requests) || !has(self.resources.limits.cpu) || !has(self.resources.requests.cpu) || !quantity(self.resources.requests.cpu).isGreaterThan(quantity(self.resources.limits.cpu))',
+        message: 'resources.requests.cpu must not be larger than resources.limits.cpu',
+        fieldPath: '.resources.requests.cpu',
+      },
+    ],
+  },
+);
+
+const Condition = Type.Object({
+  type: Type.String({ maxLength: 316 }),
+  status: Type.Union([Type.Literal('True'), Type.Literal('False'), Type.Literal('Unknown')]),
+  reason: Type.String({ maxLength: 1024 }),
+  message: Type.String({ maxLength: 32768 }),
+  observedGeneration: Type.Optional(Type.Integer({ minimum: 0 })),
+  lastTransitionTime: Type.String({ format: 'date-time' }),
+});
+
+export const MemcachedStatus = Type.Object({
+  observedGeneration: Type.Optional(
+    Type.Integer({ description: 'The metadata.generation this status describes.' }),
+  ),
+  replicas: Type.Optional(
+    Type.Integer({ description: 'Pods that exist (the scale subresource reads this).' }),
+  ),
+  readyReplicas: Type.Optional(Type.Integer({ description: 'Pods that are ready to serve.' })),
+  nodes: Type.Optional(
+    Type.Array(Type.String(), { description: 'Names of the ready memcached pods, sorted.' }),
+  ),
+  selector: Type.Optional(
+    Type.String({ description: 'Label selector of the pods (the scale subresource reads this).' }),
+  ),
+  conditions: Type.Optional(
+    Type.Array(Condition, {
+      description: 'Available, Progressing and Degraded (KEP-1623 conditions).',
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['type'],
+    }),
+  ),
+});

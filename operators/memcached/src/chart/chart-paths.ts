@@ -1,0 +1,10 @@
+// Where the chart and its generated files live in the repository.
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root, found from this file's place in it. */
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
+export const chartDir = join(repoRoot, 'charts', 'memcached-operator');
+export const crdTemplatePath = join(chartDir, 'templates', 'crds', 'memcacheds.cache.homeostat.dev.yaml');
+export const valuesSchemaPath = join(chartDir, 'values.schema.json');
+export const samplePath = join(repoRoot, 'operators', 'memcached', 'config', 'samples', 'memcached.yaml');

@@ -1,0 +1,148 @@
+// The Deployment that runs one Memcached's pods, as the operator wants it.
+import type { V1Affinity, V1Deployment, V1ResourceRequirements, V1Toleration } from '@kubernetes/client-node';
+import { isSubset } from '@homeostat/reconcile';
+import type { Memcached } from '../api/memcached-types.ts';
+import { operandLabels, ownedObjectMeta, selectorLabels } from './operand-labels.ts';
+import { sameResourceList } from './quantity.ts';
+
+/** uid and gid of the `memcache` user in the official memcached image; any non-root id works. */
+export const memcachedUserId = 11211;
+
+/** Memory beyond `-m` for connection buffers and the hash table, in MiB. */
+export const memoryHeadroomMiB = 32;
+
+/** The container's requests and limits: the CR's values, with memory derived from memoryLimitMB where unset. */
+export function desiredResources(memcached: Memcached): {
+  requests: Record<string, string>;
+  limits: Record<string, string>;
+} {
+  const { resources, memoryLimitMB } = memcached.spec;
+  const memory = `${memoryLimitMB + memoryHeadroomMiB}Mi`;
+  const requests: Record<string, string> = { cpu: '50m', memory, ...definedOnly(resources?.requests) };
+  const limits: Record<string, string> = { memory, ...definedOnly(resources?.limits) };
+  // A request larger than a user-set limit would be rejected; fall back to the limit.
+  if (resources?.limits?.memory && !resources.requests?.memory) requests['memory'] = resources.limits.memory;
+  if (resources?.limits?.cpu && !resources.requests?.cpu) requests['cpu'] = resources.limits.cpu;
+  return { requests, limits };
+}
+
+function definedOnly(list: { cpu?: string; memory?: string } | undefined): Record<string, string> {
+  return Object.fromEntries(Object.entries(list ?? {}).filter(([, v]) => v !== undefined)) as Record<
+    string,
+    string
+  >;
+}
+
+function defaultAffinity(name: string): V1Affinity {
+  // Spread pods over nodes where possible, so one node failure takes out few cache shards.
+  return {
+    podAntiAffinity: {
+      preferredDuringSchedulingIgnoredDuringExecution: [
+        {
+          weight: 100,
+          podAffinityTerm: {
+            topologyKey: 'kubernetes.io/hostname',
+            labelSelector: { matchLabels: selectorLabels(name) },
+          },
+        },
+      ],
+    },
+  };
+}
+
+/** The desired Deployment for `memcached` (read from the API, so it has a uid), running `image`. */
+export function desiredDeployment(memcached: Memcached, image: string): V1Deployment {
+  const name = memcached.metadata?.name ?? '';
+  const { spec } = memcached;
+  const labels = operandLabels(name);
+  const tolerations = spec.tolerations as V1Toleration[] | undefined;
+  const nodeSelector =
+    spec.nodeSelector && Object.keys(spec.nodeSelector).length ? spec.nodeSelector : undefined;
+  const affinity =
+    spec.affinity && Object.keys(spec.affinity).length
+      ? (spec.affinity as V1Affinity)
+      : defaultAffinity(name);
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: ownedObjectMeta(memcached),
+    spec: {
+      replicas: spec.size,
+      revisionHistoryLimit: 3,
+      selector: { matchLabels: selectorLabels(name) },
+      template: {
+        metadata: { labels },
+        spec: {
+          automountServiceAccountToken: false,
+          enableServiceLinks: false,
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: memcachedUserId,
+            runAsGroup: memcachedUserId,
+            seccompProfile: { type: 'RuntimeDefault' },
+          },
+          containers: [
+            {
+              name: 'memcached',
+              image: spec.image ?? image,
+              command: ['memcached'],
+              // -U 0 turns UDP off: memcached over UDP is a known traffic amplifier.
+              args: ['-p', String(spec.port), '-U', '0', '-m', String(spec.memoryLimitMB)],
+              ports: [{ name: 'memcached', containerPort: spec.port, protocol: 'TCP' }],
+              resources: desiredResources(memcached) as V1ResourceRequirements,
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                runAsNonRoot: true,
+                capabilities: { drop: ['ALL'] },
+              },
+              readinessProbe: { tcpSocket: { port: 'memcached' }, periodSeconds: 5, failureThreshold: 2 },
+              livenessProbe: {
+                tcpSocket: { port: 'memcached' },
+                initialDelaySeconds: 10,
+                periodSeconds: 10,
+                failureThreshold: 3,
+              },
+            },
+          ],
+          ...(nodeSelector ? { nodeSelector } : {}),
+          ...(tolerations?.length ? { tolerations } : {}),
+          affinity,
+        },
+      },
+    },
+  };
+}
+
+/**
+ * True when `current` already has every field of `desired`. Container resources are compared by
+ * value, since the API server stores quantities in its own canonical spelling.
+ */
+export function deploymentConverged(desired: V1Deployment, current: V1Deployment | undefined): boolean {
+  if (!current) return false;
+  const strip = (d: V1Deployment) => ({
+    ...d,
+    spec: d.spec && {
+      ...d.spec,
+      template: {
+        ...d.spec.template,
+        spec: d.spec.template.spec && {
+          ...d.spec.template.spec,
+          containers: d.spec.template.spec.containers.map((c) => ({ ...c, resources: undefined })),
+        },
+      },
+    },
+  });
+  if (!isSubset(strip(desired), current)) return false;
+  const want = desired.spec?.template.spec?.containers ?? [];
+  const have = current.spec?.template.spec?.containers ?? [];
+  return want.every((container, i) => {
+    const actual = have[i]?.resources as
+      { requests?: Record<string, string>; limits?: Record<string, string> } | undefined;
+    const wanted = container.resources as
+      { requests?: Record<string, string>; limits?: Record<string, string> } | undefined;
+    return (
+      sameResourceList(wanted?.requests, actual?.requests) && sameResourceList(wanted?.limits, actual?.limits)
+    );
+  });
+}

@@ -1,0 +1,184 @@
+// The Memcached reconciler: Deployment + headless Service (+ PodDisruptionBudget) by server-side
+// apply, status from the Deployment and its pods, Events on scaling and on failures.
+import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
+import {
+  KubeApiError,
+  builtin,
+  generationChanged,
+  isBeingDeleted,
+  isControlledBy,
+  isSubset,
+  type Controller,
+  type KubeObject,
+  type Manager,
+  type ReconcileContext,
+  type ResourceType,
+} from '@homeostat/reconcile';
+import { memcacheds, type Memcached } from '../api/memcached-types.ts';
+import { deploymentConverged, desiredDeployment } from './desired-deployment.ts';
+import { desiredPodDisruptionBudget } from './desired-pdb.ts';
+import { desiredService } from './desired-service.ts';
+import { memcachedStatus } from './memcached-status.ts';
+import { managedPodsSelector } from './operand-labels.ts';
+
+export interface MemcachedControllerOptions {
+  /** Image for Memcacheds that do not name one. */
+  defaultImage: string;
+  maxConcurrentReconciles?: number;
+}
+
+/** A write the operator could not make, with a sentence for the user's `kubectl describe`. */
+class WriteFailure extends Error {
+  constructor(step: string, cause: unknown) {
+    const detail =
+      cause instanceof KubeApiError
+        ? (cause.status.message ?? cause.message)
+        : String((cause as Error).message ?? cause);
+    super(`${step}: ${detail}`, { cause });
+    this.name = 'WriteFailure';
+  }
+}
+
+async function step<T>(what: string, action: () => Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (error) {
+    throw new WriteFailure(what, error);
+  }
+}
+
+/** Refuses to adopt an object of the same name that someone else made. */
+function assertOwnedOrAbsent(current: KubeObject | undefined, memcached: Memcached, kind: string): void {
+  if (current && !isControlledBy(current, memcached)) {
+    throw new WriteFailure(
+      `${kind} ${current.metadata?.name ?? ''}`,
+      new Error('an object of this name exists and is not controlled by this Memcached; rename or delete it'),
+    );
+  }
+}
+
+async function converge(
+  memcached: Memcached,
+  ctx: ReconcileContext,
+  image: string,
+): Promise<V1Deployment | undefined> {
+  const name = memcached.metadata?.name ?? '';
+  const namespace = memcached.metadata?.namespace ?? 'default';
+  const { cache, client, events } = ctx;
+
+  const deployment = desiredDeployment(memcached, image);
+  const currentDeployment = cache.get(builtin.deployments, name, namespace);
+  assertOwnedOrAbsent(currentDeployment, memcached, 'Deployment');
+  let observed = currentDeployment;
+  if (!deploymentConverged(deployment, currentDeployment)) {
+    observed = await step(`applying Deployment ${name}`, () => client.apply(builtin.deployments, deployment));
+    const before = currentDeployment?.spec?.replicas;
+    if (before === undefined) {
+      await events.normal(
+        memcached,
+        'DeploymentCreated',
+        'Create',
+        `created Deployment ${name} with ${memcached.spec.size} pods`,
+      );
+    } else if (before !== memcached.spec.size) {
+      await events.normal(
+        memcached,
+        memcached.spec.size > before ? 'ScaledUp' : 'ScaledDown',
+        'Scale',
+        `scaled from ${before} to ${memcached.spec.size} pods`,
+      );
+    } else {
+      await events.normal(memcached, 'DeploymentUpdated', 'Update', `updated Deployment ${name}`);
+    }
+  }
+
+  const service = desiredService(memcached);
+  const currentService = cache.get(builtin.services, name, namespace);
+  assertOwnedOrAbsent(currentService, memcached, 'Service');
+  if (!isSubset(service, currentService)) {
+    await step(`applying Service ${name}`, () => client.apply(builtin.services, service));
+  }
+
+  const pdb = desiredPodDisruptionBudget(memcached);
+  const currentPdb = cache.get(builtin.podDisruptionBudgets, name, namespace);
+  if (pdb) {
+    assertOwnedOrAbsent(currentPdb, memcached, 'PodDisruptionBudget');
+    if (!isSubset(pdb, currentPdb)) {
+      await step(`applying PodDisruptionBudget ${name}`, () =>
+        client.apply(builtin.podDisruptionBudgets, pdb),
+      );
+    }
+  } else if (currentPdb && isControlledBy(currentPdb, memcached)) {
+    await step(`deleting PodDisruptionBudget ${name}`, () =>
+      client.delete(builtin.podDisruptionBudgets, name, namespace, { uid: currentPdb.metadata?.uid ?? '' }),
+    );
+    await events.normal(
+      memcached,
+      'PodDisruptionBudgetDeleted',
+      'Delete',
+      `deleted PodDisruptionBudget ${name}: it is disabled or size is ${memcached.spec.size}`,
+    );
+  }
+  return observed;
+}
+
+/** Adds the Memcached controller to `manager`. */
+export function addMemcachedController(
+  manager: Manager,
+  options: MemcachedControllerOptions,
+): Controller<Memcached> {
+  // Only this operator's pods are cached (a label-selected informer), never every pod in the cluster.
+  const pods = manager.cache.informer(builtin.pods, { labelSelector: managedPodsSelector });
+  const podsOf = (memcached: Memcached): V1Pod[] =>
+    pods.store
+      .byIndex('namespace', memcached.metadata?.namespace ?? 'default')
+      .filter((p) => p.metadata?.labels?.['app.kubernetes.io/instance'] === memcached.metadata?.name);
+
+  const controller = manager.controller({
+    name: 'memcached',
+    for: memcacheds,
+    owns: [builtin.deployments, builtin.services, builtin.podDisruptionBudgets] as ResourceType[],
+    predicates: [generationChanged],
+    maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
+    async reconcile({ namespace, name }, ctx) {
+      const memcached = ctx.cache.get(memcacheds, name, namespace);
+      // Deleted or being deleted: garbage collection removes what it owns (ownerReferences).
+      if (!memcached || isBeingDeleted(memcached)) return;
+
+      let deployment: V1Deployment | undefined;
+      let failure: WriteFailure | undefined;
+      try {
+        deployment = await converge(memcached, ctx, options.defaultImage);
+      } catch (error) {
+        if (!(error instanceof WriteFailure)) throw error;
+        failure = error;
+        deployment = ctx.cache.get(builtin.deployments, name, namespace ?? 'default');
+        await ctx.events.warning(memcached, 'ApplyFailed', 'Reconcile', error.message);
+      }
+
+      const status = memcachedStatus(memcached, {
+        deployment,
+        pods: podsOf(memcached),
+        ...(failure ? { writeError: failure.message } : {}),
+      });
+      if (!isSubset(status, memcached.status)) {
+        await ctx.client.applyStatus(memcacheds, { metadata: { name, namespace }, status } as Memcached);
+      }
+      // Thrown after the status is written, so the user sees why while the queue backs off.
+      if (failure) throw failure;
+      return undefined;
+    },
+  });
+
+  pods.addListener({
+    onAdd: (pod) => enqueueOwner(controller, pod),
+    onUpdate: (_old, pod) => enqueueOwner(controller, pod),
+    onDelete: (pod) => enqueueOwner(controller, pod),
+  });
+  return controller;
+}
+
+function enqueueOwner(controller: Controller<Memcached>, pod: V1Pod): void {
+  const instance = pod.metadata?.labels?.['app.kubernetes.io/instance'];
+  if (instance) controller.enqueue({ namespace: pod.metadata?.namespace ?? 'default', name: instance });
+}

@@ -1,0 +1,437 @@
+// Runs the Memcached operator against a real kube-apiserver + etcd. There is no kubelet and no
+// kube-controller-manager: the tests write Deployment and pod status themselves, and check what
+// the operator makes of it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { V1Deployment } from '@kubernetes/client-node';
+import { installCrds, waitUntil } from '@homeostat/testing';
+import { sharedKubeConfig } from '@homeostat/testing/shared';
+import { builtin, findCondition, KubeClient, type Condition, type Manager } from '@homeostat/reconcile';
+import { memcachedCrd } from '../api/memcached-crd.ts';
+import { memcacheds, type Memcached } from '../api/memcached-types.ts';
+import { memcachedOperator } from '../operator.ts';
+import { createMemcached, createOperandPod, eventsAbout } from '../test-support/memcached-fixtures.ts';
+import { memoryLogger } from '../test-support/memory-logger.ts';
+
+const kubeConfig = sharedKubeConfig();
+const namespace = `memcached-${process.pid}`;
+const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
+const operatorImage = 'registry.example.test/memcached:1.6-test';
+const poll = { timeoutMs: 30_000 };
+
+const get = (name: string) => client.get(memcacheds, name, namespace);
+const deploymentOf = (name: string) => client.find(builtin.deployments, name, namespace);
+const condition = (m: Memcached | undefined, type: string): Condition | undefined =>
+  findCondition(m?.status?.conditions, type);
+
+describe('Memcached operator on a real kube-apiserver + etcd', () => {
+  const { log, lines } = memoryLogger();
+  let manager: Manager;
+
+  beforeAll(async () => {
+    await installCrds(kubeConfig, [memcachedCrd]);
+    await client.create(builtin.namespaces, { metadata: { name: namespace } });
+    // Pods need their ServiceAccount; without a kube-controller-manager nobody creates "default".
+    await client.create(builtin.serviceAccounts, { metadata: { name: 'default', namespace } });
+    manager = memcachedOperator(
+      kubeConfig,
+      {
+        watchNamespaces: [namespace],
+        leaderElection: undefined,
+        podName: undefined,
+        healthPort: 0,
+        metricsPort: 0,
+        memcachedImage: operatorImage,
+        maxConcurrentReconciles: 2,
+        logLevel: 'debug',
+      },
+      { logger: log, bindAddress: '127.0.0.1' },
+    );
+    await manager.start();
+  });
+
+  afterAll(async () => {
+    await manager?.stop();
+    client.close();
+  });
+
+  it('creates a Deployment, a Service and a PDB owned by the Memcached, with the right replicas', async () => {
+    const created = await createMemcached(client, 'alpha', namespace, { size: 3, memoryLimitMB: 128 });
+    expect(created.spec).toMatchObject({ size: 3, port: 11211, memoryLimitMB: 128 }); // API server defaults
+    await waitUntil(
+      'alpha Deployment, Service and PDB',
+      async () =>
+        Boolean(
+          (await deploymentOf('alpha')) &&
+          (await client.find(builtin.services, 'alpha', namespace)) &&
+          (await client.find(builtin.podDisruptionBudgets, 'alpha', namespace)),
+        ),
+      poll,
+    );
+    const owner = {
+      apiVersion: 'cache.homeostat.dev/v1alpha1',
+      kind: 'Memcached',
+      name: 'alpha',
+      uid: created.metadata?.uid,
+      controller: true,
+      blockOwnerDeletion: true,
+    };
+
+    const deployment = (await deploymentOf('alpha')) as V1Deployment;
+    expect(deployment.metadata?.ownerReferences).toEqual([owner]);
+    expect(deployment.spec?.replicas).toBe(3);
+    const pod = deployment.spec?.template.spec;
+    const container = pod?.containers[0];
+    expect(container?.image).toBe(operatorImage);
+    expect(container?.args).toEqual(['-p', '11211', '-U', '0', '-m', '128']);
+    expect(container?.resources).toEqual({
+      requests: { cpu: '50m', memory: '160Mi' },
+      limits: { memory: '160Mi' },
+    });
+    // Pod Security "restricted": non-root, seccomp RuntimeDefault, no escalation, no capabilities.
+    expect(pod?.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      seccompProfile: { type: 'RuntimeDefault' },
+    });
+    expect(container?.securityContext).toMatchObject({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    });
+    expect(container?.readinessProbe?.tcpSocket?.port).toBe('memcached');
+    expect(container?.livenessProbe?.tcpSocket?.port).toBe('memcached');
+
+    const service = await client.get(builtin.services, 'alpha', namespace);
+    expect(service.metadata?.ownerReferences).toEqual([owner]);
+    expect(service.spec?.clusterIP).toBe('None');
+    expect(service.spec?.ports?.[0]).toMatchObject({ port: 11211, targetPort: 'memcached' });
+    expect(service.spec?.selector).toEqual(deployment.spec?.selector.matchLabels);
+
+    const pdb = await client.get(builtin.podDisruptionBudgets, 'alpha', namespace);
+    expect(pdb.metadata?.ownerReferences).toEqual([owner]);
+    expect(pdb.spec?.maxUnavailable).toBe(1);
+    expect(pdb.spec?.selector?.matchLabels).toEqual(deployment.spec?.selector.matchLabels);
+
+    const events = await eventsAbout(client, namespace, 'alpha', 'DeploymentCreated');
+    expect(events[0]).toMatchObject({ type: 'Normal', reportingController: 'memcached-operator' });
+  });
+
+  it('makes no PDB for a single pod, and takes spec.image over the default', async () => {
+    await createMemcached(client, 'solo', namespace, { image: 'example.test/memcached:custom' });
+    await waitUntil('solo Deployment', async () => (await deploymentOf('solo')) !== undefined, poll);
+    const deployment = await deploymentOf('solo');
+    expect(deployment?.spec?.replicas).toBe(1);
+    expect(deployment?.spec?.template.spec?.containers[0]?.image).toBe('example.test/memcached:custom');
+    await waitUntil('solo status', async () => (await get('solo')).status?.observedGeneration === 1, poll);
+    expect(await client.find(builtin.podDisruptionBudgets, 'solo', namespace)).toBeUndefined();
+  });
+
+  it('scales through the scale subresource (kubectl scale), with an Event, and drops the PDB at one pod', async () => {
+    await createMemcached(client, 'scaled', namespace, { size: 2 });
+    await waitUntil(
+      'scaled PDB',
+      async () => (await client.find(builtin.podDisruptionBudgets, 'scaled', namespace)) !== undefined,
+      poll,
+    );
+
+    const scale = (await client.patch(
+      memcacheds,
+      'scaled',
+      namespace,
+      { spec: { replicas: 5 } },
+      { subresource: 'scale' },
+    )) as unknown as {
+      spec: { replicas: number };
+    };
+    expect(scale.spec.replicas).toBe(5);
+    await waitUntil(
+      'Deployment scaled to 5',
+      async () => (await deploymentOf('scaled'))?.spec?.replicas === 5,
+      poll,
+    );
+    await waitUntil(
+      'ScaledUp event',
+      async () => (await eventsAbout(client, namespace, 'scaled', 'ScaledUp')).length > 0,
+      poll,
+    );
+    const [scaledUp] = await eventsAbout(client, namespace, 'scaled', 'ScaledUp');
+    expect(scaledUp?.note).toBe('scaled from 2 to 5 pods');
+
+    // The scale subresource reads the selector back from status.
+    await waitUntil('status.selector', async () => Boolean((await get('scaled')).status?.selector), poll);
+    const read = (await client.patch(
+      memcacheds,
+      'scaled',
+      namespace,
+      {},
+      { subresource: 'scale' },
+    )) as unknown as {
+      status: { selector: string };
+    };
+    expect(read.status.selector).toBe('app.kubernetes.io/name=memcached,app.kubernetes.io/instance=scaled');
+
+    await client.patch(memcacheds, 'scaled', namespace, { spec: { replicas: 1 } }, { subresource: 'scale' });
+    await waitUntil(
+      'Deployment scaled to 1',
+      async () => (await deploymentOf('scaled'))?.spec?.replicas === 1,
+      poll,
+    );
+    await waitUntil(
+      'PDB deleted',
+      async () => (await client.find(builtin.podDisruptionBudgets, 'scaled', namespace)) === undefined,
+      poll,
+    );
+    expect((await eventsAbout(client, namespace, 'scaled', 'ScaledDown'))[0]?.note).toBe(
+      'scaled from 5 to 1 pods',
+    );
+  });
+
+  it('turns the Deployment status and its pods into the Memcached status and conditions', async () => {
+    await createMemcached(client, 'status', namespace, { size: 3 });
+    await waitUntil('status Deployment', async () => (await deploymentOf('status')) !== undefined, poll);
+    await waitUntil(
+      'status written',
+      async () => condition(await get('status'), 'Progressing') !== undefined,
+      poll,
+    );
+    // Nothing has run yet: not available, progressing (scaling up from 0), not degraded.
+    let memcached = await get('status');
+    expect(condition(memcached, 'Available')).toMatchObject({
+      status: 'False',
+      reason: 'NotEnoughPodsReady',
+      observedGeneration: 1,
+    });
+    expect(condition(memcached, 'Progressing')).toMatchObject({ status: 'True', reason: 'RollingOut' });
+    expect(condition(memcached, 'Degraded')).toMatchObject({ status: 'False', reason: 'AsExpected' });
+
+    const generation = (await deploymentOf('status'))?.metadata?.generation;
+    const writeDeploymentStatus = (ready: number) =>
+      client.patchStatus(builtin.deployments, 'status', namespace, {
+        observedGeneration: generation,
+        replicas: 3,
+        updatedReplicas: 3,
+        readyReplicas: ready,
+        availableReplicas: ready,
+      });
+
+    // One of three ready: with maxUnavailable 1, two are needed.
+    await createOperandPod(client, 'status', namespace, 'status-b', true);
+    await createOperandPod(client, 'status', namespace, 'status-a', false);
+    await writeDeploymentStatus(1);
+    await waitUntil('readyReplicas 1', async () => (await get('status')).status?.readyReplicas === 1, poll);
+    memcached = await get('status');
+    expect(memcached.status).toMatchObject({ replicas: 3, readyReplicas: 1, nodes: ['status-b'] });
+    expect(condition(memcached, 'Available')).toMatchObject({
+      status: 'False',
+      message: '1 of 3 pods ready; 2 needed',
+    });
+    expect(condition(memcached, 'Progressing')).toMatchObject({ status: 'True', reason: 'WaitingForPods' });
+
+    // All three ready: available, rollout complete.
+    await createOperandPod(client, 'status', namespace, 'status-c', true);
+    await client.patchStatus(builtin.pods, 'status-a', namespace, {
+      conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date().toISOString() }],
+    });
+    await writeDeploymentStatus(3);
+    await waitUntil(
+      'Available',
+      async () => condition(await get('status'), 'Available')?.status === 'True',
+      poll,
+    );
+    await waitUntil('all nodes listed', async () => (await get('status')).status?.nodes?.length === 3, poll);
+    memcached = await get('status');
+    expect(memcached.status).toMatchObject({ readyReplicas: 3, nodes: ['status-a', 'status-b', 'status-c'] });
+    expect(condition(memcached, 'Available')).toMatchObject({ reason: 'MinimumPodsReady' });
+    expect(condition(memcached, 'Progressing')).toMatchObject({ status: 'False', reason: 'Complete' });
+
+    // A stalled rollout (the Deployment controller's verdict) makes the Memcached Degraded.
+    await client.patchStatus(builtin.deployments, 'status', namespace, {
+      conditions: [
+        {
+          type: 'Progressing',
+          status: 'False',
+          reason: 'ProgressDeadlineExceeded',
+          message: 'ReplicaSet "status-abc" has timed out progressing.',
+          lastUpdateTime: new Date().toISOString(),
+          lastTransitionTime: new Date().toISOString(),
+        },
+      ],
+    });
+    await waitUntil(
+      'Degraded',
+      async () => condition(await get('status'), 'Degraded')?.status === 'True',
+      poll,
+    );
+    expect(condition(await get('status'), 'Degraded')).toMatchObject({
+      reason: 'RolloutStalled',
+      message: 'ReplicaSet "status-abc" has timed out progressing.',
+    });
+  });
+
+  it('causes no writes once converged, however often it reconciles', async () => {
+    await createMemcached(client, 'steady', namespace, { size: 2 });
+    await waitUntil(
+      'steady converged',
+      async () => (await get('steady')).status?.observedGeneration === 1,
+      poll,
+    );
+    await waitUntil(
+      'steady objects cached',
+      async () =>
+        manager.cache.informer(builtin.podDisruptionBudgets).store.get(`${namespace}/steady`) !== undefined &&
+        manager.cache.informer(memcacheds).store.get(`${namespace}/steady`)?.status?.observedGeneration === 1,
+      poll,
+    );
+    await new Promise((r) => setTimeout(r, 1000)); // let the echo of the last write reach the cache
+    const writes = () =>
+      ['POST', 'PUT', 'PATCH', 'DELETE'].reduce(
+        (sum, verb) => sum + (manager.client.transport.counts[verb] ?? 0),
+        0,
+      );
+    const before = writes();
+    const controller = manager.controllerNamed('memcached');
+    for (let i = 0; i < 5; i++) {
+      const count = await reconcileCount(manager);
+      controller?.enqueue({ namespace, name: 'steady' });
+      await waitUntil(`reconcile ${i + 1}`, async () => (await reconcileCount(manager)) > count, poll);
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    expect(writes()).toBe(before);
+  });
+
+  it('rejects invalid Memcacheds at the API server with messages a user understands', async () => {
+    const rejection = async (name: string, spec: Record<string, unknown> | undefined) => {
+      try {
+        await client.create(memcacheds, {
+          metadata: { name, namespace },
+          ...(spec ? { spec } : {}),
+        } as Memcached);
+      } catch (error) {
+        return String((error as Error).message);
+      }
+      throw new Error(`${name} was accepted`);
+    };
+    expect(await rejection('neg', { size: -1 })).toContain(
+      'spec.size: Invalid value: -1: spec.size in body should be greater than or equal to 0',
+    );
+    expect(await rejection('huge', { size: 1000 })).toContain(
+      'spec.size in body should be less than or equal to 64',
+    );
+    expect(await rejection('lowport', { port: 80 })).toContain(
+      'spec.port in body should be greater than or equal to 1024',
+    );
+    expect(
+      await rejection('tight', { memoryLimitMB: 256, resources: { limits: { memory: '256Mi' } } }),
+    ).toContain(
+      'spec.resources.limits.memory: Invalid value: "object": resources.limits.memory must be larger than memoryLimitMB',
+    );
+    expect(await rejection('notq', { resources: { requests: { cpu: 'lots' } } })).toContain(
+      'spec.resources.requests.cpu: Invalid value: "string": must be a Kubernetes quantity such as 128Mi, 1Gi, 250m or 1',
+    );
+    expect(
+      await rejection('inverted', { resources: { requests: { cpu: '2' }, limits: { cpu: '500m' } } }),
+    ).toContain('resources.requests.cpu must not be larger than resources.limits.cpu');
+    expect(await rejection('badtol', { tolerations: [{ operator: 'Maybe' }] })).toContain(
+      'spec.tolerations[0].operator: Unsupported value: "Maybe": supported values: "Exists", "Equal"',
+    );
+    expect(await rejection('nospec', undefined)).toContain('spec: Required value: spec is required');
+    expect(await rejection('9lives', {})).toContain(
+      'metadata.name: Invalid value: "object": metadata.name must be lowercase letters, digits and "-", starting with a letter',
+    );
+    expect(await rejection('x'.repeat(64), {})).toContain('metadata.name: Too long: may not be more than 63');
+    expect(await rejection('pdb', { podDisruptionBudget: { maxUnavailable: 0 } })).toContain(
+      'spec.podDisruptionBudget.maxUnavailable in body should be greater than or equal to 1',
+    );
+  });
+
+  it('reports what the API server refused as a Degraded condition and a Warning Event, without crashing', async () => {
+    // affinity is passed through as written; the Deployment's own validation refuses this one.
+    await createMemcached(client, 'refused', namespace, {
+      affinity: {
+        nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [] } },
+      },
+    });
+    await waitUntil(
+      'Degraded ApplyFailed',
+      async () => condition(await get('refused'), 'Degraded')?.reason === 'ApplyFailed',
+      poll,
+    );
+    const degraded = condition(await get('refused'), 'Degraded');
+    expect(degraded?.status).toBe('True');
+    expect(degraded?.message).toMatch(/^applying Deployment refused: .*nodeSelectorTerms/);
+    await waitUntil(
+      'ApplyFailed event',
+      async () => (await eventsAbout(client, namespace, 'refused', 'ApplyFailed')).length > 0,
+      poll,
+    );
+    expect((await eventsAbout(client, namespace, 'refused', 'ApplyFailed'))[0]?.type).toBe('Warning');
+    expect(
+      lines.some((l) => l['name'] === 'refused' && l['msg'] === 'reconcile failed; retrying with backoff'),
+    ).toBe(true);
+
+    // Fixing the spec clears the condition.
+    await client.patch(memcacheds, 'refused', namespace, [{ op: 'remove', path: '/spec/affinity' }], {
+      patchType: 'json',
+    });
+    await waitUntil(
+      'Degraded cleared',
+      async () => condition(await get('refused'), 'Degraded')?.status === 'False',
+      poll,
+    );
+    expect(await deploymentOf('refused')).toBeDefined();
+  });
+
+  it('never adopts an object of the same name that it does not own', async () => {
+    await client.create(builtin.services, {
+      metadata: { name: 'squatter', namespace },
+      spec: { ports: [{ port: 80 }] },
+    });
+    await createMemcached(client, 'squatter', namespace);
+    await waitUntil(
+      'Degraded on the squatted Service',
+      async () => condition(await get('squatter'), 'Degraded')?.status === 'True',
+      poll,
+    );
+    expect(condition(await get('squatter'), 'Degraded')?.message).toContain(
+      'Service squatter: an object of this name exists and is not controlled by this Memcached',
+    );
+    const service = await client.get(builtin.services, 'squatter', namespace);
+    expect(service.metadata?.ownerReferences).toBeUndefined();
+  });
+
+  it('leaves nothing behind that garbage collection cannot explain when a Memcached is deleted', async () => {
+    const created = await createMemcached(client, 'doomed', namespace, { size: 2 });
+    await waitUntil(
+      'doomed PDB',
+      async () => (await client.find(builtin.podDisruptionBudgets, 'doomed', namespace)) !== undefined,
+      poll,
+    );
+    await client.delete(memcacheds, 'doomed', namespace);
+    await waitUntil(
+      'doomed gone',
+      async () => (await client.find(memcacheds, 'doomed', namespace)) === undefined,
+      poll,
+    );
+    await new Promise((r) => setTimeout(r, 1000)); // give a wrong-headed operator time to recreate things
+    // No garbage collector runs here; every object left must name the deleted Memcached as its
+    // controller (so a cluster's garbage collector deletes it), and none may be new.
+    const selector = 'app.kubernetes.io/instance=doomed';
+    const left = [
+      ...(await client.list(builtin.deployments, { namespace, labelSelector: selector })).items,
+      ...(await client.list(builtin.services, { namespace, labelSelector: selector })).items,
+      ...(await client.list(builtin.podDisruptionBudgets, { namespace, labelSelector: selector })).items,
+    ];
+    expect(left.map((o) => o.kind).sort()).toEqual(['Deployment', 'PodDisruptionBudget', 'Service']);
+    for (const object of left) {
+      expect(object.metadata?.ownerReferences).toEqual([
+        expect.objectContaining({ uid: created.metadata?.uid, controller: true, blockOwnerDeletion: true }),
+      ]);
+    }
+  });
+});
+
+async function reconcileCount(manager: Manager): Promise<number> {
+  const text = await manager.metrics.registry.getSingleMetricAsString('controller_runtime_reconcile_total');
+  return [
+    ...text.matchAll(/controller_runtime_reconcile_total\{[^}]*controller="memcached"[^}]*\} (\d+)/g),
+  ].reduce((sum, m) => sum + Number(m[1]), 0);
+}
