@@ -1,8 +1,7 @@
 import { readFile } from 'node:fs/promises';
+import { rawApply } from './raw-apply.ts';
 import {
   ApiextensionsV1Api,
-  KubernetesObjectApi,
-  PatchStrategy,
   Watch,
   loadAllYaml,
   type KubeConfig,
@@ -21,7 +20,6 @@ export async function installCrds(
   sources: readonly (string | KubernetesObject)[],
   timeoutMs = 30_000,
 ): Promise<string[]> {
-  const objects = kubeConfig.makeApiClient(KubernetesObjectApi);
   const extensions = kubeConfig.makeApiClient(ApiextensionsV1Api);
   const names: string[] = [];
   for (const source of sources) {
@@ -38,7 +36,12 @@ export async function installCrds(
         );
       }
       try {
-        await objects.patch(doc, undefined, undefined, fieldManager, true, PatchStrategy.ServerSideApply);
+        await rawApply(
+          kubeConfig,
+          `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${doc.metadata?.name ?? ''}`,
+          doc,
+          fieldManager,
+        );
       } catch (error) {
         throw new Error(`installing CRD ${doc.metadata?.name ?? '?'} from ${file} failed: ${String(error)}`, {
           cause: error,

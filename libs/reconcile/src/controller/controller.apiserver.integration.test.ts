@@ -4,7 +4,7 @@ import { installCrds, waitUntil } from '@homeostat/testing';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
 import { KubeClient } from '../client/kube-client.ts';
 import { builtin } from '../client/resource-type.ts';
-import type { Manager } from '../manager/manager.ts';
+import { Manager } from '../manager/manager.ts';
 import { widgetCrd, widgets, type Widget } from '../test-support/widget.ts';
 import { widgetFinalizer, widgetOperator } from '../test-support/widget-operator.ts';
 import { memoryLogger } from '../test-support/test-logger.ts';
@@ -255,5 +255,49 @@ describe('controller on a real kube-apiserver + etcd', () => {
       reportingController: 'widget-operator',
       action: 'Reconcile',
     });
+  });
+
+  it('reconciles the objects a watched kind maps to', async () => {
+    const seen: string[] = [];
+    const mapped = new Manager({
+      kubeConfig,
+      name: 'mapping-test',
+      logger: memoryLogger().log,
+      namespaces: [namespace],
+    });
+    mapped.controller({
+      name: 'by-secret',
+      for: widgets,
+      watches: [
+        {
+          type: builtin.secrets,
+          map: (secret) => {
+            const target = secret.metadata?.annotations?.['test.homeostat.dev/widget'];
+            return target ? [{ namespace: secret.metadata?.namespace ?? namespace, name: target }] : [];
+          },
+        },
+      ],
+      async reconcile({ name }) {
+        seen.push(name);
+      },
+    });
+    await mapped.start();
+    try {
+      const before = seen.filter((n) => n === 'alpha').length;
+      await client.create(builtin.secrets, {
+        metadata: {
+          name: 'points-at-alpha',
+          namespace,
+          annotations: { 'test.homeostat.dev/widget': 'alpha' },
+        },
+      });
+      await waitUntil(
+        'the Secret enqueues its Widget',
+        async () => seen.filter((n) => n === 'alpha').length > before,
+        { timeoutMs: 20_000 },
+      );
+    } finally {
+      await mapped.stop();
+    }
   });
 });

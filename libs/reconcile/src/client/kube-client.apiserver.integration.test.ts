@@ -1,0 +1,108 @@
+// The client and the event recorder against a real kube-apiserver + etcd (shared by this project's tests).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sharedKubeConfig } from '@homeostat/testing/shared';
+import { installCrds } from '@homeostat/testing';
+import { KubeClient } from './kube-client.ts';
+import { builtin } from './resource-type.ts';
+import { AlreadyExistsError, ConflictError, InvalidError, NotFoundError } from './errors.ts';
+import { EventRecorder } from '../events/event-recorder.ts';
+import { widgetCrd, widgets, type Widget } from '../test-support/widget.ts';
+import { memoryLogger } from '../test-support/test-logger.ts';
+
+const namespace = `client-${process.pid}`;
+const client = new KubeClient(sharedKubeConfig(), { fieldManager: 'homeostat-test' });
+
+describe('KubeClient on a real kube-apiserver + etcd', () => {
+  beforeAll(async () => {
+    await installCrds(sharedKubeConfig(), [widgetCrd]);
+    await client.create(builtin.namespaces, { metadata: { name: namespace } });
+  });
+  afterAll(() => client.close());
+
+  it('reads with get (NotFoundError when absent) and find (undefined when absent)', async () => {
+    await expect(client.get(builtin.configMaps, 'absent', namespace)).rejects.toBeInstanceOf(NotFoundError);
+    expect(await client.find(builtin.configMaps, 'absent', namespace)).toBeUndefined();
+  });
+
+  it('lists every page and returns the list resourceVersion', async () => {
+    for (let i = 0; i < 7; i++)
+      await client.create(builtin.configMaps, {
+        metadata: { name: `page-${i}`, namespace, labels: { paged: 'yes' } },
+      });
+    const list = await client.list(builtin.configMaps, { namespace, labelSelector: 'paged=yes', limit: 2 });
+    expect(list.items.map((c) => c.metadata?.name).sort()).toEqual([
+      'page-0',
+      'page-1',
+      'page-2',
+      'page-3',
+      'page-4',
+      'page-5',
+      'page-6',
+    ]);
+    expect(list.items[0]?.kind).toBe('ConfigMap');
+    expect(list.resourceVersion).toMatch(/.+/);
+  });
+
+  it('server-side applies under its field manager, for built-in kinds and custom resources', async () => {
+    const applied = await client.apply(builtin.configMaps, {
+      metadata: { name: 'applied', namespace },
+      data: { a: '1' },
+    });
+    expect(applied.metadata?.managedFields?.map((f) => [f.manager, f.operation])).toEqual([
+      ['homeostat-test', 'Apply'],
+    ]);
+    const widget = await client.apply(widgets, {
+      metadata: { name: 'applied', namespace },
+      spec: { size: 2 },
+    } as Widget);
+    expect(widget.spec.size).toBe(2);
+    const withStatus = await client.applyStatus(widgets, {
+      metadata: { name: 'applied', namespace },
+      status: { gizmos: 2 },
+    } as Widget);
+    expect(withStatus.status?.gizmos).toBe(2);
+    const patched = await client.patchStatus(widgets, 'applied', namespace, { gizmos: 3 });
+    expect(patched.status?.gizmos).toBe(3);
+  });
+
+  it('surfaces conflicts, duplicates and invalid objects as typed errors with the API server message', async () => {
+    const original = await client.create(builtin.configMaps, {
+      metadata: { name: 'contended', namespace },
+      data: { v: '1' },
+    });
+    await client.replace(builtin.configMaps, { ...original, data: { v: '2' } });
+    const stale = client.replace(builtin.configMaps, { ...original, data: { v: '3' } });
+    await expect(stale).rejects.toBeInstanceOf(ConflictError);
+    await expect(
+      client.create(builtin.configMaps, { metadata: { name: 'contended', namespace } }),
+    ).rejects.toBeInstanceOf(AlreadyExistsError);
+    const invalid = client.create(widgets, {
+      metadata: { name: 'too-big', namespace },
+      spec: { size: 20, color: 'red' },
+    } as Widget);
+    await expect(invalid).rejects.toBeInstanceOf(InvalidError);
+    await expect(invalid).rejects.toThrow(/only blue widgets may have more than 10 gizmos/);
+  });
+
+  it('deletes, reporting whether there was anything to delete', async () => {
+    await client.create(builtin.configMaps, { metadata: { name: 'short-lived', namespace } });
+    expect(await client.delete(builtin.configMaps, 'short-lived', namespace)).toBe(true);
+    expect(await client.delete(builtin.configMaps, 'short-lived', namespace)).toBe(false);
+  });
+});
+
+describe('EventRecorder on a real kube-apiserver + etcd', () => {
+  it('aggregates a repeated event into one Event with a series count', async () => {
+    const subject = await client.create(builtin.configMaps, { metadata: { name: 'eventful', namespace } });
+    const recorder = new EventRecorder(client, 'homeostat-test', 'test-0', memoryLogger().log);
+    for (let i = 0; i < 3; i++)
+      await recorder.warning(subject, 'StillBroken', 'Reconcile', 'the same problem again');
+    await recorder.normal(subject, 'Fixed', 'Reconcile', 'better now');
+    const { items } = await client.list(builtin.events, { namespace });
+    const about = items.filter((e) => e.regarding?.name === 'eventful');
+    expect(about.map((e) => [e.reason, e.type, e.series?.count ?? 1]).sort()).toEqual([
+      ['Fixed', 'Normal', 1],
+      ['StillBroken', 'Warning', 3],
+    ]);
+  });
+});
