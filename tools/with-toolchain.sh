@@ -51,6 +51,17 @@ require_command go golang-go
 require_command openssl openssl
 require_command setpriv util-linux
 require_command flock util-linux
+# The local cluster and the offline image builds (npm run cluster:up, images, e2e) need these too.
+if [[ -n "${HOMEOSTAT_E2E_TOOLS:-}" ]]; then
+  require_command ip iproute2
+  require_command iptables iptables
+  require_command conntrack conntrack
+  require_command containerd containerd
+  require_command runc runc
+  require_command /usr/lib/cni/bridge containernetworking-plugins
+  require_command debootstrap debootstrap
+  require_command dockerd docker.io
+fi
 require_command shellcheck shellcheck                              # lints operators/postgres/entrypoint
 require_command /usr/lib/postgresql/15/bin/postgres postgresql     # the postgres operator's tests run it
 exec 8>"${TMPDIR:-/tmp}/homeostat-toolchain.lock"

@@ -1,0 +1,214 @@
+// Brings up a single-node Kubernetes on this machine from host processes, or reuses the one
+// already running when it is healthy. See docs/adr/0500-local-cluster-from-host-processes.md.
+import { Resolver } from 'node:dns/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { createConnection } from 'node:net';
+import { join } from 'node:path';
+import {
+  binaryPath,
+  createControlPlanePki,
+  kubernetesVersion,
+  logTail,
+  repoRoot,
+  waitUntil,
+  writeAdminKubeconfig,
+} from '@homeostat/testing';
+import { clusterImages } from '../images/image-names.ts';
+import { ensureImages } from '../images/build-images.ts';
+import { writeComponentConfig } from './component-config.ts';
+import { components, type Component } from './components.ts';
+import { coreDnsObjects } from './coredns-addon.ts';
+import { daemonDied, daemonRunning, logFile, startDaemon } from './daemons.ts';
+import { clusterDown, reportLeftovers } from './cluster-down.ts';
+import { recordMachineBefore, setUpBridge } from './host-network.ts';
+import { ensureEgressGuard } from './iptables-chains.ts';
+import { apiServerUrl, network, paths, ports, runDir, stateDir } from './layout.ts';
+import { note, step } from './progress.ts';
+import { run } from './run-command.ts';
+
+const neededBinaries = [
+  'etcd',
+  'kube-apiserver',
+  'kube-controller-manager',
+  'kube-scheduler',
+  'kubelet',
+  'kube-proxy',
+  'kubectl',
+  'coredns',
+];
+
+/** The order components start in; each waits for the ones before it. */
+const startOrder = [
+  ['etcd', 'containerd'],
+  ['kube-apiserver'],
+  ['kube-controller-manager', 'kube-scheduler', 'kubelet', 'kube-proxy'],
+];
+
+export interface LocalCluster {
+  kubeconfig: string;
+  /** True when a healthy cluster was already running and has been reused. */
+  reused: boolean;
+}
+
+/** Starts the local cluster (or reuses a healthy one) and returns its kubeconfig. */
+export async function clusterUp(): Promise<LocalCluster> {
+  if (process.getuid?.() !== 0) throw new Error('the local cluster needs root (network, mounts, cgroups)');
+  await step('building the Kubernetes binaries that are not cached yet', () =>
+    run('bash', [join(repoRoot, 'tools/build-binaries.sh'), ...neededBinaries], { timeoutMs: 120 * 60_000 }),
+  );
+  if (existsSync(paths.ready)) {
+    const problem = await healthProblem();
+    if (problem === undefined) {
+      note(`reusing the healthy local cluster (KUBECONFIG=${paths.kubeconfig})`);
+      return { kubeconfig: paths.kubeconfig, reused: true };
+    }
+    note(`the cluster that was up is unhealthy (${problem}); rebuilding it`);
+  }
+  if (existsSync(stateDir) || existsSync(runDir)) {
+    await step('clearing the remains of an earlier cluster', async () => {
+      reportLeftovers(await clusterDown());
+    });
+  }
+  await checkPortsFree();
+  await mkdir(stateDir, { recursive: true, mode: 0o700 });
+  await mkdir(paths.pki, { recursive: true });
+  await recordMachineBefore();
+
+  const pki = await step('certificates and kubeconfig', async () => {
+    const made = await createControlPlanePki(paths.pki, network.kubernetesServiceIp, [
+      `IP:${network.nodeIp}`,
+      `DNS:${network.nodeName}`,
+    ]);
+    await writeAdminKubeconfig(paths.kubeconfig, apiServerUrl, made);
+    await writeComponentConfig(paths.kubeconfig, made.caCert);
+    return made;
+  });
+  await step(`pod network: bridge ${network.bridge} (${network.nodeIp}), egress guard`, async () => {
+    await setUpBridge();
+    await ensureEgressGuard();
+  });
+
+  const all = components(pki, paths.kubeconfig);
+  for (const group of startOrder) {
+    await step(`starting ${group.join(', ')}`, () => Promise.all(group.map((name) => startAndWait(name, all))));
+    if (group.includes('containerd')) {
+      // The sandbox and DNS images must be in containerd before the kubelet runs a pod.
+      await step('images the cluster runs (pause, CoreDNS)', () =>
+        ensureImages({
+          refs: [clusterImages.pause, clusterImages.coredns],
+          containerd: { socket: paths.containerdSocket, importedRecord: join(stateDir, 'imported-images.json') },
+          log: note,
+        }),
+      );
+    }
+  }
+  await step(`node ${network.nodeName} Ready`, waitForNodeReady);
+  // kube-proxy prepends its own FORWARD rules when it starts; ours must stay first.
+  await ensureEgressGuard();
+  await step('cluster DNS (CoreDNS)', async () => {
+    await kubectl(['apply', '--server-side', '--force-conflicts', '-f', '-'], JSON.stringify(coreDnsObjects()));
+    await waitForDns();
+  });
+  await writeFile(paths.ready, JSON.stringify({ version: kubernetesVersion, at: new Date().toISOString() }));
+  return { kubeconfig: paths.kubeconfig, reused: false };
+}
+
+async function startAndWait(name: string, all: Record<string, Component>): Promise<void> {
+  const component = all[name];
+  if (!component) throw new Error(`no component named ${name}`);
+  await startDaemon(component.spec);
+  await waitUntil(name, component.ready, {
+    timeoutMs: 120_000,
+    intervalMs: 250,
+    abort: daemonDied(name),
+    describe: () => logTail(logFile(name)),
+  });
+}
+
+/** Runs the pinned kubectl against the local cluster. */
+export function kubectl(args: readonly string[], input?: string): Promise<string> {
+  return run(binaryPath('kubectl'), [`--kubeconfig=${paths.kubeconfig}`, ...args], {
+    timeoutMs: 120_000,
+    ...(input !== undefined ? { input } : {}),
+  });
+}
+
+async function nodeReady(): Promise<boolean> {
+  const out = await kubectl([
+    'get',
+    'node',
+    network.nodeName,
+    '-o',
+    'jsonpath={.status.conditions[?(@.type=="Ready")].status}',
+  ]);
+  return out.trim() === 'True';
+}
+
+async function waitForNodeReady(): Promise<void> {
+  await waitUntil('node Ready', nodeReady, {
+    timeoutMs: 180_000,
+    intervalMs: 1000,
+    abort: Promise.race(['kubelet', 'containerd'].map((n) => daemonDied(n))),
+    describe: () => logTail(logFile('kubelet')),
+  });
+}
+
+/** Asks the cluster DNS, from this machine, for the API server's Service name. */
+async function dnsAnswers(): Promise<boolean> {
+  const resolver = new Resolver({ timeout: 1000, tries: 1 });
+  resolver.setServers([network.dnsServiceIp]);
+  const addresses = await resolver.resolve4(`kubernetes.default.svc.${network.clusterDomain}`);
+  return addresses.includes(network.kubernetesServiceIp);
+}
+
+async function waitForDns(): Promise<void> {
+  await waitUntil('kubernetes.default.svc resolves through CoreDNS', dnsAnswers, {
+    timeoutMs: 180_000,
+    intervalMs: 1000,
+    describe: () => `see: kubectl --kubeconfig=${paths.kubeconfig} -n kube-system describe pods -l k8s-app=kube-dns`,
+  });
+}
+
+/** Why the running cluster cannot be reused, or undefined when it can. */
+async function healthProblem(): Promise<string | undefined> {
+  for (const name of ['etcd', 'containerd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubelet', 'kube-proxy']) {
+    if (!daemonRunning(name)) return `${name} is not running`;
+  }
+  try {
+    if (!(await nodeReady())) return 'the node is not Ready';
+    if (!(await dnsAnswers())) return 'cluster DNS does not answer';
+  } catch (error) {
+    return String(error).split('\n')[0];
+  }
+  await ensureEgressGuard();
+  return undefined;
+}
+
+async function checkPortsFree(): Promise<void> {
+  const checks: [string, string, number][] = [
+    ['etcd', '127.0.0.1', ports.etcdClient],
+    ['etcd peer', '127.0.0.1', ports.etcdPeer],
+    ['kube-controller-manager', '127.0.0.1', ports.controllerManager],
+    ['kube-scheduler', '127.0.0.1', ports.scheduler],
+    ['kubelet healthz', '127.0.0.1', ports.kubeletHealthz],
+    ['kube-proxy healthz', '127.0.0.1', ports.kubeProxyHealthz],
+    ['kube-proxy metrics', '127.0.0.1', ports.kubeProxyMetrics],
+  ];
+  for (const [what, host, port] of checks) {
+    if (await listening(host, port)) {
+      throw new Error(`port ${host}:${port}, which the local cluster's ${what} needs, is taken by another process`);
+    }
+  }
+}
+
+function listening(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host, port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}

@@ -1,0 +1,153 @@
+// The configuration files the node components read: containerd's, the CNI network, the
+// kubelet's and kube-proxy's. JSON is valid YAML, so the Kubernetes ones are written as JSON.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { network, paths, ports, runDir } from './layout.ts';
+import { clusterImages } from '../images/image-names.ts';
+
+export const configFiles = {
+  containerd: join(paths.config, 'containerd.toml'),
+  cni: join(paths.cniConf, '10-homeostat.conflist'),
+  kubelet: join(paths.config, 'kubelet.json'),
+  kubeProxy: join(paths.config, 'kube-proxy.json'),
+  /** Pods with dnsPolicy Default get this: no upstream resolver, so no lookup leaves the machine. */
+  podResolvConf: join(paths.config, 'resolv.conf'),
+};
+
+/** Writes every node component's configuration files. */
+export async function writeComponentConfig(kubeconfig: string, caCert: string): Promise<void> {
+  await mkdir(paths.config, { recursive: true });
+  await mkdir(paths.cniConf, { recursive: true });
+  await writeFile(configFiles.containerd, containerdToml());
+  await writeFile(configFiles.cni, JSON.stringify(cniConflist(), null, 2));
+  await writeFile(configFiles.kubelet, JSON.stringify(kubeletConfig(caCert), null, 2));
+  await writeFile(configFiles.kubeProxy, JSON.stringify(kubeProxyConfig(kubeconfig), null, 2));
+  await writeFile(
+    configFiles.podResolvConf,
+    '# homeostat local cluster: no upstream name server; only cluster names resolve (through CoreDNS)\n',
+  );
+}
+
+// Debian's containerd 1.6 reads config version 2. Its own state lives under our directories and
+// its socket is ours alone, so a docker daemon or another containerd on the machine is unaffected.
+function containerdToml(): string {
+  const cri = 'plugins."io.containerd.grpc.v1.cri"';
+  return `version = 2
+root = "${paths.containerdRoot}"
+state = "${paths.containerdState}"
+
+[grpc]
+  address = "${paths.containerdSocket}"
+
+[ttrpc]
+  address = "${paths.containerdSocket}.ttrpc"
+
+[plugins."io.containerd.internal.v1.opt"]
+  path = "${paths.containerdRoot}/opt"
+
+[${cri}]
+  sandbox_image = "${clusterImages.pause}"
+  enable_unprivileged_ports = false
+  enable_unprivileged_icmp = false
+  # These machines withhold CAP_SYS_RESOURCE, so no process may lower its OOM score below its
+  # parent's; without this, every pod sandbox (oom_score_adj -998) fails to start.
+  restrict_oom_score_adj = true
+
+[${cri}.containerd]
+  snapshotter = "overlayfs"
+  default_runtime_name = "runc"
+
+[${cri}.containerd.runtimes.runc]
+  runtime_type = "io.containerd.runc.v2"
+
+[${cri}.containerd.runtimes.runc.options]
+  BinaryName = "/usr/sbin/runc"
+  Root = "${runDir}/runc"
+  SystemdCgroup = false
+
+[${cri}.cni]
+  bin_dir = "/usr/lib/cni"
+  conf_dir = "${paths.cniConf}"
+  max_conf_num = 1
+`;
+}
+
+function cniConflist() {
+  return {
+    cniVersion: '1.0.0',
+    name: 'homeostat',
+    plugins: [
+      {
+        type: 'bridge',
+        bridge: network.bridge,
+        isGateway: true,
+        // No masquerading: pod traffic has nowhere to go but other pods and this machine.
+        ipMasq: false,
+        hairpinMode: true,
+        ipam: {
+          type: 'host-local',
+          dataDir: paths.cniIpam,
+          ranges: [[{ subnet: network.podSubnet, gateway: network.nodeIp }]],
+          routes: [{ dst: '0.0.0.0/0' }],
+        },
+      },
+      { type: 'portmap', capabilities: { portMappings: true } },
+    ],
+  };
+}
+
+function kubeletConfig(caCert: string) {
+  return {
+    apiVersion: 'kubelet.config.k8s.io/v1beta1',
+    kind: 'KubeletConfiguration',
+    address: network.nodeIp,
+    port: ports.kubelet,
+    readOnlyPort: 0,
+    healthzBindAddress: '127.0.0.1',
+    healthzPort: ports.kubeletHealthz,
+    authentication: {
+      anonymous: { enabled: false },
+      webhook: { enabled: true },
+      x509: { clientCAFile: caCert },
+    },
+    authorization: { mode: 'Webhook' },
+    // These machines run cgroup v1 without systemd as init.
+    cgroupDriver: 'cgroupfs',
+    failCgroupV1: false,
+    containerRuntimeEndpoint: `unix://${paths.containerdSocket}`,
+    clusterDNS: [network.dnsServiceIp],
+    clusterDomain: network.clusterDomain,
+    resolvConf: configFiles.podResolvConf,
+    podCIDR: network.podSubnet,
+    failSwapOn: false,
+    // The machine's disk is shared with other work: evict only when it is really short.
+    evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '5%', 'imagefs.available': '5%' },
+    imageGCHighThresholdPercent: 95,
+    imageGCLowThresholdPercent: 90,
+    serializeImagePulls: false,
+    registerNode: true,
+    rotateCertificates: false,
+    serverTLSBootstrap: false,
+    enableServer: true,
+  };
+}
+
+function kubeProxyConfig(kubeconfig: string) {
+  return {
+    apiVersion: 'kubeproxy.config.k8s.io/v1alpha1',
+    kind: 'KubeProxyConfiguration',
+    mode: 'iptables',
+    hostnameOverride: network.nodeName,
+    clusterCIDR: network.clusterCidr,
+    clientConnection: { kubeconfig },
+    bindAddress: network.nodeIp,
+    healthzBindAddress: `127.0.0.1:${ports.kubeProxyHealthz}`,
+    metricsBindAddress: `127.0.0.1:${ports.kubeProxyMetrics}`,
+    // NodePorts only on the bridge, never on the machine's real interfaces.
+    nodePortAddresses: [network.podSubnet],
+    // Leaves net.ipv4.conf.all.route_localnet alone (localhost NodePorts would need it).
+    iptables: { localhostNodePorts: false, masqueradeAll: false },
+    // Zero means "leave the machine's conntrack settings as they are".
+    conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: '0s', tcpCloseWaitTimeout: '0s' },
+  };
+}

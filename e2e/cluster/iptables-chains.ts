@@ -1,0 +1,97 @@
+// iptables housekeeping for the cluster: the egress guard that keeps pod traffic on this
+// machine, and removal of every chain the cluster's components made (KUBE-*, CNI-*, ours),
+// rule by rule, without touching anyone else's rules.
+import { chainPrefix, network } from './layout.ts';
+import { run, tryRun } from './run-command.ts';
+
+const families = ['iptables', 'ip6tables'] as const;
+const tables = ['filter', 'nat', 'mangle', 'raw'] as const;
+/** Chains created by kube-proxy and the kubelet (KUBE-), the CNI plugins (CNI-) and this launcher. */
+const clusterChain = /^(KUBE-|CNI-|HOMEOSTAT-)/;
+
+export const egressChain = `${chainPrefix}EGRESS`;
+const egressJump = ['-i', network.bridge, '-m', 'comment', '--comment', 'homeostat: pods stay on this machine', '-j', egressChain];
+
+/**
+ * Makes sure pod traffic can only go to other pods or to this machine: anything entering from
+ * the bridge and leaving through another interface is rejected. Our jump is kept first in
+ * FORWARD so kube-proxy's ACCEPT rules (which it prepends) cannot let such traffic past.
+ */
+export async function ensureEgressGuard(): Promise<void> {
+  const chains = await run('iptables', ['-S', '-t', 'filter']);
+  if (!chains.split('\n').includes(`-N ${egressChain}`)) {
+    await run('iptables', ['-N', egressChain]);
+    await run('iptables', ['-A', egressChain, '-o', network.bridge, '-j', 'RETURN']);
+    await run('iptables', ['-A', egressChain, '-j', 'REJECT', '--reject-with', 'icmp-net-prohibited']);
+  }
+  while ((await tryRun('iptables', ['-D', 'FORWARD', ...egressJump])).ok) {
+    // Remove every copy, then insert one at the top.
+  }
+  await run('iptables', ['-I', 'FORWARD', '1', ...egressJump]);
+}
+
+/** Every rule line of `iptables-save` for both families, without counters: what `down` must restore. */
+export async function iptablesSnapshot(): Promise<string[]> {
+  const lines: string[] = [];
+  for (const family of families) {
+    const saved = await run(`${family}-save`, []);
+    for (const line of saved.split('\n')) {
+      if (line.startsWith('#') || line.trim() === '' || line === 'COMMIT') continue;
+      lines.push(`${family} ${line.replace(/ \[\d+:\d+\]$/, '')}`);
+    }
+  }
+  return lines;
+}
+
+/** Removes every KUBE-*, CNI-* and HOMEOSTAT-* chain and every rule that jumps to one. */
+export async function removeClusterChains(): Promise<void> {
+  for (const family of families) {
+    for (const table of tables) {
+      const saved = await tryRun(`${family}-save`, ['-t', table]);
+      if (!saved.ok) continue;
+      const lines = saved.stdout.split('\n');
+      const chains = lines
+        .filter((l) => l.startsWith(':'))
+        .map((l) => l.slice(1).split(' ')[0] ?? '')
+        .filter((c) => clusterChain.test(c));
+      // Rules in other chains (FORWARD, PREROUTING...) that jump into ours.
+      for (const line of lines) {
+        if (!line.startsWith('-A ')) continue;
+        const words = splitRule(line);
+        const chain = words[1] ?? '';
+        if (clusterChain.test(chain)) continue;
+        const target = words[words.findIndex((w) => w === '-j' || w === '-g') + 1] ?? '';
+        if (!clusterChain.test(target)) continue;
+        await run(family, ['-t', table, '-D', chain, ...words.slice(2)]);
+      }
+      for (const chain of chains) await run(family, ['-t', table, '-F', chain]);
+      for (const chain of chains) await run(family, ['-t', table, '-X', chain]);
+    }
+  }
+}
+
+/** Splits an iptables-save rule line into arguments, honouring double quotes. */
+export function splitRule(line: string): string[] {
+  const words: string[] = [];
+  let current = '';
+  let quoted = false;
+  let inWord = false;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (c === '\\' && quoted && i + 1 < line.length) {
+      current += line[++i];
+    } else if (c === '"') {
+      quoted = !quoted;
+      inWord = true;
+    } else if (c === ' ' && !quoted) {
+      if (inWord) words.push(current);
+      current = '';
+      inWord = false;
+    } else {
+      current += c;
+      inWord = true;
+    }
+  }
+  if (inWord) words.push(current);
+  return words;
+}

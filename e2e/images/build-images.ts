@@ -1,0 +1,167 @@
+// Builds the images in images.json offline and imports them into a containerd. Each image is
+// rebuilt only when its inputs change (Dockerfile folder, added binaries, base image); the
+// result is kept as a `docker save` archive in the cache, so a fresh cluster imports images
+// without starting Docker at all.
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { copyFile, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { cacheDir } from '@homeostat/testing';
+import { run } from '../cluster/run-command.ts';
+import { debianRootfs, debianRootfsKey } from './debian-rootfs.ts';
+import { dockerCli, ensureDockerDaemon, type DockerDaemon } from './docker-daemon.ts';
+import { imageRecipes, recipeDir, type ImageRecipe } from './image-recipes.ts';
+
+const inputsLabel = 'org.homeostat.inputs';
+
+interface Stamp {
+  inputs: string;
+  /** Docker's image id: the sha256 of the image config, the same digest containerd reports. */
+  id: string;
+}
+
+export interface EnsureImagesOptions {
+  /** References to build (and import); default: all of images.json. Their bases are built too. */
+  refs?: readonly string[];
+  /** Import into this containerd (its `k8s.io` namespace, the one the kubelet uses). */
+  containerd?: { socket: string; importedRecord: string };
+  log: (line: string) => void;
+}
+
+const imagesCache = () => join(cacheDir(), 'images');
+const stampsFile = () => join(imagesCache(), 'stamps.json');
+const archivePath = (ref: string) => join(imagesCache(), 'archives', `${ref.replace(/[^a-zA-Z0-9._-]+/g, '_')}.tar`);
+
+/** Builds what is stale among the requested images, then imports what the containerd lacks. */
+export async function ensureImages(options: EnsureImagesOptions): Promise<Record<string, string>> {
+  const wanted = options.refs ?? imageRecipes.map((r) => r.ref);
+  const recipes = withBases(wanted);
+  const stamps = readJson<Record<string, Stamp>>(stampsFile()) ?? {};
+  let docker: DockerDaemon | undefined;
+  const ids: Record<string, string> = {};
+  try {
+    for (const recipe of recipes) {
+      const files = await contextFiles(recipe);
+      const inputs = inputsOf(recipe, files, recipe.base ? ids[recipe.base] : undefined);
+      const stamp = stamps[recipe.ref];
+      if (stamp?.inputs === inputs && existsSync(archivePath(recipe.ref))) {
+        ids[recipe.ref] = stamp.id;
+        continue;
+      }
+      docker ??= await ensureDockerDaemon(options.log);
+      const started = Date.now();
+      ids[recipe.ref] = await buildOne(recipe, files, inputs, options.log);
+      await mkdir(join(imagesCache(), 'archives'), { recursive: true });
+      await run(dockerCli, ['save', '-o', `${archivePath(recipe.ref)}.partial`, recipe.ref]);
+      await rename(`${archivePath(recipe.ref)}.partial`, archivePath(recipe.ref));
+      stamps[recipe.ref] = { inputs, id: ids[recipe.ref] ?? '' };
+      await writeFile(stampsFile(), JSON.stringify(stamps, null, 2));
+      options.log(`${recipe.ref} ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    }
+  } finally {
+    await docker?.stop();
+  }
+  if (options.containerd) await importInto(options.containerd, wanted, ids, options.log);
+  return ids;
+}
+
+function withBases(refs: readonly string[]): ImageRecipe[] {
+  const needed = new Set<string>();
+  const add = (ref: string) => {
+    const recipe = imageRecipes.find((r) => r.ref === ref);
+    if (!recipe) throw new Error(`no recipe builds ${ref}; known images: ${imageRecipes.map((r) => r.ref).join(', ')}`);
+    if (recipe.base) add(recipe.base);
+    needed.add(ref);
+  };
+  refs.forEach(add);
+  // imageRecipes lists bases first, so filtering keeps a valid build order.
+  return imageRecipes.filter((r) => needed.has(r.ref));
+}
+
+/** Context name → absolute source path, for the recipe folder's files and the extra ones. */
+async function contextFiles(recipe: ImageRecipe): Promise<Record<string, string>> {
+  if (recipe.kind !== 'dockerfile') return {};
+  const dir = recipeDir(recipe);
+  const own = Object.fromEntries(
+    readdirSync(dir)
+      .filter((name) => statSync(join(dir, name)).isFile() && !name.endsWith('.go') && name !== 'go.mod')
+      .map((name) => [name, join(dir, name)]),
+  );
+  return { ...own, ...(await recipe.extraFiles?.()) };
+}
+
+function inputsOf(recipe: ImageRecipe, files: Record<string, string>, baseId: string | undefined): string {
+  const hash = createHash('sha256');
+  hash.update(JSON.stringify({ ref: recipe.ref, kind: recipe.kind, args: recipe.buildArgs ?? {}, baseId }));
+  if (recipe.kind === 'debian-rootfs') hash.update(debianRootfsKey());
+  for (const name of Object.keys(files).sort()) {
+    const path = files[name] ?? '';
+    hash.update(`${name}\0${statSync(path).mode & 0o111 ? 'x' : '-'}\0`);
+    hash.update(readFileSync(path));
+  }
+  return hash.digest('hex');
+}
+
+async function buildOne(
+  recipe: ImageRecipe,
+  files: Record<string, string>,
+  inputs: string,
+  log: (line: string) => void,
+): Promise<string> {
+  const existing = await run(dockerCli, ['image', 'ls', '-q', '--no-trunc', '--filter', `label=${inputsLabel}=${inputs}`, recipe.ref]);
+  if (existing.trim()) return existing.trim().split('\n')[0] ?? '';
+  if (recipe.kind === 'debian-rootfs') {
+    const tarball = await debianRootfs(log);
+    log(`importing the Debian root filesystem as ${recipe.ref}`);
+    await run(dockerCli, [
+      'import',
+      '--change',
+      'CMD ["bash"]',
+      '--change',
+      `LABEL ${inputsLabel}=${inputs}`,
+      tarball,
+      recipe.ref,
+    ]);
+  } else {
+    const context = join(imagesCache(), 'context', recipe.dir ?? 'image');
+    await rm(context, { recursive: true, force: true });
+    await mkdir(context, { recursive: true });
+    for (const [name, source] of Object.entries(files)) await copyFile(source, join(context, name));
+    log(`docker build ${recipe.ref}`);
+    const buildArgs = Object.entries(recipe.buildArgs ?? {}).flatMap(([k, v]) => ['--build-arg', `${k}=${v}`]);
+    // Host networking: RUN steps reach Debian's mirror the way the host does; the daemon has no bridge.
+    await run(
+      dockerCli,
+      ['build', '--network', 'host', '--label', `${inputsLabel}=${inputs}`, ...buildArgs, '-t', recipe.ref, context],
+      { env: { ...process.env, DOCKER_BUILDKIT: '0' }, timeoutMs: 30 * 60_000 },
+    );
+  }
+  return (await run(dockerCli, ['image', 'inspect', '--format', '{{.Id}}', recipe.ref])).trim();
+}
+
+async function importInto(
+  containerd: { socket: string; importedRecord: string },
+  refs: readonly string[],
+  ids: Record<string, string>,
+  log: (line: string) => void,
+): Promise<void> {
+  const imported = readJson<Record<string, string>>(containerd.importedRecord) ?? {};
+  for (const ref of refs) {
+    if (imported[ref] === ids[ref]) continue;
+    const started = Date.now();
+    await run('ctr', ['--address', containerd.socket, '--namespace', 'k8s.io', 'images', 'import', archivePath(ref)], {
+      timeoutMs: 10 * 60_000,
+    });
+    imported[ref] = ids[ref] ?? '';
+    await writeFile(containerd.importedRecord, JSON.stringify(imported, null, 2));
+    log(`imported ${ref} into the cluster's containerd (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  }
+}
+
+function readJson<T>(path: string): T | undefined {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as T;
+  } catch {
+    return undefined;
+  }
+}

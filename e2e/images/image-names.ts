@@ -1,0 +1,10 @@
+// Typed access to images.json, the single list of image references: operators take their
+// default operand images from here, the image builder builds exactly these names offline.
+import catalogue from './images.json' with { type: 'json' };
+
+/** Operand images, by operand: the tags each operator uses by default. */
+export const operandImages: { memcached: string; etcd: string; postgres: string } = catalogue.operands;
+/** Base images that operator and operand Dockerfiles build `FROM`. */
+export const baseImages: { debian: string; node: string } = catalogue.bases;
+/** Images only the local cluster itself runs: the pod sandbox and the cluster DNS. */
+export const clusterImages: { pause: string; coredns: string } = catalogue.cluster;

@@ -1,0 +1,81 @@
+// How each image in images.json is made: which folder holds its Dockerfile, what it builds FROM,
+// and which files built outside the repository (Go binaries, Node.js) go into its context.
+import { mkdir } from 'node:fs/promises';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { binaryPath, cacheDir } from '@homeostat/testing';
+import { run } from '../cluster/run-command.ts';
+import { baseImages, clusterImages, operandImages } from './image-names.ts';
+
+const imagesDir = dirname(fileURLToPath(import.meta.url));
+
+export interface ImageRecipe {
+  /** The reference it is tagged with (from images.json). */
+  ref: string;
+  /** `dockerfile`: built from `dir`; `debian-rootfs`: imported from the debootstrap tarball. */
+  kind: 'dockerfile' | 'debian-rootfs';
+  /** Folder (under e2e/images) with the Dockerfile and the files it copies. */
+  dir?: string;
+  /** The image this one builds FROM, when that is one of ours (it is built first). */
+  base?: string;
+  /** Build arguments. */
+  buildArgs?: Record<string, string>;
+  /** Files built elsewhere to add to the context: context name → absolute path (made on demand). */
+  extraFiles?: () => Promise<Record<string, string>>;
+}
+
+const nodeVersion = '24.21.0';
+
+/** Every image the project builds, bases before the images built FROM them. */
+export const imageRecipes: readonly ImageRecipe[] = [
+  { ref: baseImages.debian, kind: 'debian-rootfs' },
+  {
+    ref: clusterImages.pause,
+    kind: 'dockerfile',
+    dir: 'pause',
+    extraFiles: async () => ({ pause: await buildPause() }),
+  },
+  {
+    ref: clusterImages.coredns,
+    kind: 'dockerfile',
+    dir: 'coredns',
+    extraFiles: async () => ({ coredns: binaryPath('coredns') }),
+  },
+  { ref: operandImages.memcached, kind: 'dockerfile', dir: 'memcached', base: baseImages.debian },
+  {
+    ref: operandImages.etcd,
+    kind: 'dockerfile',
+    dir: 'etcd',
+    base: baseImages.debian,
+    extraFiles: async () => ({
+      etcd: binaryPath('etcd'),
+      etcdctl: binaryPath('etcdctl'),
+      etcdutl: binaryPath('etcdutl'),
+    }),
+  },
+  { ref: operandImages.postgres, kind: 'dockerfile', dir: 'postgres', base: baseImages.debian },
+  {
+    ref: baseImages.node,
+    kind: 'dockerfile',
+    dir: 'node',
+    base: baseImages.debian,
+    buildArgs: { NODE_VERSION: nodeVersion },
+    extraFiles: async () => ({ node: join(cacheDir(), 'node', `v${nodeVersion}`, 'bin', 'node') }),
+  },
+];
+
+/** Absolute path of a recipe's folder. */
+export function recipeDir(recipe: ImageRecipe): string {
+  return join(imagesDir, recipe.dir ?? '.');
+}
+
+// A static Go binary, so the pause image needs nothing but itself.
+async function buildPause(): Promise<string> {
+  const out = join(cacheDir(), 'images', 'pause-bin', 'pause');
+  await mkdir(dirname(out), { recursive: true });
+  await run('go', ['build', '-trimpath', '-ldflags=-s -w', '-o', out, '.'], {
+    cwd: join(imagesDir, 'pause'),
+    env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=mod -buildvcs=false' },
+  });
+  return out;
+}

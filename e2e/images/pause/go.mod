@@ -1,0 +1,3 @@
+module github.com/homeostat/e2e/images/pause
+
+go 1.24.0
