@@ -3,6 +3,7 @@ import { waitUntil } from '@homeostat/testing';
 import { TestCluster, missingIds } from './test-support/test-cluster.ts';
 import { startWriteLoad } from './test-support/write-load.ts';
 import type { FailoverEngine } from './engine.ts';
+import { withConnection } from './instance.ts';
 
 /** Waits until the primary's synchronous_standby_names is `expected` and every listed standby votes. */
 async function waitForSyncNames(
@@ -80,7 +81,13 @@ describe('synchronous replication, dataDurability required, on real PostgreSQL 1
     const primary = engine.primary;
     const standbys = await stopStandbys(cluster, primary);
     let settled = false;
-    const insert = cluster.sql(primary, 'INSERT INTO acked (id) VALUES (-1)').finally(() => (settled = true));
+    // No statement timeout: cancelling a commit's wait for a standby would return it as done.
+    const insert = withConnection(
+      cluster.instance(primary),
+      cluster.bed.superuser,
+      { connectTimeoutMs: 2000, statementTimeoutMs: 300_000 },
+      (c) => c.query('INSERT INTO acked (id) VALUES (-1)'),
+    ).finally(() => (settled = true));
     await waitUntil(
       'the commit waits for a synchronous standby',
       async () => {
