@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
+import { parseAllDocuments } from 'yaml';
 import { rawApply } from './raw-apply.ts';
 import {
   ApiextensionsV1Api,
   Watch,
-  loadAllYaml,
   type KubeConfig,
   type KubernetesObject,
   type V1CustomResourceDefinition,
@@ -26,7 +26,7 @@ export async function installCrds(
     const file = typeof source === 'string' ? source : '(object)';
     const documents =
       typeof source === 'string'
-        ? (loadAllYaml(await readFile(source, 'utf8')) as (KubernetesObject | null)[])
+        ? parseAllDocuments(await readFile(source, 'utf8')).map((d) => d.toJSON() as KubernetesObject | null)
         : [source];
     for (const doc of documents) {
       if (!doc) continue;
