@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import type { V1Deployment } from '@kubernetes/client-node';
+import { findCondition } from '@homeostat/reconcile';
+import type { Memcached } from '../api/memcached-types.ts';
+import { memcachedStatus, minimumAvailable } from './memcached-status.ts';
+
+const memcached = (size: number, maxUnavailable = 1): Memcached => ({
+  metadata: { name: 'm', namespace: 'ns', generation: 4 },
+  spec: { size, port: 11211, memoryLimitMB: 64, podDisruptionBudget: { enabled: true, maxUnavailable } },
+});
+const deployment = (status: NonNullable<V1Deployment['status']>): V1Deployment => ({
+  metadata: { generation: 2 },
+  status: { observedGeneration: 2, ...status },
+});
+const reasons = (m: Memcached, d: V1Deployment | undefined, writeError?: string) => {
+  const status = memcachedStatus(m, { deployment: d, pods: [], ...(writeError ? { writeError } : {}) });
+  return ['Available', 'Progressing', 'Degraded'].map((t) => {
+    const c = findCondition(status.conditions, t);
+    return `${c?.status}/${c?.reason}`;
+  });
+};
+
+describe('Memcached status', () => {
+  it('needs size - maxUnavailable pods ready, and at least one', () => {
+    expect(minimumAvailable(memcached(5, 2))).toBe(3);
+    expect(minimumAvailable(memcached(2, 5))).toBe(1);
+    expect(minimumAvailable(memcached(1))).toBe(1);
+  });
+
+  it('is not available at size 0, and says so', () => {
+    expect(reasons(memcached(0), deployment({ replicas: 0 }))).toEqual([
+      'False/ScaledToZero',
+      'False/Complete',
+      'False/AsExpected',
+    ]);
+  });
+
+  it('reports scaling down while extra pods still exist', () => {
+    expect(reasons(memcached(2), deployment({ replicas: 4, readyReplicas: 4, updatedReplicas: 4 }))).toEqual([
+      'True/MinimumPodsReady',
+      'True/ScalingDown',
+      'False/AsExpected',
+    ]);
+  });
+
+  it('is Degraded when a write failed or pods cannot be created', () => {
+    expect(reasons(memcached(1), undefined, 'applying Deployment m: forbidden')).toEqual([
+      'False/NotEnoughPodsReady',
+      'True/Creating',
+      'True/ApplyFailed',
+    ]);
+    const quota = deployment({
+      replicas: 0,
+      conditions: [
+        { type: 'ReplicaFailure', status: 'True', reason: 'FailedCreate', message: 'exceeded quota' },
+      ],
+    });
+    expect(reasons(memcached(1), quota)[2]).toBe('True/PodCreationFailed');
+  });
+
+  it('stamps every condition with the generation it describes', () => {
+    const status = memcachedStatus(memcached(1), { deployment: undefined, pods: [] });
+    expect(status.observedGeneration).toBe(4);
+    expect(status.conditions?.every((c) => c.observedGeneration === 4)).toBe(true);
+  });
+});
