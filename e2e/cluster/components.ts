@@ -67,6 +67,8 @@ export function components(pki: ControlPlanePki, kubeconfig: string): Record<str
           `--client-ca-file=${pki.caCert}`,
           `--kubelet-client-certificate=${pki.adminCert}`,
           `--kubelet-client-key=${pki.adminKey}`,
+          // The node's name is not in any DNS; logs and exec reach the kubelet by its address.
+          '--kubelet-preferred-address-types=InternalIP',
           '--authorization-mode=Node,RBAC',
           '--enable-admission-plugins=NodeRestriction',
           '--service-account-issuer=https://kubernetes.default.svc.cluster.local',

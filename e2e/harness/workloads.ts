@@ -1,0 +1,77 @@
+// Waiting on workloads and running one-shot client pods: the building blocks suites use to
+// check that something really answers inside the cluster.
+import { waitUntil } from '@homeostat/testing';
+import { kubectl } from './cluster-access.ts';
+
+/** A container security context that passes the `restricted` Pod Security Standard. */
+export function restrictedSecurityContext(runAsUser: number) {
+  return {
+    runAsNonRoot: true,
+    runAsUser,
+    runAsGroup: runAsUser,
+    allowPrivilegeEscalation: false,
+    capabilities: { drop: ['ALL'] },
+    seccompProfile: { type: 'RuntimeDefault' },
+  };
+}
+
+/** Waits until a Deployment's rollout is complete (all replicas updated and available). */
+export async function waitForDeployment(namespace: string, name: string, timeoutSeconds = 180): Promise<void> {
+  await kubectl(['-n', namespace, 'rollout', 'status', `deployment/${name}`, `--timeout=${timeoutSeconds}s`]);
+}
+
+export interface ClientPodResult {
+  phase: string;
+  logs: string;
+}
+
+/**
+ * Runs a pod with one container to completion and returns its phase and logs. The pod is
+ * deleted afterwards. Use it to reach Services from inside the cluster, as a workload would.
+ */
+export async function runClientPod(options: {
+  namespace: string;
+  name: string;
+  image: string;
+  command: readonly string[];
+  runAsUser: number;
+  timeoutSeconds?: number;
+}): Promise<ClientPodResult> {
+  const pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: options.name, namespace: options.namespace },
+    spec: {
+      restartPolicy: 'Never',
+      containers: [
+        {
+          name: 'client',
+          image: options.image,
+          imagePullPolicy: 'IfNotPresent',
+          command: [...options.command],
+          securityContext: restrictedSecurityContext(options.runAsUser),
+          resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '64Mi' } },
+        },
+      ],
+    },
+  };
+  await kubectl(['apply', '--server-side', '--field-manager=homeostat-e2e', '-f', '-'], JSON.stringify(pod));
+  try {
+    let phase = '';
+    // Poll rather than `kubectl wait`: a pod that fails must end the wait as quickly as one that succeeds.
+    await waitUntil(
+      `client pod ${options.namespace}/${options.name} finished`,
+      async () => {
+        phase = (
+          await kubectl(['-n', options.namespace, 'get', 'pod', options.name, '-o', 'jsonpath={.status.phase}'])
+        ).trim();
+        return phase === 'Succeeded' || phase === 'Failed';
+      },
+      { timeoutMs: (options.timeoutSeconds ?? 120) * 1000, intervalMs: 1000 },
+    );
+    const logs = await kubectl(['-n', options.namespace, 'logs', options.name]).catch((e: unknown) => String(e));
+    return { phase, logs };
+  } finally {
+    await kubectl(['-n', options.namespace, 'delete', 'pod', options.name, '--ignore-not-found', '--wait=false']);
+  }
+}
