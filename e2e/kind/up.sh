@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# For users with Docker and internet: a kind cluster with the operators installed, then the e2e
+# suites against it. Usage: bash e2e/kind/up.sh [--no-tests]
+# Operand images (memcached, etcd, postgres) are pulled by the nodes from their registries; only
+# the operator images are built here (from operators/*/Dockerfile) and loaded into the nodes.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+bash "$root/tools/build-binaries.sh" kind helm kubectl
+source "$root/tools/cache-dir.sh"
+bin() { ls -d "$HOMEOSTAT_CACHE_DIR"/bin/"$1"-*/"$1" | tail -1; }
+kind="$(bin kind)" helm="$(bin helm)"
+cluster=homeostat
+export KUBECONFIG="${KUBECONFIG_KIND:-$HOME/.kube/homeostat-kind}"
+
+if ! "$kind" get clusters | grep -qx "$cluster"; then
+  "$kind" create cluster --config "$here/kind-cluster.yaml" --kubeconfig "$KUBECONFIG" --wait 120s
+fi
+for dockerfile in "$root"/operators/*/Dockerfile; do
+  [[ -f "$dockerfile" ]] || continue
+  name="$(basename "$(dirname "$dockerfile")")"
+  image="homeostat/${name}-operator:dev"
+  docker build -t "$image" -f "$dockerfile" "$root"
+  "$kind" load docker-image --name "$cluster" "$image"
+done
+for chart in "$root"/charts/*/; do
+  [[ -f "$chart/Chart.yaml" ]] || continue
+  release="$(basename "$chart")"
+  "$helm" upgrade --install "$release" "$chart" --namespace "$release" --create-namespace --wait \
+    --set image.pullPolicy=IfNotPresent
+done
+echo "kind cluster ready: export KUBECONFIG=$KUBECONFIG" >&2
+[[ "${1:-}" == "--no-tests" ]] || (cd "$root" && KUBECONFIG="$KUBECONFIG" npm run e2e)
