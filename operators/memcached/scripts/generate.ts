@@ -3,6 +3,7 @@
 //   values.schema.json                                   (from src/chart/values-schema.ts)
 // Run after changing either: npm run generate -w operators/memcached
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { format, resolveConfig } from 'prettier';
 import { dirname, relative } from 'node:path';
 import { memcachedCrd } from '../src/api/memcached-crd.ts';
 import { crdTemplate } from '../src/chart/crd-template.ts';
@@ -11,7 +12,8 @@ import { crdTemplatePath, repoRoot, valuesSchemaPath } from '../src/chart/chart-
 
 for (const [path, text] of [
   [crdTemplatePath, crdTemplate(memcachedCrd)],
-  [valuesSchemaPath, valuesSchemaJson()],
+  // Formatted like the rest of the repository, so `prettier --check` passes on it.
+  [valuesSchemaPath, await format(valuesSchemaJson(), { ...(await resolveConfig(valuesSchemaPath)), parser: 'json' })],
 ] as const) {
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, text);
