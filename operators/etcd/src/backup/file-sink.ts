@@ -15,6 +15,17 @@ export function fileSnapshotSink(directory: string): SnapshotSink {
       const finalPath = join(directory, name);
       const partialPath = `${finalPath}.partial`;
       const file: FileHandle = await open(partialPath, 'w', 0o600);
+      // gRPC delivers 32 KiB chunks; one write per chunk costs a syscall and an await each, so
+      // chunks are gathered into 1 MiB writes.
+      let pending: Uint8Array[] = [];
+      let pendingBytes = 0;
+      const flush = async () => {
+        if (pendingBytes === 0) return;
+        const data = Buffer.concat(pending, pendingBytes);
+        pending = [];
+        pendingBytes = 0;
+        await file.write(data);
+      };
       let closed = false;
       const close = async () => {
         if (!closed) {
@@ -25,9 +36,15 @@ export function fileSnapshotSink(directory: string): SnapshotSink {
       const upload: SnapshotUpload = {
         localPath: partialPath,
         async write(chunk) {
-          await file.write(chunk);
+          pending.push(chunk);
+          pendingBytes += chunk.length;
+          if (pendingBytes >= 1024 * 1024) await flush();
+        },
+        async flush() {
+          await flush();
         },
         async commit(record) {
+          await flush();
           await file.sync();
           await close();
           await rename(partialPath, finalPath);

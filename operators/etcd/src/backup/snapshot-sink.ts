@@ -29,6 +29,8 @@ export interface SnapshotUpload {
   /** A local file with the bytes written so far, if the sink has one (lets etcdutl read the revision). */
   readonly localPath: string | undefined;
   write(chunk: Uint8Array): Promise<void>;
+  /** Writes out anything buffered, so `localPath` holds every byte written so far. */
+  flush(): Promise<void>;
   /** Makes the snapshot visible with its record; returns its location. */
   commit(record: Omit<BackupRecord, 'location'>): Promise<string>;
   /** Throws away what was written (a failed or unverified snapshot is never left behind). */

@@ -98,6 +98,7 @@ export async function takeBackup(
       });
     }
     const verified = verifier.finish(`snapshot streamed from ${memberName}`);
+    await upload.flush();
     const status =
       upload.localPath && options.etcdutlPath
         ? await snapshotFileStatus(options.etcdutlPath, upload.localPath)
