@@ -11,6 +11,7 @@ import { memcacheds, type Memcached } from '../api/memcached-types.ts';
 import { memcachedOperator } from '../operator.ts';
 import { createMemcached, createOperandPod, eventsAbout } from '../test-support/memcached-fixtures.ts';
 import { memoryLogger } from '../test-support/memory-logger.ts';
+import { testOperatorConfig } from '../test-support/test-operator-config.ts';
 
 const kubeConfig = sharedKubeConfig();
 const namespace = `memcached-${process.pid}`;
@@ -34,16 +35,7 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     await client.create(builtin.serviceAccounts, { metadata: { name: 'default', namespace } });
     manager = memcachedOperator(
       kubeConfig,
-      {
-        watchNamespaces: [namespace],
-        leaderElection: undefined,
-        podName: undefined,
-        healthPort: 0,
-        metricsPort: 0,
-        memcachedImage: operatorImage,
-        maxConcurrentReconciles: 2,
-        logLevel: 'debug',
-      },
+      testOperatorConfig({ watchNamespaces: [namespace], memcachedImage: operatorImage }),
       { logger: log, bindAddress: '127.0.0.1' },
     );
     await manager.start();
