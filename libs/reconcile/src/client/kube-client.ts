@@ -136,8 +136,8 @@ export class KubeClient {
   }
 
   /** Server-side applies the status subresource (the object carries name, namespace and status). */
-  async applyStatus<T extends KubeObject>(type: ResourceType<T>, obj: T): Promise<T> {
-    return this.apply(type, obj, { subresource: 'status' });
+  async applyStatus<T extends KubeObject>(type: ResourceType<T>, obj: Partial<T> & KubeObject): Promise<T> {
+    return this.apply(type, obj as T, { subresource: 'status' });
   }
 
   /** Patches an object or a subresource (merge patch by default). */
