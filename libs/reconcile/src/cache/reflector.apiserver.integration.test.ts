@@ -15,7 +15,7 @@ import {
 import { KubeClient } from '../client/kube-client.ts';
 import { builtin } from '../client/resource-type.ts';
 import { Informer } from './informer.ts';
-import { memoryLogger } from '../test-support/test-logger.ts';
+import { memoryLogger } from '../testing/memory-logger.ts';
 
 const run = promisify(execFile);
 const namespace = 'watched';

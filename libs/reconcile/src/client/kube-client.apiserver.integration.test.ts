@@ -7,7 +7,7 @@ import { builtin } from './resource-type.ts';
 import { AlreadyExistsError, ConflictError, InvalidError, NotFoundError } from './errors.ts';
 import { EventRecorder } from '../events/event-recorder.ts';
 import { widgetCrd, widgets, type Widget } from '../test-support/widget.ts';
-import { memoryLogger } from '../test-support/test-logger.ts';
+import { memoryLogger } from '../testing/memory-logger.ts';
 
 const namespace = `client-${process.pid}`;
 const client = new KubeClient(sharedKubeConfig(), { fieldManager: 'homeostat-test' });

@@ -7,7 +7,7 @@ import { builtin } from '../client/resource-type.ts';
 import { Manager } from '../manager/manager.ts';
 import { widgetCrd, widgets, type Widget } from '../test-support/widget.ts';
 import { widgetFinalizer, widgetOperator } from '../test-support/widget-operator.ts';
-import { memoryLogger } from '../test-support/test-logger.ts';
+import { memoryLogger } from '../testing/memory-logger.ts';
 
 const kubeConfig = sharedKubeConfig();
 const namespace = `controller-${process.pid}`;

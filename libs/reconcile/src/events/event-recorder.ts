@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { KubeClient } from '../client/kube-client.ts';
+import { microTime } from '../client/micro-time.ts';
 import { resourceType, type KubeObject } from '../client/resource-type.ts';
 
 /** An events.k8s.io/v1 Event as it travels (times as MicroTime strings). */
@@ -47,11 +48,6 @@ interface Series {
   namespace: string;
   count: number;
   firstAt: number;
-}
-
-function microTime(date = new Date()): string {
-  // MicroTime wants exactly six fractional digits.
-  return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
 /**

@@ -7,7 +7,7 @@ import { sharedKubeConfig, sharedKubeconfigPath } from '@homeostat/testing/share
 import { KubeClient } from '../client/kube-client.ts';
 import { builtin } from '../client/resource-type.ts';
 import { Manager } from './manager.ts';
-import { memoryLogger } from '../test-support/test-logger.ts';
+import { memoryLogger } from '../testing/memory-logger.ts';
 
 const kubeConfig = sharedKubeConfig();
 const namespace = `leases-${process.pid}`;

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { KubeClient } from '../client/kube-client.ts';
 import { AlreadyExistsError, ConflictError } from '../client/errors.ts';
+import { microTime } from '../client/micro-time.ts';
 import { resourceType } from '../client/resource-type.ts';
 
 export interface LeaderElectionOptions {
@@ -33,10 +34,6 @@ interface LeaseObject {
 
 // Times stay RFC 3339 strings here, exactly as they travel, so they are never reparsed.
 const leases = resourceType<LeaseObject>('coordination.k8s.io/v1', 'Lease', 'leases');
-
-function microTime(): string {
-  return new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-}
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {

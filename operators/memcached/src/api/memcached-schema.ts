@@ -1,6 +1,7 @@
 // The Memcached API, written once: the TypeScript types (memcached-types.ts) and the CRD YAML in
 // the chart (npm run generate) are both derived from these schemas.
 import { Type } from '@sinclair/typebox';
+import { ConditionSchema } from '@homeostat/reconcile';
 
 export const group = 'cache.homeostat.dev';
 export const version = 'v1alpha1';
@@ -135,15 +136,6 @@ export const MemcachedSpec = Type.Object(
   },
 );
 
-const Condition = Type.Object({
-  type: Type.String({ maxLength: 316 }),
-  status: Type.Union([Type.Literal('True'), Type.Literal('False'), Type.Literal('Unknown')]),
-  reason: Type.String({ maxLength: 1024 }),
-  message: Type.String({ maxLength: 32768 }),
-  observedGeneration: Type.Optional(Type.Integer({ minimum: 0 })),
-  lastTransitionTime: Type.String({ format: 'date-time' }),
-});
-
 export const MemcachedStatus = Type.Object({
   observedGeneration: Type.Optional(
     Type.Integer({ description: 'The metadata.generation this status describes.' }),
@@ -159,7 +151,7 @@ export const MemcachedStatus = Type.Object({
     Type.String({ description: 'Label selector of the pods (the scale subresource reads this).' }),
   ),
   conditions: Type.Optional(
-    Type.Array(Condition, {
+    Type.Array(ConditionSchema, {
       description: 'Available, Progressing and Degraded (KEP-1623 conditions).',
       'x-kubernetes-list-type': 'map',
       'x-kubernetes-list-map-keys': ['type'],

@@ -18,7 +18,7 @@ import {
 import { memcacheds } from '../api/memcached-types.ts';
 import { memcachedOperator } from '../operator.ts';
 import { createMemcached, eventsAbout } from '../test-support/memcached-fixtures.ts';
-import { memoryLogger } from '../test-support/memory-logger.ts';
+import { memoryLogger } from '@homeostat/reconcile/testing';
 import { testOperatorConfig } from '../test-support/test-operator-config.ts';
 import { chartDir } from './chart-paths.ts';
 

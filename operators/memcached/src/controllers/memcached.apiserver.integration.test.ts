@@ -10,7 +10,7 @@ import { memcachedCrd } from '../api/memcached-crd.ts';
 import { memcacheds, type Memcached } from '../api/memcached-types.ts';
 import { memcachedOperator } from '../operator.ts';
 import { createMemcached, createOperandPod, eventsAbout } from '../test-support/memcached-fixtures.ts';
-import { memoryLogger } from '../test-support/memory-logger.ts';
+import { memoryLogger } from '@homeostat/reconcile/testing';
 import { testOperatorConfig } from '../test-support/test-operator-config.ts';
 
 const kubeConfig = sharedKubeConfig();
