@@ -1,5 +1,6 @@
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freeLoopbackPort, waitUntil } from '@homeostat/testing';
+import { waitUntil } from '@homeostat/testing';
 import { TestCluster } from './test-support/test-cluster.ts';
 import { observeInstance, type ReplicaStatus } from './observe.ts';
 import { defaultConnectOptions } from './instance.ts';
@@ -7,11 +8,23 @@ import { parseConninfo, formatConninfo } from './conninfo.ts';
 
 const maxLagBytes = 64n * 1024n;
 
-/** Stops a standby's WAL receiver by pointing it at a closed port (the rest of its conninfo kept). */
+// A port held for the whole run by a listener that hangs up at once: a standby pointed at it can
+// never stream. (A merely free port can be taken later by another server of the run, such as the
+// write router in front of the primary, and the "paused" standby would quietly catch up.)
+const deadEnds: Server[] = [];
+async function deadEndPort(): Promise<number> {
+  const server = createServer((socket) => socket.destroy());
+  deadEnds.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return (server.address() as AddressInfo).port;
+}
+afterAll(() => Promise.all(deadEnds.map((s) => new Promise<void>((resolve) => s.close(() => resolve())))));
+
+/** Stops a standby's WAL receiver by pointing it at a dead end (the rest of its conninfo kept). */
 async function pauseWalReceiver(cluster: TestCluster, name: string): Promise<void> {
   const [row] = await cluster.sql<{ primary_conninfo: string }>(name, 'SHOW primary_conninfo');
   const conninfo = parseConninfo(row?.primary_conninfo ?? '');
-  conninfo.set('port', String(await freeLoopbackPort()));
+  conninfo.set('port', String(await deadEndPort()));
   await cluster.sql(
     name,
     `ALTER SYSTEM SET primary_conninfo = '${formatConninfo(conninfo).replaceAll("'", "''")}'`,
