@@ -10,7 +10,7 @@ import { cacheDir } from '@homeostat/testing';
 import { run } from '../cluster/run-command.ts';
 import { debianRootfs, debianRootfsKey } from './debian-rootfs.ts';
 import { dockerCli, ensureDockerDaemon, type DockerDaemon } from './docker-daemon.ts';
-import { imageRecipes, recipeDir, type ImageRecipe } from './image-recipes.ts';
+import { imageRecipes, recipeDir, repositoryRoot, type ImageRecipe } from './image-recipes.ts';
 
 const inputsLabel = 'org.homeostat.inputs';
 
@@ -30,7 +30,8 @@ export interface EnsureImagesOptions {
 
 const imagesCache = () => join(cacheDir(), 'images');
 const stampsFile = () => join(imagesCache(), 'stamps.json');
-const archivePath = (ref: string) => join(imagesCache(), 'archives', `${ref.replace(/[^a-zA-Z0-9._-]+/g, '_')}.tar`);
+const archivePath = (ref: string) =>
+  join(imagesCache(), 'archives', `${ref.replace(/[^a-zA-Z0-9._-]+/g, '_')}.tar`);
 
 /** Builds what is stale among the requested images, then imports what the containerd lacks. */
 export async function ensureImages(options: EnsureImagesOptions): Promise<Record<string, string>> {
@@ -69,7 +70,8 @@ function withBases(refs: readonly string[]): ImageRecipe[] {
   const needed = new Set<string>();
   const add = (ref: string) => {
     const recipe = imageRecipes.find((r) => r.ref === ref);
-    if (!recipe) throw new Error(`no recipe builds ${ref}; known images: ${imageRecipes.map((r) => r.ref).join(', ')}`);
+    if (!recipe)
+      throw new Error(`no recipe builds ${ref}; known images: ${imageRecipes.map((r) => r.ref).join(', ')}`);
     if (recipe.base) add(recipe.base);
     needed.add(ref);
   };
@@ -80,6 +82,7 @@ function withBases(refs: readonly string[]): ImageRecipe[] {
 
 /** Context name → absolute source path, for the recipe folder's files and the extra ones. */
 async function contextFiles(recipe: ImageRecipe): Promise<Record<string, string>> {
+  if (recipe.kind === 'repo-dockerfile') return repositoryFiles(recipe);
   if (recipe.kind !== 'dockerfile') return {};
   const dir = recipeDir(recipe);
   const own = Object.fromEntries(
@@ -88,6 +91,23 @@ async function contextFiles(recipe: ImageRecipe): Promise<Record<string, string>
       .map((name) => [name, join(dir, name)]),
   );
   return { ...own, ...(await recipe.extraFiles?.()) };
+}
+
+// The files a repo-dockerfile recipe's Dockerfile copies, as git lists them (untracked included,
+// ignored excluded), plus the Dockerfile itself; keyed by repository path.
+async function repositoryFiles(recipe: ImageRecipe): Promise<Record<string, string>> {
+  const listed = await run(
+    'git',
+    ['ls-files', '-z', '--cached', '--others', '--exclude-standard', '--', ...(recipe.sources ?? [])],
+    {
+      cwd: repositoryRoot,
+    },
+  );
+  const paths = [...listed.split('\0').filter(Boolean), recipe.dockerfile ?? 'Dockerfile'];
+  // A tracked file deleted in the working tree is listed but absent; it is not an input.
+  return Object.fromEntries(
+    paths.filter((p) => existsSync(join(repositoryRoot, p))).map((p) => [p, join(repositoryRoot, p)]),
+  );
 }
 
 function inputsOf(recipe: ImageRecipe, files: Record<string, string>, baseId: string | undefined): string {
@@ -108,7 +128,15 @@ async function buildOne(
   inputs: string,
   log: (line: string) => void,
 ): Promise<string> {
-  const existing = await run(dockerCli, ['image', 'ls', '-q', '--no-trunc', '--filter', `label=${inputsLabel}=${inputs}`, recipe.ref]);
+  const existing = await run(dockerCli, [
+    'image',
+    'ls',
+    '-q',
+    '--no-trunc',
+    '--filter',
+    `label=${inputsLabel}=${inputs}`,
+    recipe.ref,
+  ]);
   if (existing.trim()) return existing.trim().split('\n')[0] ?? '';
   if (recipe.kind === 'debian-rootfs') {
     const tarball = await debianRootfs(log);
@@ -123,20 +151,54 @@ async function buildOne(
       recipe.ref,
     ]);
   } else {
-    const context = join(imagesCache(), 'context', recipe.dir ?? 'image');
-    await rm(context, { recursive: true, force: true });
-    await mkdir(context, { recursive: true });
-    for (const [name, source] of Object.entries(files)) await copyFile(source, join(context, name));
-    log(`docker build ${recipe.ref}`);
-    const buildArgs = Object.entries(recipe.buildArgs ?? {}).flatMap(([k, v]) => ['--build-arg', `${k}=${v}`]);
-    // Host networking: RUN steps reach Debian's mirror the way the host does; the daemon has no bridge.
+    const where = await dockerBuildContext(recipe, files);
+    log(`docker build ${recipe.ref}${recipe.dockerfile ? ` (${recipe.dockerfile})` : ''}`);
+    const buildArgs = Object.entries({ ...recipe.buildArgs, ...where.buildArgs }).flatMap(([k, v]) => [
+      '--build-arg',
+      `${k}=${v}`,
+    ]);
+    // Host networking: RUN steps reach Debian's mirror and the npm registry the way the host does;
+    // the daemon has no bridge.
     await run(
       dockerCli,
-      ['build', '--network', 'host', '--label', `${inputsLabel}=${inputs}`, ...buildArgs, '-t', recipe.ref, context],
+      [
+        'build',
+        '--network',
+        'host',
+        '--label',
+        `${inputsLabel}=${inputs}`,
+        ...buildArgs,
+        ...where.dockerfileArgs,
+        '-t',
+        recipe.ref,
+        where.context,
+      ],
       { env: { ...process.env, DOCKER_BUILDKIT: '0' }, timeoutMs: 30 * 60_000 },
     );
   }
   return (await run(dockerCli, ['image', 'inspect', '--format', '{{.Id}}', recipe.ref])).trim();
+}
+
+// A recipe folder's files are copied into a fresh context; a repo-dockerfile builds from the
+// repository root itself (its .dockerignore keeps node_modules and history out).
+async function dockerBuildContext(
+  recipe: ImageRecipe,
+  files: Record<string, string>,
+): Promise<{ context: string; dockerfileArgs: string[]; buildArgs?: Record<string, string> }> {
+  if (recipe.kind === 'repo-dockerfile') {
+    const extraCa = localCaCertificates();
+    return {
+      context: repositoryRoot,
+      dockerfileArgs: ['-f', join(repositoryRoot, recipe.dockerfile ?? 'Dockerfile')],
+      // The operators' build stages run npm ci; behind a TLS-inspecting proxy they need its CA.
+      ...(extraCa ? { buildArgs: { EXTRA_CA_CERTS: extraCa } } : {}),
+    };
+  }
+  const context = join(imagesCache(), 'context', recipe.dir ?? 'image');
+  await rm(context, { recursive: true, force: true });
+  await mkdir(context, { recursive: true });
+  for (const [name, source] of Object.entries(files)) await copyFile(source, join(context, name));
+  return { context, dockerfileArgs: [] };
 }
 
 async function importInto(
@@ -149,13 +211,28 @@ async function importInto(
   for (const ref of refs) {
     if (imported[ref] === ids[ref]) continue;
     const started = Date.now();
-    await run('ctr', ['--address', containerd.socket, '--namespace', 'k8s.io', 'images', 'import', archivePath(ref)], {
-      timeoutMs: 10 * 60_000,
-    });
+    await run(
+      'ctr',
+      ['--address', containerd.socket, '--namespace', 'k8s.io', 'images', 'import', archivePath(ref)],
+      {
+        timeoutMs: 10 * 60_000,
+      },
+    );
     imported[ref] = ids[ref] ?? '';
     await writeFile(containerd.importedRecord, JSON.stringify(imported, null, 2));
     log(`imported ${ref} into the cluster's containerd (${((Date.now() - started) / 1000).toFixed(1)} s)`);
   }
+}
+
+// CA certificates this machine trusts beyond Debian's bundle (Debian's place for local ones).
+function localCaCertificates(): string | undefined {
+  const dir = '/usr/local/share/ca-certificates';
+  if (!existsSync(dir)) return undefined;
+  const pems = readdirSync(dir)
+    .filter((name) => name.endsWith('.crt'))
+    .sort()
+    .map((name) => readFileSync(join(dir, name), 'utf8').trim());
+  return pems.length ? pems.join('\n') : undefined;
 }
 
 function readJson<T>(path: string): T | undefined {

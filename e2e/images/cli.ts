@@ -12,9 +12,15 @@ await step(`images: build${clusterUp ? ' and import into the local cluster' : ''
   ensureImages({
     ...(refs.length ? { refs } : {}),
     ...(clusterUp
-      ? { containerd: { socket: paths.containerdSocket, importedRecord: join(stateDir, 'imported-images.json') } }
+      ? {
+          containerd: {
+            socket: paths.containerdSocket,
+            importedRecord: join(stateDir, 'imported-images.json'),
+          },
+        }
       : {}),
     log: note,
   }),
 );
-if (!clusterUp) note('the local cluster is not up: images built but not imported (`npm run cluster:up` imports them)');
+if (!clusterUp)
+  note('the local cluster is not up: images built but not imported (`npm run cluster:up` imports them)');

@@ -19,7 +19,8 @@ export interface DockerDaemon {
 
 /** Makes sure a Docker daemon answers on the default socket, starting one when none does. */
 export async function ensureDockerDaemon(log: (line: string) => void): Promise<DockerDaemon> {
-  if ((await tryRun(dockerCli, ['info', '--format', '{{.ServerVersion}}'])).ok) return { stop: async () => {} };
+  if ((await tryRun(dockerCli, ['info', '--format', '{{.ServerVersion}}'])).ok)
+    return { stop: async () => {} };
   const logDir = join(cacheDir(), 'images');
   await mkdir(logDir, { recursive: true });
   const logFile = join(logDir, 'dockerd.log');

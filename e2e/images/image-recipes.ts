@@ -1,21 +1,33 @@
 // How each image in images.json is made: which folder holds its Dockerfile, what it builds FROM,
 // and which files built outside the repository (Go binaries, Node.js) go into its context.
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { binaryPath, cacheDir } from '@homeostat/testing';
 import { run } from '../cluster/run-command.ts';
-import { baseImages, clusterImages, operandImages } from './image-names.ts';
+import { baseImages, clusterImages, operandImages, operatorImages } from './image-names.ts';
 
 const imagesDir = dirname(fileURLToPath(import.meta.url));
+const repoRoot = join(imagesDir, '..', '..');
 
 export interface ImageRecipe {
   /** The reference it is tagged with (from images.json). */
   ref: string;
-  /** `dockerfile`: built from `dir`; `debian-rootfs`: imported from the debootstrap tarball. */
-  kind: 'dockerfile' | 'debian-rootfs';
+  /**
+   * `dockerfile`: built from `dir`; `repo-dockerfile`: built from `dockerfile` with the repository
+   * root as the context; `debian-rootfs`: imported from the debootstrap tarball.
+   */
+  kind: 'dockerfile' | 'repo-dockerfile' | 'debian-rootfs';
   /** Folder (under e2e/images) with the Dockerfile and the files it copies. */
   dir?: string;
+  /** `repo-dockerfile`: the Dockerfile, relative to the repository root. */
+  dockerfile?: string;
+  /**
+   * `repo-dockerfile`: the repository paths the Dockerfile copies. Their files (as git sees them,
+   * untracked included, ignored excluded) are the image's inputs: a change elsewhere rebuilds nothing.
+   */
+  sources?: readonly string[];
   /** The image this one builds FROM, when that is one of ours (it is built first). */
   base?: string;
   /** Build arguments. */
@@ -25,6 +37,8 @@ export interface ImageRecipe {
 }
 
 const nodeVersion = '24.21.0';
+// The npm the toolchain itself runs (Debian machines of this kind ship 11.19).
+const npmVersion = '11.19.1';
 
 /** Every image the project builds, bases before the images built FROM them. */
 export const imageRecipes: readonly ImageRecipe[] = [
@@ -60,13 +74,45 @@ export const imageRecipes: readonly ImageRecipe[] = [
     dir: 'node',
     base: baseImages.debian,
     buildArgs: { NODE_VERSION: nodeVersion },
-    extraFiles: async () => ({ node: join(cacheDir(), 'node', `v${nodeVersion}`, 'bin', 'node') }),
+    extraFiles: async () => ({
+      node: join(cacheDir(), 'node', `v${nodeVersion}`, 'bin', 'node'),
+      'npm.tgz': await fetchNpm(),
+    }),
+  },
+  {
+    ref: operatorImages.memcached,
+    kind: 'repo-dockerfile',
+    dockerfile: 'operators/memcached/Dockerfile',
+    base: baseImages.node,
+    sources: [
+      '.dockerignore',
+      'package.json',
+      'package-lock.json',
+      'tsconfig.base.json',
+      'libs/testing/package.json',
+      'libs/reconcile',
+      'operators/memcached',
+    ],
   },
 ];
 
 /** Absolute path of a recipe's folder. */
 export function recipeDir(recipe: ImageRecipe): string {
   return join(imagesDir, recipe.dir ?? '.');
+}
+
+/** The repository root: the build context of `repo-dockerfile` recipes. */
+export const repositoryRoot = repoRoot;
+
+// The npm the Node stand-in carries: the registry's own package, packed once into the cache.
+// The official node image bundles npm; the operators' build stages need it for `npm ci`.
+async function fetchNpm(): Promise<string> {
+  const dir = join(cacheDir(), 'images', `npm-${npmVersion}`);
+  const tarball = join(dir, `npm-${npmVersion}.tgz`);
+  if (existsSync(tarball)) return tarball;
+  await mkdir(dir, { recursive: true });
+  await run('npm', ['pack', `npm@${npmVersion}`, '--silent', '--pack-destination', dir]);
+  return tarball;
 }
 
 // A static Go binary, so the pause image needs nothing but itself.

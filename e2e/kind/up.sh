@@ -19,7 +19,9 @@ fi
 for dockerfile in "$root"/operators/*/Dockerfile; do
   [[ -f "$dockerfile" ]] || continue
   name="$(basename "$(dirname "$dockerfile")")"
-  image="homeostat/${name}-operator:dev"
+  # The chart's default image name (e2e/images/images.json), so the charts install unchanged.
+  image="$(node -p "require('$root/e2e/images/images.json').operators['$name'] ?? ''")"
+  [[ -n "$image" ]] || { echo "no operators.$name entry in e2e/images/images.json" >&2; exit 1; }
   docker build -t "$image" -f "$dockerfile" "$root"
   "$kind" load docker-image --name "$cluster" "$image"
 done
