@@ -34,6 +34,36 @@ describe('buildCrd', () => {
     });
   });
 
+  it('does not require fields that have a default (the API server fills them in)', () => {
+    const crd = buildCrd({
+      group: 'x.dev',
+      kind: 'Cache',
+      plural: 'caches',
+      versions: [
+        {
+          name: 'v1',
+          spec: Type.Object({
+            size: Type.Integer(),
+            port: Type.Integer({ default: 11211 }),
+            budget: Type.Object({ enabled: Type.Boolean({ default: true }) }, { default: {} }),
+          }),
+        },
+      ],
+    });
+    const spec = (
+      crd.spec['versions'] as {
+        schema: { openAPIV3Schema: { properties: { spec: Record<string, unknown> } } };
+      }[]
+    )[0]?.schema.openAPIV3Schema.properties.spec;
+    expect(spec?.['required']).toEqual(['size']);
+    expect(spec).toMatchObject({
+      properties: { budget: { default: {}, properties: { enabled: { default: true } } } },
+    });
+    expect((spec?.['properties'] as Record<string, Record<string, unknown>>)['budget']).not.toHaveProperty(
+      'required',
+    );
+  });
+
   it('refuses a schema that is not structural, naming the path', () => {
     const build = () =>
       buildCrd({

@@ -55,6 +55,18 @@ function rewrite(node: JsonSchema): JsonSchema {
       node[key] = rewrite(value);
     }
   }
+  // A field with a default is never missing: the API server fills it in before validating. Listed
+  // as required, it would still make kubectl's client-side validation reject every manifest that
+  // leaves it out, which is exactly what a default is for.
+  const properties = node['properties'];
+  if (Array.isArray(node['required']) && isObject(properties)) {
+    const required = (node['required'] as string[]).filter((name) => {
+      const property = properties[name];
+      return !(isObject(property) && 'default' in property);
+    });
+    if (required.length) node['required'] = required;
+    else delete node['required'];
+  }
   return node;
 }
 

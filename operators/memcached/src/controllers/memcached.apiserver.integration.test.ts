@@ -3,8 +3,11 @@
 // the operator makes of it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { V1Deployment } from '@kubernetes/client-node';
-import { installCrds, waitUntil } from '@homeostat/testing';
-import { sharedKubeConfig } from '@homeostat/testing/shared';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import { binaryPath, installCrds, waitUntil } from '@homeostat/testing';
+import { sharedKubeConfig, sharedKubeconfigPath } from '@homeostat/testing/shared';
 import { builtin, findCondition, KubeClient, type Condition, type Manager } from '@homeostat/reconcile';
 import { memcachedCrd } from '../api/memcached-crd.ts';
 import { memcacheds, type Memcached } from '../api/memcached-types.ts';
@@ -12,6 +15,17 @@ import { memcachedOperator } from '../operator.ts';
 import { createMemcached, createOperandPod, eventsAbout } from '../test-support/memcached-fixtures.ts';
 import { memoryLogger } from '@homeostat/reconcile/testing';
 import { testOperatorConfig } from '../test-support/test-operator-config.ts';
+import { samplePath } from '../chart/chart-paths.ts';
+
+// kubectl as a user runs it, reading the manifest from stdin; throws with its stderr.
+async function kubectlInput(args: string[], input: string): Promise<string> {
+  const result = spawnSync(binaryPath('kubectl'), [`--kubeconfig=${sharedKubeconfigPath()}`, ...args], {
+    input,
+    encoding: 'utf8',
+  });
+  if (result.status !== 0) throw new Error(`kubectl ${args.join(' ')} failed: ${result.stderr}`);
+  return result.stdout;
+}
 
 const kubeConfig = sharedKubeConfig();
 const namespace = `memcached-${process.pid}`;
@@ -288,6 +302,25 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     }
     await new Promise((r) => setTimeout(r, 300));
     expect(writes()).toBe(before);
+  });
+
+  it('accepts the sample CR through kubectl as written, alone and in a List: defaults fill in what it leaves out', async () => {
+    // kubectl checks a List's items against the CRD's OpenAPI itself (as kubectl < 1.25 checked
+    // everything); a defaulted field listed as required would make it refuse the sample.
+    const sample = parse(readFileSync(samplePath, 'utf8')) as Memcached;
+    for (const manifest of [sample, { apiVersion: 'v1', kind: 'List', items: [sample] }]) {
+      const out = await kubectlInput(
+        ['--namespace', namespace, 'apply', '--server-side', '--dry-run=server', '-f', '-', '-o', 'json'],
+        JSON.stringify(manifest),
+      );
+      const applied = JSON.parse(out) as Memcached | { items: Memcached[] };
+      const spec = 'items' in applied ? applied.items[0]?.spec : applied.spec;
+      expect(spec, manifest.kind).toMatchObject({
+        size: 3,
+        port: 11211,
+        podDisruptionBudget: { enabled: true },
+      });
+    }
   });
 
   it('rejects invalid Memcacheds at the API server with messages a user understands', async () => {
