@@ -8,7 +8,9 @@ import { run } from '../cluster/run-command.ts';
 export function kubeconfigPath(): string {
   const path = process.env['KUBECONFIG'];
   if (!path) {
-    throw new Error('KUBECONFIG is not set: run the suites through `npm run e2e`, or export KUBECONFIG for your cluster');
+    throw new Error(
+      'KUBECONFIG is not set: run the suites through `npm run e2e`, or export KUBECONFIG for your cluster',
+    );
   }
   if (!existsSync(path)) throw new Error(`KUBECONFIG points at ${path}, which does not exist`);
   return path;
@@ -28,4 +30,40 @@ export async function apply(objects: readonly object[]): Promise<void> {
     ['apply', '--server-side', '--field-manager=homeostat-e2e', '-f', '-'],
     JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }),
   );
+}
+
+/** Reads one object as JSON; undefined when it does not exist. `resource` is what kubectl takes (`deployment`, `memcached`, …). */
+export async function getObject<T = Record<string, unknown>>(
+  resource: string,
+  name: string,
+  namespace?: string,
+): Promise<T | undefined> {
+  const out = await kubectl([
+    ...(namespace ? ['-n', namespace] : []),
+    'get',
+    resource,
+    name,
+    '--ignore-not-found',
+    '-o',
+    'json',
+  ]);
+  return out.trim() ? (JSON.parse(out) as T) : undefined;
+}
+
+/** Lists objects of a resource in a namespace, optionally by label selector. */
+export async function listObjects<T = Record<string, unknown>>(
+  resource: string,
+  namespace: string,
+  selector?: string,
+): Promise<T[]> {
+  const out = await kubectl([
+    '-n',
+    namespace,
+    'get',
+    resource,
+    ...(selector ? ['-l', selector] : []),
+    '-o',
+    'json',
+  ]);
+  return (JSON.parse(out) as { items: T[] }).items;
 }

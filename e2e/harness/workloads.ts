@@ -16,7 +16,11 @@ export function restrictedSecurityContext(runAsUser: number) {
 }
 
 /** Waits until a Deployment's rollout is complete (all replicas updated and available). */
-export async function waitForDeployment(namespace: string, name: string, timeoutSeconds = 180): Promise<void> {
+export async function waitForDeployment(
+  namespace: string,
+  name: string,
+  timeoutSeconds = 180,
+): Promise<void> {
   await kubectl(['-n', namespace, 'rollout', 'status', `deployment/${name}`, `--timeout=${timeoutSeconds}s`]);
 }
 
@@ -63,15 +67,33 @@ export async function runClientPod(options: {
       `client pod ${options.namespace}/${options.name} finished`,
       async () => {
         phase = (
-          await kubectl(['-n', options.namespace, 'get', 'pod', options.name, '-o', 'jsonpath={.status.phase}'])
+          await kubectl([
+            '-n',
+            options.namespace,
+            'get',
+            'pod',
+            options.name,
+            '-o',
+            'jsonpath={.status.phase}',
+          ])
         ).trim();
         return phase === 'Succeeded' || phase === 'Failed';
       },
       { timeoutMs: (options.timeoutSeconds ?? 120) * 1000, intervalMs: 1000 },
     );
-    const logs = await kubectl(['-n', options.namespace, 'logs', options.name]).catch((e: unknown) => String(e));
+    const logs = await kubectl(['-n', options.namespace, 'logs', options.name]).catch((e: unknown) =>
+      String(e),
+    );
     return { phase, logs };
   } finally {
-    await kubectl(['-n', options.namespace, 'delete', 'pod', options.name, '--ignore-not-found', '--wait=false']);
+    await kubectl([
+      '-n',
+      options.namespace,
+      'delete',
+      'pod',
+      options.name,
+      '--ignore-not-found',
+      '--wait=false',
+    ]);
   }
 }

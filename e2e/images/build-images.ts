@@ -103,7 +103,9 @@ async function repositoryFiles(recipe: ImageRecipe): Promise<Record<string, stri
       cwd: repositoryRoot,
     },
   );
-  const paths = [...listed.split('\0').filter(Boolean), recipe.dockerfile ?? 'Dockerfile'];
+  // Tests never reach the image (.dockerignore), so editing one rebuilds nothing.
+  const sources = listed.split('\0').filter((p) => p && !p.endsWith('.test.ts'));
+  const paths = [...sources, recipe.dockerfile ?? 'Dockerfile'];
   // A tracked file deleted in the working tree is listed but absent; it is not an input.
   return Object.fromEntries(
     paths.filter((p) => existsSync(join(repositoryRoot, p))).map((p) => [p, join(repositoryRoot, p)]),

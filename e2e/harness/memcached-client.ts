@@ -1,0 +1,59 @@
+// A memcached text-protocol session from inside the cluster, as an application would open one:
+// a client pod (running the memcached image, which has bash) stores a value through a host name,
+// reads it back, and reads a key nobody stored.
+import { randomBytes } from 'node:crypto';
+import { runClientPod, type ClientPodResult } from './workloads.ts';
+
+/** The memcache user of the official image (and of our stand-in). */
+export const memcacheUid = 11211;
+
+// Over bash's /dev/tcp. Prints every reply line, so the test sees exactly what came back.
+function clientScript(host: string, port: number, key: string, value: string): string {
+  return [
+    'set -eu',
+    `exec 3<>/dev/tcp/${host}/${port}`,
+    `printf 'set ${key} 0 0 ${value.length}\\r\\n${value}\\r\\n' >&3`,
+    'IFS= read -r -t 10 reply <&3; echo "set: ${reply%$\'\\r\'}"',
+    `printf 'get ${key}\\r\\n' >&3`,
+    'for i in 1 2 3; do IFS= read -r -t 10 reply <&3; echo "get: ${reply%$\'\\r\'}"; done',
+    `printf 'get ${key}-never-set\\r\\n' >&3`,
+    'IFS= read -r -t 10 reply <&3; echo "miss: ${reply%$\'\\r\'}"',
+    "printf 'quit\\r\\n' >&3",
+  ].join('\n');
+}
+
+export interface SetGetResult extends ClientPodResult {
+  /** The reply lines a working memcached gives for this session. */
+  expected: string[];
+  /** The reply lines that came back. */
+  lines: string[];
+}
+
+/** Runs one set/get/miss session against `host:port` from a client pod in `namespace`. */
+export async function memcachedSetGet(options: {
+  namespace: string;
+  host: string;
+  port?: number;
+  image: string;
+}): Promise<SetGetResult> {
+  const key = `e2e-${randomBytes(4).toString('hex')}`;
+  const value = randomBytes(8).toString('hex');
+  const result = await runClientPod({
+    namespace: options.namespace,
+    name: `client-${randomBytes(3).toString('hex')}`,
+    image: options.image,
+    command: ['bash', '-c', clientScript(options.host, options.port ?? 11211, key, value)],
+    runAsUser: memcacheUid,
+  });
+  return {
+    ...result,
+    lines: result.logs.trim().split('\n'),
+    expected: [
+      'set: STORED',
+      `get: VALUE ${key} 0 ${value.length}`,
+      `get: ${value}`,
+      'get: END',
+      'miss: END',
+    ],
+  };
+}

@@ -1,0 +1,236 @@
+// Runs against the cluster in KUBECONFIG (kind, the local cluster, any other): the Memcached
+// operator installed from its Helm chart, as a user installs it, into a namespace that enforces
+// the `restricted` Pod Security Standard; then a Memcached's whole life: pods Ready, a value
+// stored and read through its Service, scaled 3 → 1 → 2, deleted and garbage-collected, and
+// the chart uninstalled. The operator's image is the one built from operators/memcached/Dockerfile.
+import { join } from 'node:path';
+import { repoRoot, waitUntil } from '@homeostat/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { operandImages } from '../images/image-names.ts';
+import { apply, getObject, kubectl, listObjects } from '../harness/cluster-access.ts';
+import { helm } from '../harness/helm.ts';
+import { memcachedSetGet } from '../harness/memcached-client.ts';
+import { createTestNamespace, type TestNamespace } from '../harness/test-namespace.ts';
+
+const chartDir = join(repoRoot, 'charts', 'memcached-operator');
+const crdName = 'memcacheds.cache.homeostat.dev';
+const release = 'memcached-operator';
+const cacheName = 'cache';
+const podSelector = `app.kubernetes.io/name=memcached,app.kubernetes.io/instance=${cacheName}`;
+
+interface Condition {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+}
+interface MemcachedObject {
+  metadata: { uid: string; generation: number };
+  spec: { size: number };
+  status?: {
+    readyReplicas?: number;
+    nodes?: string[];
+    selector?: string;
+    observedGeneration?: number;
+    conditions?: Condition[];
+  };
+}
+interface PodObject {
+  metadata: { name: string; deletionTimestamp?: string };
+  spec: { containers: { securityContext?: { readOnlyRootFilesystem?: boolean } }[] };
+  status: { conditions?: { type: string; status: string }[]; containerStatuses?: { restartCount: number }[] };
+}
+interface OwnedObject {
+  metadata: { ownerReferences?: { kind: string; name: string; uid: string; controller?: boolean }[] };
+  spec?: { replicas?: number };
+}
+
+const isReady = (pod: PodObject) =>
+  !pod.metadata.deletionTimestamp &&
+  pod.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+const condition = (m: MemcachedObject | undefined, type: string) =>
+  m?.status?.conditions?.find((c) => c.type === type);
+
+describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG', () => {
+  let namespace: TestNamespace;
+  let ns: string;
+  // The CRD has helm.sh/resource-policy: keep, so a cluster may hold it from an earlier install;
+  // then this release leaves it alone, and the suite removes only a CRD it installed itself.
+  let crdInstalledHere = false;
+  let uninstalled = false;
+
+  const memcached = () => getObject<MemcachedObject>('memcached', cacheName, ns);
+  const pods = async () => listObjects<PodObject>('pods', ns, podSelector);
+
+  /** Waits until the Memcached, its Deployment and its pods all show `size` Ready pods. */
+  async function waitForReadySize(size: number): Promise<MemcachedObject> {
+    let last: MemcachedObject | undefined;
+    let podNames: string[] = [];
+    await waitUntil(
+      `Memcached ${ns}/${cacheName} reports ${size} ready pods`,
+      async () => {
+        last = await memcached();
+        const all = await pods();
+        podNames = all.filter(isReady).map((p) => p.metadata.name);
+        return (
+          last?.status?.observedGeneration === last?.metadata.generation &&
+          last?.status?.readyReplicas === size &&
+          all.length === size &&
+          podNames.length === size &&
+          condition(last, 'Available')?.status === 'True' &&
+          condition(last, 'Progressing')?.status === 'False'
+        );
+      },
+      {
+        timeoutMs: 240_000,
+        intervalMs: 1000,
+        describe: () => `pods ready: [${podNames.join(', ')}]; status: ${JSON.stringify(last?.status)}`,
+      },
+    );
+    if (!last) throw new Error('unreachable: waitUntil returned without a Memcached');
+    expect([...(last.status?.nodes ?? [])].sort()).toEqual([...podNames].sort());
+    return last;
+  }
+
+  async function eventReasons(): Promise<string[]> {
+    const events = await listObjects<{ reason: string; regarding?: { name: string; kind: string } }>(
+      'events.events.k8s.io',
+      ns,
+    );
+    return events
+      .filter((e) => e.regarding?.kind === 'Memcached' && e.regarding.name === cacheName)
+      .map((e) => e.reason);
+  }
+
+  beforeAll(async () => {
+    namespace = await createTestNamespace('e2e-memcached-operator');
+    ns = namespace.name;
+    crdInstalledHere = (await getObject('customresourcedefinition', crdName)) === undefined;
+    await helm([
+      'install',
+      release,
+      chartDir,
+      '--namespace',
+      ns,
+      '--wait',
+      '--timeout',
+      '180s',
+      // Only this namespace: another Memcached operator in the cluster keeps its own objects.
+      '--set-json',
+      `watchNamespaces=${JSON.stringify([ns])}`,
+      '--set',
+      `crds.enabled=${crdInstalledHere}`,
+    ]);
+  });
+
+  afterAll(async () => {
+    if (!uninstalled) await helm(['uninstall', release, '--namespace', ns, '--wait']).catch(() => undefined);
+    await namespace?.remove();
+    if (crdInstalledHere) await kubectl(['delete', 'crd', crdName, '--ignore-not-found', '--wait=true']);
+  });
+
+  it('runs the operator Ready under the restricted Pod Security profile, with a read-only root filesystem', async () => {
+    const operatorPods = await listObjects<PodObject>('pods', ns, `app.kubernetes.io/instance=${release}`);
+    expect(operatorPods.length).toBe(1);
+    const [pod] = operatorPods;
+    expect(pod && isReady(pod)).toBe(true);
+    expect(pod?.spec.containers[0]?.securityContext?.readOnlyRootFilesystem).toBe(true);
+    expect(pod?.status.containerStatuses?.[0]?.restartCount).toBe(0);
+    const labels = (await getObject<{ metadata: { labels: Record<string, string> } }>('namespace', ns))
+      ?.metadata.labels;
+    expect(labels?.['pod-security.kubernetes.io/enforce']).toBe('restricted');
+  });
+
+  it('rejects an invalid Memcached at the API server with a readable message', async () => {
+    const invalid = {
+      apiVersion: 'cache.homeostat.dev/v1alpha1',
+      kind: 'Memcached',
+      metadata: { name: 'invalid', namespace: ns },
+      spec: { size: -1 },
+    };
+    await expect(apply([invalid])).rejects.toThrow(/spec\.size.*(greater than or equal to 0|should be)/);
+  });
+
+  it('runs a Memcached of 3 pods that become Ready, owning its Deployment, Service and PodDisruptionBudget', async () => {
+    await apply([
+      {
+        apiVersion: 'cache.homeostat.dev/v1alpha1',
+        kind: 'Memcached',
+        metadata: { name: cacheName, namespace: ns },
+        spec: { size: 3, memoryLimitMB: 32 },
+      },
+    ]);
+    const status = await waitForReadySize(3);
+    expect(condition(status, 'Degraded')?.status).toBe('False');
+    expect(status.status?.selector).toBe(podSelector);
+    for (const resource of ['deployment', 'service', 'poddisruptionbudget']) {
+      const owned = await getObject<OwnedObject>(resource, cacheName, ns);
+      expect(owned?.metadata.ownerReferences, resource).toEqual([
+        expect.objectContaining({
+          kind: 'Memcached',
+          name: cacheName,
+          uid: status.metadata.uid,
+          controller: true,
+        }),
+      ]);
+    }
+    expect((await getObject<OwnedObject>('deployment', cacheName, ns))?.spec?.replicas).toBe(3);
+    expect(await eventReasons()).toContain('DeploymentCreated');
+  });
+
+  it('stores and returns a value through its Service', async () => {
+    for (const host of [cacheName, `${cacheName}.${ns}.svc.cluster.local`]) {
+      const session = await memcachedSetGet({ namespace: ns, host, image: operandImages.memcached });
+      expect(session.lines, `client pod (${session.phase}) talking to ${host}`).toEqual(session.expected);
+      expect(session.phase).toBe('Succeeded');
+    }
+  });
+
+  it('scales 3 → 1 through the scale subresource, dropping the PodDisruptionBudget', async () => {
+    await kubectl(['-n', ns, 'scale', `memcached/${cacheName}`, '--replicas=1']);
+    expect((await memcached())?.spec.size).toBe(1);
+    await waitForReadySize(1);
+    expect((await getObject<OwnedObject>('deployment', cacheName, ns))?.spec?.replicas).toBe(1);
+    expect(await getObject('poddisruptionbudget', cacheName, ns)).toBeUndefined();
+    expect(await eventReasons()).toEqual(
+      expect.arrayContaining(['ScaledDown', 'PodDisruptionBudgetDeleted']),
+    );
+  });
+
+  it('scales 1 → 2 through spec.size, bringing the PodDisruptionBudget back', async () => {
+    await kubectl(['-n', ns, 'patch', 'memcached', cacheName, '--type=merge', '-p', '{"spec":{"size":2}}']);
+    await waitForReadySize(2);
+    expect((await getObject<OwnedObject>('deployment', cacheName, ns))?.spec?.replicas).toBe(2);
+    expect(await getObject('poddisruptionbudget', cacheName, ns)).toBeDefined();
+    expect(await eventReasons()).toContain('ScaledUp');
+    const session = await memcachedSetGet({ namespace: ns, host: cacheName, image: operandImages.memcached });
+    expect(session.lines).toEqual(session.expected);
+  });
+
+  it('leaves nothing behind when the Memcached is deleted: the garbage collector removes what it owned', async () => {
+    await kubectl(['-n', ns, 'delete', 'memcached', cacheName, '--wait=true', '--timeout=120s']);
+    let left: string[] = [];
+    await waitUntil(
+      `Deployment, Service, PodDisruptionBudget and pods of ${ns}/${cacheName} garbage-collected`,
+      async () => {
+        left = [];
+        for (const resource of ['deployment', 'service', 'poddisruptionbudget']) {
+          if (await getObject(resource, cacheName, ns)) left.push(resource);
+        }
+        left.push(...(await pods()).map((p) => `pod/${p.metadata.name}`));
+        return left.length === 0;
+      },
+      { timeoutMs: 180_000, intervalMs: 1000, describe: () => `still there: ${left.join(', ')}` },
+    );
+  });
+
+  it('uninstalls with Helm, removing the operator and keeping the CRD', async () => {
+    await helm(['uninstall', release, '--namespace', ns, '--wait', '--timeout', '120s']);
+    uninstalled = true;
+    expect(await getObject('deployment', release, ns)).toBeUndefined();
+    expect(await getObject('serviceaccount', release, ns)).toBeUndefined();
+    expect(await getObject('role', release, ns)).toBeUndefined();
+    // helm.sh/resource-policy: keep: uninstalling never takes every Memcached in the cluster with it.
+    expect(await getObject('customresourcedefinition', crdName)).toBeDefined();
+  });
+});
