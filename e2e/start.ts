@@ -1,0 +1,186 @@
+// `npm start`, the project's main job: a cluster running every Homeostat operator with its
+// sample custom resources. By default on the local cluster (brought up or reused, with every
+// image built offline and imported); with --current-kubeconfig on the cluster in KUBECONFIG (or
+// ~/.kube/config), which must be able to pull the chart's images (for kind: e2e/kind/up.sh).
+// Re-running converges: charts are upgraded in place and samples re-applied.
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { clusterUp } from './cluster/cluster-up.ts';
+import { paths, stateDir } from './cluster/layout.ts';
+import { note, seconds, step } from './cluster/progress.ts';
+import { apply, getObject, kubectl } from './harness/cluster-access.ts';
+import { helm } from './harness/helm.ts';
+import { ensureImages } from './images/build-images.ts';
+import {
+  homeostatOperators,
+  operatorNamespace,
+  samplesNamespace,
+  type InstallableOperator,
+} from './start/homeostat-operators.ts';
+
+const usage = `usage: npm start [-- --current-kubeconfig]
+  (default)             bring up or reuse the local cluster, build and import the images
+  --current-kubeconfig  use the cluster in KUBECONFIG (or ~/.kube/config); it pulls the images itself`;
+
+const { values } = parseArgs({
+  options: {
+    'current-kubeconfig': { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+});
+if (values.help) {
+  console.error(usage);
+  process.exit(0);
+}
+
+const started = Date.now();
+if (values['current-kubeconfig']) {
+  const kubeconfig = process.env['KUBECONFIG'] || join(homedir(), '.kube', 'config');
+  if (!existsSync(kubeconfig))
+    throw new Error(`--current-kubeconfig: ${kubeconfig} does not exist\n${usage}`);
+  process.env['KUBECONFIG'] = kubeconfig;
+  note(
+    `using the cluster in ${kubeconfig}; its nodes must be able to pull ${homeostatOperators.map((o) => o.image).join(', ')}`,
+  );
+} else {
+  const cluster = await clusterUp();
+  await step('images (build what changed, import into the local cluster)', () =>
+    ensureImages({
+      containerd: { socket: paths.containerdSocket, importedRecord: join(stateDir, 'imported-images.json') },
+      log: note,
+    }),
+  );
+  process.env['KUBECONFIG'] = cluster.kubeconfig;
+}
+
+await step(`namespaces ${operatorNamespace} and ${samplesNamespace} (Pod Security "restricted")`, () =>
+  apply(
+    [operatorNamespace, samplesNamespace].map((name) => ({
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: {
+        name,
+        labels: {
+          'app.kubernetes.io/part-of': 'homeostat',
+          'pod-security.kubernetes.io/enforce': 'restricted',
+          'pod-security.kubernetes.io/enforce-version': 'latest',
+        },
+      },
+    })),
+  ),
+);
+
+for (const operator of homeostatOperators) {
+  await step(`helm upgrade --install ${operator.release} (${operator.image})`, () => install(operator));
+}
+
+for (const operator of homeostatOperators) {
+  await step(`sample ${operator.sampleResource} (until ${operator.readyCondition})`, async () => {
+    for (const sample of operator.samples) {
+      await kubectl([
+        'apply',
+        '--server-side',
+        '--field-manager=homeostat-start',
+        '-n',
+        samplesNamespace,
+        '-f',
+        sample,
+      ]);
+    }
+    await waitForSamples(operator);
+  });
+}
+
+console.error(`\nHomeostat is up in ${seconds(started)} s.`);
+const summary = [
+  `KUBECONFIG=${process.env['KUBECONFIG']}`,
+  '',
+  (await helm(['list', '--namespace', operatorNamespace])).trimEnd(),
+  '',
+  (await kubectl(['get', 'pods', '--namespace', operatorNamespace])).trimEnd(),
+  '',
+  (
+    await kubectl([
+      'get',
+      homeostatOperators.map((o) => o.sampleResource).join(','),
+      '--namespace',
+      samplesNamespace,
+    ])
+  ).trimEnd(),
+  '',
+  ...homeostatOperators.map((o) => `Try: ${o.tryIt(samplesNamespace)}`),
+  values['current-kubeconfig'] ? '' : 'Remove it all with: npm run cluster:down',
+];
+process.stdout.write(`${summary.join('\n')}\n`);
+
+async function install(operator: InstallableOperator): Promise<void> {
+  for (const crd of operator.crds) await adoptKeptCrd(crd, operator.release);
+  await helm([
+    'upgrade',
+    '--install',
+    operator.release,
+    operator.chartDir,
+    '--namespace',
+    operatorNamespace,
+    '--wait',
+    '--timeout',
+    '180s',
+  ]);
+}
+
+// The charts keep their CRDs on uninstall (so uninstalling never deletes every custom resource).
+// A CRD kept from another release, or applied by hand, would make `helm install` refuse to
+// take it over; Helm's documented adoption is to mark it as this release's.
+async function adoptKeptCrd(crd: string, release: string): Promise<void> {
+  const existing = await getObject<{ metadata: { annotations?: Record<string, string> } }>(
+    'customresourcedefinition',
+    crd,
+  );
+  if (!existing) return;
+  const annotations = existing.metadata.annotations ?? {};
+  const owner = `${annotations['meta.helm.sh/release-namespace'] ?? '-'}/${annotations['meta.helm.sh/release-name'] ?? '-'}`;
+  if (owner === `${operatorNamespace}/${release}`) return;
+  note(`adopting CRD ${crd}, kept from ${owner === '-/-' ? 'an install outside Helm' : `release ${owner}`}`);
+  await kubectl([
+    'annotate',
+    '--overwrite',
+    'customresourcedefinition',
+    crd,
+    `meta.helm.sh/release-name=${release}`,
+    `meta.helm.sh/release-namespace=${operatorNamespace}`,
+  ]);
+  await kubectl([
+    'label',
+    '--overwrite',
+    'customresourcedefinition',
+    crd,
+    'app.kubernetes.io/managed-by=Helm',
+  ]);
+}
+
+async function waitForSamples(operator: InstallableOperator): Promise<void> {
+  try {
+    await kubectl([
+      'wait',
+      '--namespace',
+      samplesNamespace,
+      operator.sampleResource,
+      '--all',
+      `--for=condition=${operator.readyCondition}`,
+      '--timeout=300s',
+    ]);
+  } catch (error) {
+    // Say why, from what the operator reported: conditions and Events.
+    const details = await kubectl([
+      'describe',
+      operator.sampleResource,
+      '--namespace',
+      samplesNamespace,
+    ]).catch((e: unknown) => String(e));
+    throw new Error(`samples of ${operator.release} did not become ${operator.readyCondition}:\n${details}`, {
+      cause: error,
+    });
+  }
+}

@@ -1,0 +1,40 @@
+// What `npm start` installs: each operator's chart, its image (the chart's default, built
+// offline by `npm run images`), its sample custom resources and the condition that says a
+// sample is up. An operator joins `npm start` by being listed here.
+import { join } from 'node:path';
+import { repoRoot } from '@homeostat/testing';
+import { operatorImages } from '../images/image-names.ts';
+
+export interface InstallableOperator {
+  /** Helm release and chart name. */
+  release: string;
+  chartDir: string;
+  /** The image the chart runs by default. */
+  image: string;
+  /** Its CRDs, which carry helm.sh/resource-policy: keep and may outlive a release. */
+  crds: readonly string[];
+  /** Sample custom resources (YAML files), applied into the samples namespace. */
+  samples: readonly string[];
+  /** The resource (as kubectl names it) and the condition that is True once a sample works. */
+  sampleResource: string;
+  readyCondition: string;
+  /** A command worth trying on a running sample. */
+  tryIt: (namespace: string) => string;
+}
+
+export const homeostatOperators: readonly InstallableOperator[] = [
+  {
+    release: 'memcached-operator',
+    chartDir: join(repoRoot, 'charts', 'memcached-operator'),
+    image: operatorImages.memcached,
+    crds: ['memcacheds.cache.homeostat.dev'],
+    samples: [join(repoRoot, 'operators', 'memcached', 'config', 'samples', 'memcached.yaml')],
+    sampleResource: 'memcacheds.cache.homeostat.dev',
+    readyCondition: 'Available',
+    tryIt: (namespace) => `kubectl -n ${namespace} scale memcached/sessions --replicas=1`,
+  },
+];
+
+/** Where the operators run, and where the samples run (both enforce Pod Security "restricted"). */
+export const operatorNamespace = 'homeostat-system';
+export const samplesNamespace = 'homeostat-samples';
