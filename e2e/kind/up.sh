@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# For users with Docker and internet: a kind cluster with the operators installed, then the e2e
-# suites against it. Usage: bash e2e/kind/up.sh [--no-tests]
+# For users with Docker and internet: a kind cluster with the operators installed and their
+# samples running (npm start), then the e2e suites against it. Usage: bash e2e/kind/up.sh [--no-tests]
 # Operand images (memcached, etcd, postgres) are pulled by the nodes from their registries; only
 # the operator images are built here (from operators/*/Dockerfile) and loaded into the nodes.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-bash "$root/tools/build-binaries.sh" kind helm kubectl
+bash "$root/tools/build-binaries.sh" kind
 source "$root/tools/cache-dir.sh"
 bin() { ls -d "$HOMEOSTAT_CACHE_DIR"/bin/"$1"-*/"$1" | tail -1; }
-kind="$(bin kind)" helm="$(bin helm)"
+kind="$(bin kind)"
 cluster=homeostat
 export KUBECONFIG="${KUBECONFIG_KIND:-$HOME/.kube/homeostat-kind}"
 
@@ -25,11 +25,7 @@ for dockerfile in "$root"/operators/*/Dockerfile; do
   docker build -t "$image" -f "$dockerfile" "$root"
   "$kind" load docker-image --name "$cluster" "$image"
 done
-for chart in "$root"/charts/*/; do
-  [[ -f "$chart/Chart.yaml" ]] || continue
-  release="$(basename "$chart")"
-  "$helm" upgrade --install "$release" "$chart" --namespace "$release" --create-namespace --wait \
-    --set image.pullPolicy=IfNotPresent
-done
+# The operators and their samples, exactly as on the local cluster.
+(cd "$root" && KUBECONFIG="$KUBECONFIG" npm start -- --current-kubeconfig)
 echo "kind cluster ready: export KUBECONFIG=$KUBECONFIG" >&2
 [[ "${1:-}" == "--no-tests" ]] || (cd "$root" && KUBECONFIG="$KUBECONFIG" npm run e2e)
