@@ -257,8 +257,9 @@ describe('controller on a real kube-apiserver + etcd', () => {
     });
   });
 
-  it('reconciles the objects a watched kind maps to', async () => {
+  it('reconciles the objects a watched kind maps to, watching only what its label selector matches', async () => {
     const seen: string[] = [];
+    const selector = 'test.homeostat.dev/watched=true';
     const mapped = new Manager({
       kubeConfig,
       name: 'mapping-test',
@@ -271,6 +272,7 @@ describe('controller on a real kube-apiserver + etcd', () => {
       watches: [
         {
           type: builtin.secrets,
+          labelSelector: selector,
           map: (secret) => {
             const target = secret.metadata?.annotations?.['test.homeostat.dev/widget'];
             return target ? [{ namespace: secret.metadata?.namespace ?? namespace, name: target }] : [];
@@ -284,10 +286,15 @@ describe('controller on a real kube-apiserver + etcd', () => {
     await mapped.start();
     try {
       const before = seen.filter((n) => n === 'alpha').length;
+      // Unlabelled, created first: were it watched, it would enqueue beta before alpha's turn.
+      await client.create(builtin.secrets, {
+        metadata: { name: 'unwatched', namespace, annotations: { 'test.homeostat.dev/widget': 'beta' } },
+      });
       await client.create(builtin.secrets, {
         metadata: {
           name: 'points-at-alpha',
           namespace,
+          labels: { 'test.homeostat.dev/watched': 'true' },
           annotations: { 'test.homeostat.dev/widget': 'alpha' },
         },
       });
@@ -296,6 +303,9 @@ describe('controller on a real kube-apiserver + etcd', () => {
         async () => seen.filter((n) => n === 'alpha').length > before,
         { timeoutMs: 20_000 },
       );
+      expect(seen).not.toContain('beta');
+      const cached = mapped.cache.informer(builtin.secrets, { labelSelector: selector }).store.list();
+      expect(cached.map((s) => s.metadata?.name)).toEqual(['points-at-alpha']);
     } finally {
       await mapped.stop();
     }

@@ -49,6 +49,13 @@ export interface WatchSpec<U extends KubeObject = KubeObject> {
   type: ResourceType<U>;
   map: (obj: U) => ObjectKey[];
   predicates?: Predicate<U>[];
+  /**
+   * Watch and cache only the objects these selectors match (e.g. the pods the operator made,
+   * never every pod in the cluster). The informer is shared: `manager.cache.informer(type,
+   * { labelSelector })` returns the same one, for reading its store in a reconcile.
+   */
+  labelSelector?: string;
+  fieldSelector?: string;
 }
 
 export interface ControllerOptions<T extends KubeObject> {
@@ -127,7 +134,13 @@ export class Controller<T extends KubeObject> {
       });
     }
     for (const spec of this.#options.watches ?? []) {
-      this.#listen(cache.informer(spec.type), spec.predicates ?? [], (obj) => spec.map(obj).map(keyOf));
+      const selectors = {
+        ...(spec.labelSelector ? { labelSelector: spec.labelSelector } : {}),
+        ...(spec.fieldSelector ? { fieldSelector: spec.fieldSelector } : {}),
+      };
+      this.#listen(cache.informer(spec.type, selectors), spec.predicates ?? [], (obj) =>
+        spec.map(obj).map(keyOf),
+      );
     }
   }
 

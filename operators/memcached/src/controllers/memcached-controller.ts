@@ -11,8 +11,10 @@ import {
   type Controller,
   type KubeObject,
   type Manager,
+  type ObjectKey,
   type ReconcileContext,
   type ResourceType,
+  type WatchSpec,
 } from '@homeostat/reconcile';
 import { memcacheds, type Memcached } from '../api/memcached-types.ts';
 import { deploymentConverged, desiredDeployment } from './desired-deployment.ts';
@@ -127,17 +129,20 @@ export function addMemcachedController(
   manager: Manager,
   options: MemcachedControllerOptions,
 ): Controller<Memcached> {
-  // Only this operator's pods are cached (a label-selected informer), never every pod in the cluster.
+  // Only this operator's pods are cached (the label-selected informer the pod watch below shares),
+  // never every pod in the cluster.
   const pods = manager.cache.informer(builtin.pods, { labelSelector: managedPodsSelector });
   const podsOf = (memcached: Memcached): V1Pod[] =>
     pods.store
       .byIndex('namespace', memcached.metadata?.namespace ?? 'default')
       .filter((p) => p.metadata?.labels?.['app.kubernetes.io/instance'] === memcached.metadata?.name);
 
-  const controller = manager.controller({
+  return manager.controller({
     name: 'memcached',
     for: memcacheds,
     owns: [builtin.deployments, builtin.services, builtin.podDisruptionBudgets] as ResourceType[],
+    // Pod readiness feeds the status; pods are owned by ReplicaSets, so they map by label.
+    watches: [{ type: builtin.pods, labelSelector: managedPodsSelector, map: memcachedOfPod }] as WatchSpec[],
     predicates: [generationChanged],
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
     async reconcile({ namespace, name }, ctx) {
@@ -169,16 +174,9 @@ export function addMemcachedController(
       return undefined;
     },
   });
-
-  pods.addListener({
-    onAdd: (pod) => enqueueOwner(controller, pod),
-    onUpdate: (_old, pod) => enqueueOwner(controller, pod),
-    onDelete: (pod) => enqueueOwner(controller, pod),
-  });
-  return controller;
 }
 
-function enqueueOwner(controller: Controller<Memcached>, pod: V1Pod): void {
+function memcachedOfPod(pod: V1Pod): ObjectKey[] {
   const instance = pod.metadata?.labels?.['app.kubernetes.io/instance'];
-  if (instance) controller.enqueue({ namespace: pod.metadata?.namespace ?? 'default', name: instance });
+  return instance ? [{ namespace: pod.metadata?.namespace ?? 'default', name: instance }] : [];
 }
