@@ -33,7 +33,9 @@ export interface Leftovers {
 export async function clusterDown(): Promise<Leftovers> {
   const before = readMachineBefore();
   await step('stopping the node components', async () => {
-    await Promise.all(['kube-proxy', 'kube-scheduler', 'kube-controller-manager', 'kubelet'].map((n) => stopDaemon(n)));
+    await Promise.all(
+      ['kube-proxy', 'kube-scheduler', 'kube-controller-manager', 'kubelet'].map((n) => stopDaemon(n)),
+    );
   });
   await step('stopping the pods', async () => {
     // With the kubelet gone nothing restarts them; SIGKILL everything in the pod cgroups.

@@ -91,13 +91,18 @@ export async function clusterUp(): Promise<LocalCluster> {
 
   const all = components(pki, paths.kubeconfig);
   for (const group of startOrder) {
-    await step(`starting ${group.join(', ')}`, () => Promise.all(group.map((name) => startAndWait(name, all))));
+    await step(`starting ${group.join(', ')}`, () =>
+      Promise.all(group.map((name) => startAndWait(name, all))),
+    );
     if (group.includes('containerd')) {
       // The sandbox and DNS images must be in containerd before the kubelet runs a pod.
       await step('images the cluster runs (pause, CoreDNS)', () =>
         ensureImages({
           refs: [clusterImages.pause, clusterImages.coredns],
-          containerd: { socket: paths.containerdSocket, importedRecord: join(stateDir, 'imported-images.json') },
+          containerd: {
+            socket: paths.containerdSocket,
+            importedRecord: join(stateDir, 'imported-images.json'),
+          },
           log: note,
         }),
       );
@@ -107,7 +112,10 @@ export async function clusterUp(): Promise<LocalCluster> {
   // kube-proxy prepends its own FORWARD rules when it starts; ours must stay first.
   await ensureEgressGuard();
   await step('cluster DNS (CoreDNS)', async () => {
-    await kubectl(['apply', '--server-side', '--force-conflicts', '-f', '-'], JSON.stringify(coreDnsObjects()));
+    await kubectl(
+      ['apply', '--server-side', '--force-conflicts', '-f', '-'],
+      JSON.stringify(coreDnsObjects()),
+    );
     await waitForDns();
   });
   await writeFile(paths.ready, JSON.stringify({ version: kubernetesVersion, at: new Date().toISOString() }));
@@ -166,13 +174,22 @@ async function waitForDns(): Promise<void> {
   await waitUntil('kubernetes.default.svc resolves through CoreDNS', dnsAnswers, {
     timeoutMs: 180_000,
     intervalMs: 1000,
-    describe: () => `see: kubectl --kubeconfig=${paths.kubeconfig} -n kube-system describe pods -l k8s-app=kube-dns`,
+    describe: () =>
+      `see: kubectl --kubeconfig=${paths.kubeconfig} -n kube-system describe pods -l k8s-app=kube-dns`,
   });
 }
 
 /** Why the running cluster cannot be reused, or undefined when it can. */
 async function healthProblem(): Promise<string | undefined> {
-  for (const name of ['etcd', 'containerd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubelet', 'kube-proxy']) {
+  for (const name of [
+    'etcd',
+    'containerd',
+    'kube-apiserver',
+    'kube-controller-manager',
+    'kube-scheduler',
+    'kubelet',
+    'kube-proxy',
+  ]) {
     if (!daemonRunning(name)) return `${name} is not running`;
   }
   try {
@@ -197,7 +214,9 @@ async function checkPortsFree(): Promise<void> {
   ];
   for (const [what, host, port] of checks) {
     if (await listening(host, port)) {
-      throw new Error(`port ${host}:${port}, which the local cluster's ${what} needs, is taken by another process`);
+      throw new Error(
+        `port ${host}:${port}, which the local cluster's ${what} needs, is taken by another process`,
+      );
     }
   }
 }

@@ -49,7 +49,12 @@ export function components(pki: ControlPlanePki, kubeconfig: string): Record<str
       ready: async () => (await httpGet(`${etcdUrl}/health`)).body.includes('"health":"true"'),
     },
     containerd: {
-      spec: { name: 'containerd', command: '/usr/bin/containerd', args: ['--config', configFiles.containerd], env },
+      spec: {
+        name: 'containerd',
+        command: '/usr/bin/containerd',
+        args: ['--config', configFiles.containerd],
+        env,
+      },
       ready: async () =>
         (await tryRun('ctr', ['--address', paths.containerdSocket, 'version'], { timeoutMs: 5000 })).ok,
     },
@@ -108,7 +113,13 @@ export function components(pki: ControlPlanePki, kubeconfig: string): Record<str
       spec: {
         name: 'kube-scheduler',
         command: binaryPath('kube-scheduler'),
-        args: [...clientFlags, '--bind-address=127.0.0.1', `--secure-port=${ports.scheduler}`, '--leader-elect=false', '--v=1'],
+        args: [
+          ...clientFlags,
+          '--bind-address=127.0.0.1',
+          `--secure-port=${ports.scheduler}`,
+          '--leader-elect=false',
+          '--v=1',
+        ],
       },
       ready: async () => await selfSignedHealthz(ports.scheduler),
     },

@@ -34,7 +34,11 @@ export function coreDnsObjects(): object {
         kind: 'ClusterRole',
         metadata: { name: 'system:coredns', labels },
         rules: [
-          { apiGroups: [''], resources: ['endpoints', 'services', 'pods', 'namespaces'], verbs: ['list', 'watch'] },
+          {
+            apiGroups: [''],
+            resources: ['endpoints', 'services', 'pods', 'namespaces'],
+            verbs: ['list', 'watch'],
+          },
           { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['list', 'watch'] },
         ],
       },

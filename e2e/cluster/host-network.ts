@@ -124,6 +124,8 @@ function writeSysctl(name: string, value: string): void {
   try {
     writeFileSync(`/proc/sys/${name}`, value);
   } catch (error) {
-    throw new Error(`could not set ${name.replaceAll('/', '.')}=${value}: ${String(error)}`, { cause: error });
+    throw new Error(`could not set ${name.replaceAll('/', '.')}=${value}: ${String(error)}`, {
+      cause: error,
+    });
   }
 }

@@ -10,7 +10,16 @@ const tables = ['filter', 'nat', 'mangle', 'raw'] as const;
 const clusterChain = /^(KUBE-|CNI-|HOMEOSTAT-)/;
 
 export const egressChain = `${chainPrefix}EGRESS`;
-const egressJump = ['-i', network.bridge, '-m', 'comment', '--comment', 'homeostat: pods stay on this machine', '-j', egressChain];
+const egressJump = [
+  '-i',
+  network.bridge,
+  '-m',
+  'comment',
+  '--comment',
+  'homeostat: pods stay on this machine',
+  '-j',
+  egressChain,
+];
 
 /**
  * Makes sure pod traffic can only go to other pods or to this machine: anything entering from

@@ -14,7 +14,11 @@ export interface RunOptions {
 }
 
 /** Runs a command to completion and returns its stdout; throws with stderr on a non-zero exit. */
-export async function run(command: string, args: readonly string[], options: RunOptions = {}): Promise<string> {
+export async function run(
+  command: string,
+  args: readonly string[],
+  options: RunOptions = {},
+): Promise<string> {
   if (options.input !== undefined) return runWithInput(command, args, options.input, options);
   try {
     const { stdout } = await execFileAsync(command, [...args], {
@@ -65,7 +69,10 @@ function runWithInput(
     child.on('error', reject);
     child.on('close', (code) => {
       if (code === 0) resolve(stdout);
-      else reject(new Error(`\`${command} ${args.join(' ')}\` failed (${code}): ${stderr.trim() || stdout.trim()}`));
+      else
+        reject(
+          new Error(`\`${command} ${args.join(' ')}\` failed (${code}): ${stderr.trim() || stdout.trim()}`),
+        );
     });
     child.stdin.end(input);
   });

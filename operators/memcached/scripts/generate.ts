@@ -13,7 +13,10 @@ import { crdTemplatePath, repoRoot, valuesSchemaPath } from '../src/chart/chart-
 for (const [path, text] of [
   [crdTemplatePath, crdTemplate(memcachedCrd)],
   // Formatted like the rest of the repository, so `prettier --check` passes on it.
-  [valuesSchemaPath, await format(valuesSchemaJson(), { ...(await resolveConfig(valuesSchemaPath)), parser: 'json' })],
+  [
+    valuesSchemaPath,
+    await format(valuesSchemaJson(), { ...(await resolveConfig(valuesSchemaPath)), parser: 'json' }),
+  ],
 ] as const) {
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, text);
