@@ -85,3 +85,4 @@ export {
 } from './crd/crd-builder.ts';
 export { toCrdSchema, structuralProblems, type JsonSchema } from './crd/structural-schema.ts';
 export { isSubset } from './helpers/desired-state.ts';
+export { quantityValue, sameResourceList } from './helpers/quantity.ts';

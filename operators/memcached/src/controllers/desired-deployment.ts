@@ -1,9 +1,8 @@
 // The Deployment that runs one Memcached's pods, as the operator wants it.
 import type { V1Affinity, V1Deployment, V1ResourceRequirements, V1Toleration } from '@kubernetes/client-node';
-import { isSubset } from '@homeostat/reconcile';
+import { isSubset, sameResourceList } from '@homeostat/reconcile';
 import type { Memcached } from '../api/memcached-types.ts';
 import { operandLabels, ownedObjectMeta, selectorLabels } from './operand-labels.ts';
-import { sameResourceList } from './quantity.ts';
 
 /** uid and gid of the `memcache` user in the official memcached image; any non-root id works. */
 export const memcachedUserId = 11211;
