@@ -6,22 +6,14 @@ import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { repoRoot } from '@homeostat/testing';
-import { clusterUp } from './cluster/cluster-up.ts';
-import { paths, stateDir } from './cluster/layout.ts';
-import { note, seconds, step } from './cluster/progress.ts';
-import { ensureImages } from './images/build-images.ts';
+import { note, seconds } from './cluster/progress.ts';
+import { localClusterWithImages } from './local-cluster.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const started = Date.now();
 
 if (!process.env['KUBECONFIG']) {
-  const cluster = await clusterUp();
-  await step('images for the suites (build what changed, import into the local cluster)', () =>
-    ensureImages({
-      containerd: { socket: paths.containerdSocket, importedRecord: join(stateDir, 'imported-images.json') },
-      log: note,
-    }),
-  );
+  const cluster = await localClusterWithImages();
   process.env['KUBECONFIG'] = cluster.kubeconfig;
   note(`local cluster ready after ${seconds(started)} s; KUBECONFIG=${cluster.kubeconfig}`);
 } else {

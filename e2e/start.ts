@@ -7,12 +7,10 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { clusterUp } from './cluster/cluster-up.ts';
-import { paths, stateDir } from './cluster/layout.ts';
 import { note, seconds, step } from './cluster/progress.ts';
 import { apply, getObject, kubectl } from './harness/cluster-access.ts';
 import { helm } from './harness/helm.ts';
-import { ensureImages } from './images/build-images.ts';
+import { localClusterWithImages } from './local-cluster.ts';
 import {
   homeostatOperators,
   operatorNamespace,
@@ -45,14 +43,7 @@ if (values['current-kubeconfig']) {
     `using the cluster in ${kubeconfig}; its nodes must be able to pull ${homeostatOperators.map((o) => o.image).join(', ')}`,
   );
 } else {
-  const cluster = await clusterUp();
-  await step('images (build what changed, import into the local cluster)', () =>
-    ensureImages({
-      containerd: { socket: paths.containerdSocket, importedRecord: join(stateDir, 'imported-images.json') },
-      log: note,
-    }),
-  );
-  process.env['KUBECONFIG'] = cluster.kubeconfig;
+  process.env['KUBECONFIG'] = (await localClusterWithImages()).kubeconfig;
 }
 
 await step(`namespaces ${operatorNamespace} and ${samplesNamespace} (Pod Security "restricted")`, () =>
