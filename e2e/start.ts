@@ -68,7 +68,7 @@ for (const operator of homeostatOperators) {
 }
 
 for (const operator of homeostatOperators) {
-  await step(`sample ${operator.sampleResource} (until ${operator.readyCondition})`, async () => {
+  await step(`sample ${operator.sampleResource} (until ${operator.readyConditions.join(', ')})`, async () => {
     for (const sample of operator.samples) {
       await kubectl([
         'apply',
@@ -152,26 +152,28 @@ async function adoptKeptCrd(crd: string, release: string): Promise<void> {
 }
 
 async function waitForSamples(operator: InstallableOperator): Promise<void> {
-  try {
-    await kubectl([
-      'wait',
-      '--namespace',
-      samplesNamespace,
-      operator.sampleResource,
-      '--all',
-      `--for=condition=${operator.readyCondition}`,
-      '--timeout=300s',
-    ]);
-  } catch (error) {
-    // Say why, from what the operator reported: conditions and Events.
-    const details = await kubectl([
-      'describe',
-      operator.sampleResource,
-      '--namespace',
-      samplesNamespace,
-    ]).catch((e: unknown) => String(e));
-    throw new Error(`samples of ${operator.release} did not become ${operator.readyCondition}:\n${details}`, {
-      cause: error,
-    });
+  for (const condition of operator.readyConditions) {
+    try {
+      await kubectl([
+        'wait',
+        '--namespace',
+        samplesNamespace,
+        operator.sampleResource,
+        '--all',
+        `--for=condition=${condition}`,
+        '--timeout=300s',
+      ]);
+    } catch (error) {
+      // Say why, from what the operator reported: conditions and Events.
+      const details = await kubectl([
+        'describe',
+        operator.sampleResource,
+        '--namespace',
+        samplesNamespace,
+      ]).catch((e: unknown) => String(e));
+      throw new Error(`samples of ${operator.release} did not reach ${condition}:\n${details}`, {
+        cause: error,
+      });
+    }
   }
 }

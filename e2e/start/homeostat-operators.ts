@@ -15,9 +15,9 @@ export interface InstallableOperator {
   crds: readonly string[];
   /** Sample custom resources (YAML files), applied into the samples namespace. */
   samples: readonly string[];
-  /** The resource (as kubectl names it) and the condition that is True once a sample works. */
+  /** The resource (as kubectl names it), and the conditions (kubectl wait --for=condition=…) of a sample that is fully up. */
   sampleResource: string;
-  readyCondition: string;
+  readyConditions: readonly string[];
   /** A command worth trying on a running sample. */
   tryIt: (namespace: string) => string;
 }
@@ -30,7 +30,8 @@ export const homeostatOperators: readonly InstallableOperator[] = [
     crds: ['memcacheds.cache.homeostat.dev'],
     samples: [join(repoRoot, 'operators', 'memcached', 'config', 'samples', 'memcached.yaml')],
     sampleResource: 'memcacheds.cache.homeostat.dev',
-    readyCondition: 'Available',
+    // Available: enough pods serve; Progressing=False: every pod is updated and ready.
+    readyConditions: ['Available', 'Progressing=False'],
     tryIt: (namespace) => `kubectl -n ${namespace} scale memcached/sessions --replicas=1`,
   },
 ];
