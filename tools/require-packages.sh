@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Installs the Debian packages a job needs when their commands are missing (as root, with apt-get);
+# otherwise says which package to install. Usage: tools/require-packages.sh <set>...
+#   base     every job: Go (the pinned binaries build from the Go module proxy), openssl, util-linux
+#   test     npm test: shellcheck (lints the PostgreSQL entrypoint), PostgreSQL 15 (its tests run it)
+#   cluster  the local cluster: iproute2, iptables, conntrack, containerd, runc, CNI plugins
+#   images   offline image builds: debootstrap, Docker
+# Jobs on a cluster of their own (npm start --current-kubeconfig, e2e with KUBECONFIG) need only base.
+set -euo pipefail
+
+say() { echo "packages: $*" >&2; }
+
+require_command() { # require_command <command or absolute path> <debian package>
+  command -v "$1" >/dev/null 2>&1 && return 0
+  if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
+    say "installing $2 from Debian's packages"
+    # One apt run at a time: parallel jobs would fight over dpkg's lock.
+    (
+      flock 7
+      command -v "$1" >/dev/null 2>&1 && exit 0
+      apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null
+    ) 7>"${TMPDIR:-/tmp}/homeostat-apt.lock"
+  else
+    say "'$1' is missing: install the '$2' package" && exit 1
+  fi
+}
+
+for set in "$@"; do
+  case "$set" in
+    base)
+      require_command go golang-go
+      require_command openssl openssl
+      require_command setpriv util-linux
+      require_command flock util-linux
+      ;;
+    test)
+      require_command shellcheck shellcheck
+      require_command /usr/lib/postgresql/15/bin/postgres postgresql
+      ;;
+    cluster)
+      require_command ip iproute2
+      require_command iptables iptables
+      require_command conntrack conntrack
+      require_command containerd containerd
+      require_command runc runc
+      require_command /usr/lib/cni/bridge containernetworking-plugins
+      ;;
+    images)
+      require_command debootstrap debootstrap
+      require_command dockerd docker.io
+      ;;
+    *)
+      say "unknown set '$set' (base, test, cluster, images)" && exit 2
+      ;;
+  esac
+done
