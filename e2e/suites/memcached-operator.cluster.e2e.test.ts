@@ -3,18 +3,18 @@
 // the `restricted` Pod Security Standard; then a Memcached's whole life: pods Ready, a value
 // stored and read through its Service, scaled 3 → 1 → 2, deleted and garbage-collected, and
 // the chart uninstalled. The operator's image is the one built from operators/memcached/Dockerfile.
-import { join } from 'node:path';
-import { repoRoot, waitUntil } from '@homeostat/testing';
+import { waitUntil } from '@homeostat/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operandImages } from '../images/image-names.ts';
 import { apply, getObject, kubectl, listObjects } from '../harness/cluster-access.ts';
-import { helm } from '../harness/helm.ts';
 import { memcachedSetGet } from '../harness/memcached-client.ts';
+import {
+  installMemcachedOperator,
+  memcachedCrdName,
+  type MemcachedOperatorRelease,
+} from '../harness/memcached-operator-release.ts';
 import { createTestNamespace, type TestNamespace } from '../harness/test-namespace.ts';
 
-const chartDir = join(repoRoot, 'charts', 'memcached-operator');
-const crdName = 'memcacheds.cache.homeostat.dev';
-const release = 'memcached-operator';
 const cacheName = 'cache';
 const podSelector = `app.kubernetes.io/name=memcached,app.kubernetes.io/instance=${cacheName}`;
 
@@ -54,10 +54,7 @@ const condition = (m: MemcachedObject | undefined, type: string) =>
 describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG', () => {
   let namespace: TestNamespace;
   let ns: string;
-  // The CRD has helm.sh/resource-policy: keep, so a cluster may hold it from an earlier install;
-  // then this release leaves it alone, and the suite removes only a CRD it installed itself.
-  let crdInstalledHere = false;
-  let uninstalled = false;
+  let operator: MemcachedOperatorRelease;
 
   const memcached = () => getObject<MemcachedObject>('memcached', cacheName, ns);
   const pods = async () => listObjects<PodObject>('pods', ns, podSelector);
@@ -105,32 +102,20 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
   beforeAll(async () => {
     namespace = await createTestNamespace('e2e-memcached-operator');
     ns = namespace.name;
-    crdInstalledHere = (await getObject('customresourcedefinition', crdName)) === undefined;
-    await helm([
-      'install',
-      release,
-      chartDir,
-      '--namespace',
-      ns,
-      '--wait',
-      '--timeout',
-      '180s',
-      // Only this namespace: another Memcached operator in the cluster keeps its own objects.
-      '--set-json',
-      `watchNamespaces=${JSON.stringify([ns])}`,
-      '--set',
-      `crds.enabled=${crdInstalledHere}`,
-    ]);
+    operator = await installMemcachedOperator(ns);
   });
 
   afterAll(async () => {
-    if (!uninstalled) await helm(['uninstall', release, '--namespace', ns, '--wait']).catch(() => undefined);
+    await operator?.cleanup();
     await namespace?.remove();
-    if (crdInstalledHere) await kubectl(['delete', 'crd', crdName, '--ignore-not-found', '--wait=true']);
   });
 
   it('runs the operator Ready under the restricted Pod Security profile, with a read-only root filesystem', async () => {
-    const operatorPods = await listObjects<PodObject>('pods', ns, `app.kubernetes.io/instance=${release}`);
+    const operatorPods = await listObjects<PodObject>(
+      'pods',
+      ns,
+      `app.kubernetes.io/instance=${operator.release}`,
+    );
     expect(operatorPods.length).toBe(1);
     const [pod] = operatorPods;
     expect(pod && isReady(pod)).toBe(true);
@@ -225,12 +210,11 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
   });
 
   it('uninstalls with Helm, removing the operator and keeping the CRD', async () => {
-    await helm(['uninstall', release, '--namespace', ns, '--wait', '--timeout', '120s']);
-    uninstalled = true;
-    expect(await getObject('deployment', release, ns)).toBeUndefined();
-    expect(await getObject('serviceaccount', release, ns)).toBeUndefined();
-    expect(await getObject('role', release, ns)).toBeUndefined();
+    await operator.uninstall();
+    expect(await getObject('deployment', operator.release, ns)).toBeUndefined();
+    expect(await getObject('serviceaccount', operator.release, ns)).toBeUndefined();
+    expect(await getObject('role', operator.release, ns)).toBeUndefined();
     // helm.sh/resource-policy: keep: uninstalling never takes every Memcached in the cluster with it.
-    expect(await getObject('customresourcedefinition', crdName)).toBeDefined();
+    expect(await getObject('customresourcedefinition', memcachedCrdName)).toBeDefined();
   });
 });

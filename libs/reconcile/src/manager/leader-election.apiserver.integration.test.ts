@@ -49,6 +49,8 @@ describe('leader election on a real kube-apiserver + etcd', () => {
     const takeoverMs = Date.now() - stoppedAt;
     expect(takeoverMs).toBeLessThan(timing.leaseDurationMs);
     expect(await holder('pair')).toBe(follower.identity);
+    // A takeover of a released Lease is a leader transition too (client-go counts it).
+    expect((await client.get(builtin.leases, 'pair', namespace)).spec?.leaseTransitions).toBe(1);
     await follower.stop();
     // The last leader released the lease: nobody holds it.
     expect(await holder('pair')).toBeNull();

@@ -152,7 +152,8 @@ export class LeaderElector {
           leaseDurationSeconds: durationSeconds,
           acquireTime: acquiring ? now : (spec.acquireTime ?? now),
           renewTime: now,
-          leaseTransitions: (spec.leaseTransitions ?? 0) + (acquiring && holder !== '' ? 1 : 0),
+          // Every change of leader counts, a released Lease taken over included (as client-go counts).
+          leaseTransitions: (spec.leaseTransitions ?? 0) + (acquiring ? 1 : 0),
         },
       });
       this.#observed = { record: JSON.stringify(this.#lease.spec), at: Date.now() };
