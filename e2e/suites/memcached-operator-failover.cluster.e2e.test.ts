@@ -1,6 +1,7 @@
 // Runs against the cluster in KUBECONFIG: the Memcached operator from its chart with two replicas
 // (leader election is on by default). One replica holds the Lease and reconciles; when its pod is
-// deleted (a node drain, a rollout), the standby takes the Lease over and reconciling goes on.
+// deleted (a node drain, a rollout), the standby takes the Lease over, leaves the running memcached
+// pods alone, and reconciling goes on.
 import { waitUntil } from '@homeostat/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply, getObject, kubectl, listObjects } from '../harness/cluster-access.ts';
@@ -50,6 +51,33 @@ describe('Memcached operator with two replicas, on the cluster in KUBECONFIG', (
     );
   }
 
+  // What a needless write would change: the Deployment's generation and the pods' identities.
+  async function operandState(): Promise<{ generation: number | undefined; pods: string[] }> {
+    const deployment = await getObject<{ metadata: { generation?: number } }>('deployment', 'ha', ns);
+    const pods = await listObjects<{ metadata: { uid: string } }>(
+      'pods',
+      ns,
+      'app.kubernetes.io/instance=ha',
+    );
+    return { generation: deployment?.metadata.generation, pods: pods.map((p) => p.metadata.uid).sort() };
+  }
+
+  // Reconciles the operator pod has finished, from its /metrics through the API server's pod proxy.
+  async function reconcileCount(pod: string): Promise<number> {
+    const metrics = await kubectl([
+      'get',
+      '--raw',
+      `/api/v1/namespaces/${ns}/pods/${pod}:8080/proxy/metrics`,
+    ]);
+    return metrics
+      .split('\n')
+      .filter(
+        (line) =>
+          line.startsWith('controller_runtime_reconcile_total{') && line.includes('controller="memcached"'),
+      )
+      .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+  }
+
   beforeAll(async () => {
     namespace = await createTestNamespace('e2e-memcached-ha');
     ns = namespace.name;
@@ -83,6 +111,7 @@ describe('Memcached operator with two replicas, on the cluster in KUBECONFIG', (
       },
     ]);
     await waitForReadyPods('ha', 1);
+    const before = await operandState();
 
     const deleted = Date.now();
     await kubectl(['-n', ns, 'delete', 'pod', holder, '--wait=false']);
@@ -105,7 +134,16 @@ describe('Memcached operator with two replicas, on the cluster in KUBECONFIG', (
     );
     expect((await lease())?.spec.leaseTransitions ?? 0).toBeGreaterThanOrEqual(1);
 
-    // The new leader reconciles: a scale goes through to pods.
+    // The new leader reconciles everything once it leads; a converged Memcached must come out of
+    // that untouched: no new Deployment generation, the same pods (an operator upgrade, a drain or
+    // a crash of the leader never restarts memcached, which would empty the cache).
+    await waitUntil(`${next} has reconciled`, async () => (await reconcileCount(next)) > 0, {
+      timeoutMs: 60_000,
+      intervalMs: 500,
+    });
+    expect(await operandState()).toEqual(before);
+
+    // And it acts: a scale goes through to pods.
     await kubectl(['-n', ns, 'scale', 'memcached/ha', '--replicas=2']);
     await waitForReadyPods('ha', 2);
     await kubectl(['-n', ns, 'delete', 'memcached', 'ha', '--wait=true', '--timeout=120s']);
