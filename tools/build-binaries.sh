@@ -18,8 +18,8 @@ helm_version="$(module_version "$here/helm" helm.sh/helm/v3)"
 kubeconform_version="$(module_version "$here/helm" github.com/yannh/kubeconform)"
 kind_version="$(module_version "$here/kind" sigs.k8s.io/kind)"
 
-build_one() { # build_one <component>
-  local component="$1" wrapper pkg out ldflags tags=""
+resolve_component() { # resolve_component <component>: sets component, wrapper, pkg, out, ldflags, tags
+  component="$1" tags=""
   case "$component" in
     kube-apiserver | kube-controller-manager | kube-scheduler | kubelet | kube-proxy | kubectl)
       wrapper="$here/kubernetes"
@@ -73,11 +73,20 @@ build_one() { # build_one <component>
       return 2
       ;;
   esac
+}
+
+cached_path() { # cached_path <component>: where its binary is (or will be) in the cache
+  resolve_component "$1"
+  echo "$out/$component"
+}
+
+build_one() { # build_one <component>
+  resolve_component "$1"
   if [[ -x "$out/$component" ]]; then
     return 0
   fi
   mkdir -p "$out"
-  echo "build-binaries: building $component ($pkg, ${out##*/}); a cold build takes minutes" >&2
+  echo "build-binaries: building $component ($pkg, ${out##*/})${progress:+, $progress}; a cold build takes minutes" >&2
   local started=$SECONDS
   (cd "$wrapper" && CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -trimpath ${tags:+-tags "$tags"} \
     -ldflags "$ldflags" -o "$out/$component.partial" "$pkg")
@@ -94,6 +103,17 @@ mkdir -p "$HOMEOSTAT_CACHE_DIR"
 # Two runs at once (a test run and a developer's shell) must not build into the same file.
 exec 9>"$HOMEOSTAT_CACHE_DIR/.build.lock"
 flock 9
+# "n of m" counts only what is missing, so the line says how far along a cold build is.
+missing=()
 for c in "${components[@]}"; do
+  [[ -x "$(cached_path "$c")" ]] || missing+=("$c")
+done
+built=0
+for c in "${components[@]}"; do
+  progress=""
+  if [[ " ${missing[*]} " == *" $c "* ]]; then
+    built=$((built + 1))
+    progress="$built of ${#missing[@]} to build"
+  fi
   build_one "$c"
 done
