@@ -36,8 +36,12 @@ if (values.help) {
 const started = Date.now();
 if (values['current-kubeconfig']) {
   const kubeconfig = process.env['KUBECONFIG'] || join(homedir(), '.kube', 'config');
-  if (!existsSync(kubeconfig))
-    throw new Error(`--current-kubeconfig: ${kubeconfig} does not exist\n${usage}`);
+  // KUBECONFIG may list several files, as kubectl allows.
+  const missing = kubeconfig.split(':').filter((path) => path && !existsSync(path));
+  if (missing.length) {
+    console.error(`--current-kubeconfig: ${missing.join(', ')} does not exist\n${usage}`);
+    process.exit(2);
+  }
   process.env['KUBECONFIG'] = kubeconfig;
   note(
     `using the cluster in ${kubeconfig}; its nodes must be able to pull ${homeostatOperators.map((o) => o.image).join(', ')}`,

@@ -12,7 +12,9 @@ export function kubeconfigPath(): string {
       'KUBECONFIG is not set: run the suites through `npm run e2e`, or export KUBECONFIG for your cluster',
     );
   }
-  if (!existsSync(path)) throw new Error(`KUBECONFIG points at ${path}, which does not exist`);
+  // It may list several files, as kubectl allows; each must exist.
+  const missing = path.split(':').filter((file) => file && !existsSync(file));
+  if (missing.length) throw new Error(`KUBECONFIG names ${missing.join(', ')}, which does not exist`);
   return path;
 }
 
