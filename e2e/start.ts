@@ -18,6 +18,13 @@ import {
   type InstallableOperator,
 } from './start/homeostat-operators.ts';
 
+// Failures carry their context in the message (which command failed and what it printed); a
+// stack trace adds nothing for the person who ran npm start.
+process.on('uncaughtException', (error) => {
+  console.error(`\nnpm start failed: ${error.message}`);
+  process.exit(1);
+});
+
 const usage = `usage: npm start [-- --current-kubeconfig]
   (default)             bring up or reuse the local cluster, build and import the images
   --current-kubeconfig  use the cluster in KUBECONFIG (or ~/.kube/config); it pulls the images itself`;
