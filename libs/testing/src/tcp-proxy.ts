@@ -13,13 +13,16 @@ export interface TcpProxy {
   blackholeOpenConnections(): void;
   /** Back to normal forwarding. */
   resume(): void;
+  /** Forwards new connections to another target and resets the open ones (a Service moving its endpoint). */
+  retarget(port: number, host?: string): void;
   /** Connections opened so far. */
   readonly connections: number;
   close(): Promise<void>;
 }
 
-/** Starts a proxy on a free 127.0.0.1 port that forwards to `targetPort` on 127.0.0.1. */
-export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
+/** Starts a proxy on a free 127.0.0.1 port that forwards to `targetPort` on `targetHost`. */
+export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'): Promise<TcpProxy> {
+  let target = { port: targetPort, host: targetHost };
   let mode: 'forward' | 'cut' | 'stall' = 'forward';
   let connections = 0;
   const pairs = new Set<[Socket, Socket]>();
@@ -30,7 +33,7 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
       return;
     }
     connections++;
-    const upstream = connect(targetPort, '127.0.0.1');
+    const upstream = connect(target.port, target.host);
     const pair: [Socket, Socket] = [client, upstream];
     pairs.add(pair);
     const forward = (from: Socket, to: Socket) =>
@@ -49,6 +52,13 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     upstream.on('close', end).on('error', end);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const resetOpen = () => {
+    for (const [client, upstream] of pairs) {
+      client.resetAndDestroy();
+      upstream.destroy();
+    }
+    pairs.clear();
+  };
   return {
     port: (server.address() as AddressInfo).port,
     get connections() {
@@ -56,11 +66,12 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     },
     cut() {
       mode = 'cut';
-      for (const [client, upstream] of pairs) {
-        client.resetAndDestroy();
-        upstream.destroy();
-      }
-      pairs.clear();
+      resetOpen();
+    },
+    retarget(port, host = '127.0.0.1') {
+      target = { port, host };
+      mode = 'forward';
+      resetOpen();
     },
     stall() {
       mode = 'stall';
