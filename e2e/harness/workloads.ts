@@ -1,7 +1,16 @@
 // Waiting on workloads and running one-shot client pods: the building blocks suites use to
 // check that something really answers inside the cluster.
+import type { V1Pod } from '@kubernetes/client-node';
 import { waitUntil } from '@homeostat/testing';
 import { kubectl } from './cluster-access.ts';
+
+/** Ready, and not on its way out (a terminating pod may still report Ready). */
+export function isPodReady(pod: V1Pod): boolean {
+  return (
+    !pod.metadata?.deletionTimestamp &&
+    (pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false)
+  );
+}
 
 /** A container security context that passes the `restricted` Pod Security Standard. */
 export function restrictedSecurityContext(runAsUser: number) {

@@ -2,6 +2,7 @@
 // (leader election is on by default). One replica holds the Lease and reconciles; when its pod is
 // deleted (a node drain, a rollout), the standby takes the Lease over, leaves the running memcached
 // pods alone, and reconciling goes on.
+import type { V1Lease, V1Pod } from '@kubernetes/client-node';
 import { waitUntil } from '@homeostat/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply, getObject, kubectl, listObjects } from '../harness/cluster-access.ts';
@@ -10,31 +11,20 @@ import {
   type MemcachedOperatorRelease,
 } from '../harness/memcached-operator-release.ts';
 import { createTestNamespace, type TestNamespace } from '../harness/test-namespace.ts';
+import { isPodReady } from '../harness/workloads.ts';
 
-interface LeaseObject {
-  spec: { holderIdentity?: string; leaseTransitions?: number };
-}
-interface PodObject {
-  metadata: { name: string; deletionTimestamp?: string };
-  status: { conditions?: { type: string; status: string }[] };
-}
 interface MemcachedObject {
   status?: { readyReplicas?: number; observedGeneration?: number };
   metadata: { generation: number };
 }
-
-const liveReady = (pod: PodObject) =>
-  !pod.metadata.deletionTimestamp &&
-  pod.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
 
 describe('Memcached operator with two replicas, on the cluster in KUBECONFIG', () => {
   let namespace: TestNamespace;
   let ns: string;
   let operator: MemcachedOperatorRelease;
 
-  const lease = () => getObject<LeaseObject>('lease', operator.release, ns);
-  const operatorPods = () =>
-    listObjects<PodObject>('pods', ns, `app.kubernetes.io/instance=${operator.release}`);
+  const lease = () => getObject<V1Lease>('lease', operator.release, ns);
+  const operatorPods = () => listObjects<V1Pod>('pods', ns, `app.kubernetes.io/instance=${operator.release}`);
 
   async function waitForReadyPods(name: string, size: number): Promise<void> {
     let last: MemcachedObject | undefined;
@@ -90,13 +80,13 @@ describe('Memcached operator with two replicas, on the cluster in KUBECONFIG', (
   });
 
   it('has one leader among two Ready replicas; deleting its pod hands the Lease to the other, which keeps reconciling', async () => {
-    const pods = (await operatorPods()).filter(liveReady).map((p) => p.metadata.name);
+    const pods = (await operatorPods()).filter(isPodReady).map((p) => p.metadata?.name ?? '');
     expect(pods).toHaveLength(2);
     let holder = '';
     await waitUntil(
       'a replica holds the Lease',
       async () => {
-        holder = (await lease())?.spec.holderIdentity ?? '';
+        holder = (await lease())?.spec?.holderIdentity ?? '';
         return pods.includes(holder);
       },
       { timeoutMs: 60_000, intervalMs: 500 },
@@ -119,10 +109,10 @@ describe('Memcached operator with two replicas, on the cluster in KUBECONFIG', (
     await waitUntil(
       `the Lease leaves ${holder} for a live replica`,
       async () => {
-        next = (await lease())?.spec.holderIdentity ?? '';
+        next = (await lease())?.spec?.holderIdentity ?? '';
         const live = (await operatorPods())
-          .filter((p) => !p.metadata.deletionTimestamp)
-          .map((p) => p.metadata.name);
+          .filter((p) => !p.metadata?.deletionTimestamp)
+          .map((p) => p.metadata?.name ?? '');
         return next !== '' && next !== holder && live.includes(next);
       },
       { timeoutMs: 90_000, intervalMs: 250 },
@@ -132,7 +122,7 @@ describe('Memcached operator with two replicas, on the cluster in KUBECONFIG', (
     console.warn(
       `e2e: Lease moved from ${holder} to ${next} ${((Date.now() - deleted) / 1000).toFixed(1)} s after the delete`,
     );
-    expect((await lease())?.spec.leaseTransitions ?? 0).toBeGreaterThanOrEqual(1);
+    expect((await lease())?.spec?.leaseTransitions ?? 0).toBeGreaterThanOrEqual(1);
 
     // The new leader reconciles everything once it leads; a converged Memcached must come out of
     // that untouched: no new Deployment generation, the same pods (an operator upgrade, a drain or

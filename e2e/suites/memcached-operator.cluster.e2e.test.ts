@@ -3,6 +3,7 @@
 // the `restricted` Pod Security Standard; then a Memcached's whole life: pods Ready, a value
 // stored and read through its Service, scaled 3 → 1 → 2, deleted and garbage-collected, and
 // the chart uninstalled. The operator's image is the one built from operators/memcached/Dockerfile.
+import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
 import { waitUntil } from '@homeostat/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operandImages } from '../images/image-names.ts';
@@ -14,6 +15,7 @@ import {
   type MemcachedOperatorRelease,
 } from '../harness/memcached-operator-release.ts';
 import { createTestNamespace, type TestNamespace } from '../harness/test-namespace.ts';
+import { isPodReady } from '../harness/workloads.ts';
 
 const cacheName = 'cache';
 const podSelector = `app.kubernetes.io/name=memcached,app.kubernetes.io/instance=${cacheName}`;
@@ -35,19 +37,6 @@ interface MemcachedObject {
     conditions?: Condition[];
   };
 }
-interface PodObject {
-  metadata: { name: string; deletionTimestamp?: string };
-  spec: { containers: { securityContext?: { readOnlyRootFilesystem?: boolean } }[] };
-  status: { conditions?: { type: string; status: string }[]; containerStatuses?: { restartCount: number }[] };
-}
-interface OwnedObject {
-  metadata: { ownerReferences?: { kind: string; name: string; uid: string; controller?: boolean }[] };
-  spec?: { replicas?: number };
-}
-
-const isReady = (pod: PodObject) =>
-  !pod.metadata.deletionTimestamp &&
-  pod.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
 const condition = (m: MemcachedObject | undefined, type: string) =>
   m?.status?.conditions?.find((c) => c.type === type);
 
@@ -57,7 +46,7 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
   let operator: MemcachedOperatorRelease;
 
   const memcached = () => getObject<MemcachedObject>('memcached', cacheName, ns);
-  const pods = async () => listObjects<PodObject>('pods', ns, podSelector);
+  const pods = async () => listObjects<V1Pod>('pods', ns, podSelector);
 
   /** Waits until the Memcached, its Deployment and its pods all show `size` Ready pods. */
   async function waitForReadySize(size: number): Promise<MemcachedObject> {
@@ -68,7 +57,7 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
       async () => {
         last = await memcached();
         const all = await pods();
-        podNames = all.filter(isReady).map((p) => p.metadata.name);
+        podNames = all.filter(isPodReady).map((p) => p.metadata?.name ?? '');
         return (
           last?.status?.observedGeneration === last?.metadata.generation &&
           last?.status?.readyReplicas === size &&
@@ -111,16 +100,16 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
   });
 
   it('runs the operator Ready under the restricted Pod Security profile, with a read-only root filesystem', async () => {
-    const operatorPods = await listObjects<PodObject>(
+    const operatorPods = await listObjects<V1Pod>(
       'pods',
       ns,
       `app.kubernetes.io/instance=${operator.release}`,
     );
     expect(operatorPods.length).toBe(1);
     const [pod] = operatorPods;
-    expect(pod && isReady(pod)).toBe(true);
-    expect(pod?.spec.containers[0]?.securityContext?.readOnlyRootFilesystem).toBe(true);
-    expect(pod?.status.containerStatuses?.[0]?.restartCount).toBe(0);
+    expect(pod && isPodReady(pod)).toBe(true);
+    expect(pod?.spec?.containers[0]?.securityContext?.readOnlyRootFilesystem).toBe(true);
+    expect(pod?.status?.containerStatuses?.[0]?.restartCount).toBe(0);
     const labels = (await getObject<{ metadata: { labels: Record<string, string> } }>('namespace', ns))
       ?.metadata.labels;
     expect(labels?.['pod-security.kubernetes.io/enforce']).toBe('restricted');
@@ -149,8 +138,8 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
     expect(condition(status, 'Degraded')?.status).toBe('False');
     expect(status.status?.selector).toBe(podSelector);
     for (const resource of ['deployment', 'service', 'poddisruptionbudget']) {
-      const owned = await getObject<OwnedObject>(resource, cacheName, ns);
-      expect(owned?.metadata.ownerReferences, resource).toEqual([
+      const owned = await getObject<V1Deployment>(resource, cacheName, ns);
+      expect(owned?.metadata?.ownerReferences, resource).toEqual([
         expect.objectContaining({
           kind: 'Memcached',
           name: cacheName,
@@ -159,7 +148,7 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
         }),
       ]);
     }
-    expect((await getObject<OwnedObject>('deployment', cacheName, ns))?.spec?.replicas).toBe(3);
+    expect((await getObject<V1Deployment>('deployment', cacheName, ns))?.spec?.replicas).toBe(3);
     expect(await eventReasons()).toContain('DeploymentCreated');
   });
 
@@ -175,7 +164,7 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
     await kubectl(['-n', ns, 'scale', `memcached/${cacheName}`, '--replicas=1']);
     expect((await memcached())?.spec.size).toBe(1);
     await waitForReadySize(1);
-    expect((await getObject<OwnedObject>('deployment', cacheName, ns))?.spec?.replicas).toBe(1);
+    expect((await getObject<V1Deployment>('deployment', cacheName, ns))?.spec?.replicas).toBe(1);
     expect(await getObject('poddisruptionbudget', cacheName, ns)).toBeUndefined();
     expect(await eventReasons()).toEqual(
       expect.arrayContaining(['ScaledDown', 'PodDisruptionBudgetDeleted']),
@@ -185,7 +174,7 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
   it('scales 1 → 2 through spec.size, bringing the PodDisruptionBudget back', async () => {
     await kubectl(['-n', ns, 'patch', 'memcached', cacheName, '--type=merge', '-p', '{"spec":{"size":2}}']);
     await waitForReadySize(2);
-    expect((await getObject<OwnedObject>('deployment', cacheName, ns))?.spec?.replicas).toBe(2);
+    expect((await getObject<V1Deployment>('deployment', cacheName, ns))?.spec?.replicas).toBe(2);
     expect(await getObject('poddisruptionbudget', cacheName, ns)).toBeDefined();
     expect(await eventReasons()).toContain('ScaledUp');
     const session = await memcachedSetGet({ namespace: ns, host: cacheName, image: operandImages.memcached });
@@ -202,7 +191,7 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
         for (const resource of ['deployment', 'service', 'poddisruptionbudget']) {
           if (await getObject(resource, cacheName, ns)) left.push(resource);
         }
-        left.push(...(await pods()).map((p) => `pod/${p.metadata.name}`));
+        left.push(...(await pods()).map((p) => `pod/${p.metadata?.name ?? ''}`));
         return left.length === 0;
       },
       { timeoutMs: 180_000, intervalMs: 1000, describe: () => `still there: ${left.join(', ')}` },
