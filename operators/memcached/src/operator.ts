@@ -1,7 +1,7 @@
 // Builds the Memcached operator (a Manager with its controller) from a configuration.
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { Logger } from 'pino';
-import { Manager } from '@homeostat/reconcile';
+import type { Manager } from '@homeostat/reconcile';
+import { operatorManager, type ManagerExtras } from '@homeostat/operator-kit';
 import type { OperatorConfig } from './config/operator-config.ts';
 import { addMemcachedController } from './controllers/memcached-controller.ts';
 import { operatorName } from './controllers/operand-labels.ts';
@@ -10,26 +10,9 @@ import { operatorName } from './controllers/operand-labels.ts';
 export function memcachedOperator(
   kubeConfig: KubeConfig,
   config: OperatorConfig,
-  extra: { logger?: Logger; bindAddress?: string } = {},
+  extras: ManagerExtras = {},
 ): Manager {
-  const manager = new Manager({
-    kubeConfig,
-    name: operatorName,
-    namespaces: config.watchNamespaces,
-    healthPort: config.healthPort,
-    metricsPort: config.metricsPort,
-    ...(config.leaderElection
-      ? {
-          leaderElection: {
-            namespace: config.leaderElection.namespace,
-            leaseName: config.leaderElection.leaseName,
-            ...(config.podName ? { identity: config.podName } : {}),
-          },
-        }
-      : {}),
-    ...(extra.logger ? { logger: extra.logger } : {}),
-    ...(extra.bindAddress ? { bindAddress: extra.bindAddress } : {}),
-  });
+  const manager = operatorManager(kubeConfig, operatorName, config, extras);
   addMemcachedController(manager, {
     defaultImage: config.memcachedImage,
     maxConcurrentReconciles: config.maxConcurrentReconciles,
