@@ -17,7 +17,5 @@ const settings = {
 
 export type OperatorConfig = ConfigOf<typeof settings>;
 
-const definition = defineOperatorConfig(operatorName, settings);
-/** Reads the configuration from flags, then environment variables, then defaults. */
-export const readConfig = definition.read;
-export const usage = definition.usage;
+/** `readConfig` reads flags, then environment variables, then defaults; `usage` lists them. */
+export const { read: readConfig, usage } = defineOperatorConfig(operatorName, settings);
