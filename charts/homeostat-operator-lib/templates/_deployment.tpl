@@ -2,11 +2,16 @@
 The operator Deployment: Pod Security "restricted" contexts from values, the leader-election and
 port flags every operator reads (libs/operator-kit), probes on /healthz and /readyz, metrics on 8080.
   {{ include "homeostat-operator.deployment" (dict "context" . "kind" "Memcached" "env" (include "memcached-operator.env" .)) }}
-  kind: what the operator manages, for the message that refuses two replicas without leader election.
-  env:  the operator's own environment variables (a YAML list), after WATCH_NAMESPACES; may be "".
+  kind:         what the operator manages, for the message that refuses two replicas without leader election.
+  env:          the operator's own environment variables (a YAML list), after WATCH_NAMESPACES; may be "".
+  volumeMounts: optional, the operator container's mounts (a YAML list), e.g. a scratch emptyDir
+                (the root filesystem is read-only).
+  volumes:      optional, the pod's volumes (a YAML list) those mounts name.
 */}}
 {{- define "homeostat-operator.deployment" -}}
 {{- $env := .env }}
+{{- $volumeMounts := .volumeMounts }}
+{{- $volumes := .volumes }}
 {{- $kind := required "homeostat-operator.deployment needs kind" .kind }}
 {{- with .context }}
 {{- if and (gt (int .Values.replicaCount) 1) (not .Values.leaderElection.enabled) }}
@@ -106,6 +111,10 @@ spec:
             {{- toYaml .Values.resources | nindent 12 }}
           securityContext:
             {{- toYaml .Values.securityContext | nindent 12 }}
+          {{- with $volumeMounts }}
+          volumeMounts:
+            {{- . | nindent 12 }}
+          {{- end }}
       {{- with .Values.nodeSelector }}
       nodeSelector:
         {{- toYaml . | nindent 8 }}
@@ -117,6 +126,10 @@ spec:
       {{- with .Values.affinity }}
       affinity:
         {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with $volumes }}
+      volumes:
+        {{- . | nindent 8 }}
       {{- end }}
 {{- end }}
 {{- end }}

@@ -1,28 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
 import { parse, parseDocument } from 'yaml';
-import { buildCrd } from '@homeostat/reconcile';
+import { widgetChart } from '../test-support/widget-chart.ts';
 import { closed, kubeObject, valuesSchema } from './values-schema.ts';
 import { defaultsOf, valuesYaml } from './values-yaml.ts';
-
-const widgetChart = {
-  name: 'widget-operator',
-  workspace: 'operators/widget',
-  crds: [
-    buildCrd({
-      group: 'widgets.test',
-      kind: 'Widget',
-      plural: 'widgets',
-      versions: [{ name: 'v1', spec: Type.Object({ size: Type.Integer() }) }],
-    }),
-  ],
-  values: {
-    widgetImage: Type.String({
-      description: 'Image of Widgets that name none.',
-      default: 'example.test/widget:1',
-    }),
-  },
-};
 
 describe('values.yaml from the values schema', () => {
   const schema = closed(
