@@ -16,9 +16,14 @@ export class Teardown {
   readonly #steps: { what: string; step: Step }[] = [];
   #ran: Promise<void> | undefined;
 
-  /** Adds a step; `what` names it when it fails. */
-  add(what: string, step: Step): void {
-    this.#steps.push({ what, step });
+  /** Adds a step; `what` names it when it fails. Returns a function that drops the step again. */
+  add(what: string, step: Step): () => void {
+    const entry = { what, step };
+    this.#steps.push(entry);
+    return () => {
+      const at = this.#steps.indexOf(entry);
+      if (at >= 0) this.#steps.splice(at, 1);
+    };
   }
 
   /** Runs every step newest first; a failing step is reported and the others still run. */
