@@ -137,15 +137,12 @@ export class Reflector<T extends KubeObject> {
   }
 
   async #list(signal: AbortSignal): Promise<void> {
-    const { items, resourceVersion } = await this.#client.list(
-      this.#type,
-      {
-        ...(this.#options.namespace ? { namespace: this.#options.namespace } : {}),
-        ...(this.#options.labelSelector ? { labelSelector: this.#options.labelSelector } : {}),
-        ...(this.#options.fieldSelector ? { fieldSelector: this.#options.fieldSelector } : {}),
-      },
+    const { items, resourceVersion } = await this.#client.list(this.#type, {
+      ...(this.#options.namespace ? { namespace: this.#options.namespace } : {}),
+      ...(this.#options.labelSelector ? { labelSelector: this.#options.labelSelector } : {}),
+      ...(this.#options.fieldSelector ? { fieldSelector: this.#options.fieldSelector } : {}),
       signal,
-    );
+    });
     this.#store.replace(items, this.#type.namespaced ? this.#options.namespace : undefined);
     this.stats.lists++;
     this.stats.resourceVersion = resourceVersion;

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { pino, type Logger } from 'pino';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { ClusterSource } from '../client/cluster-access.ts';
 import { KubeClient } from '../client/kube-client.ts';
 import type { KubeObject } from '../client/resource-type.ts';
 import { InformerCache } from '../cache/informer-cache.ts';
@@ -12,7 +12,8 @@ import { ProbeServer } from './health-server.ts';
 import { LeaderElector, type LeaderElectionOptions } from './leader-election.ts';
 
 export interface ManagerOptions {
-  kubeConfig: KubeConfig;
+  /** Where the API server is: `await loadKubeConfig()` (or a client-node KubeConfig). */
+  kubeConfig: ClusterSource;
   /** The operator's name: server-side apply field manager, event reporter, log name. */
   name: string;
   /** Watch only these namespaces; empty or undefined watches all. */
@@ -33,7 +34,10 @@ export interface ManagerOptions {
   resyncPeriodMs?: number;
   /** Reflector idle timeout (see ReflectorOptions.idleTimeoutMs). */
   watchIdleTimeoutMs?: number;
-  /** Called when leadership is lost. Default: stop the manager and set process.exitCode = 1. */
+  /**
+   * Called when leadership is lost, after every controller has been stopped (in-flight reconciles
+   * aborted). Default: stop the manager and set process.exitCode = 1.
+   */
   onLostLeadership?: () => void;
 }
 
@@ -166,13 +170,17 @@ export class Manager {
     }
     this.#election = this.#elector.run(this.#abort.signal, runControllers, () => {
       this.metrics.leaderStatus.set({ name: this.#options.name }, 0);
-      (
-        this.#options.onLostLeadership ??
-        (() => {
-          process.exitCode = 1;
-          void this.stop();
-        })
-      )();
+      // Another replica may take the lease over once it expires: stop writing now, not after a
+      // drain. In-flight reconciles are aborted, their requests with them.
+      void Promise.all(this.#controllers.map((c) => c.abortNow())).then(() =>
+        (
+          this.#options.onLostLeadership ??
+          (() => {
+            process.exitCode = 1;
+            void this.stop();
+          })
+        )(),
+      );
     });
   }
 
