@@ -1,6 +1,6 @@
 // The writes the API server served on the Widget workload's kinds, read from its own request
 // counter (apiserver_request_total). One third party counts both operators the same way, whatever
-// their client libraries report about themselves (ADR 0005).
+// their client libraries report about themselves (ADR 0600).
 import type { IncomingMessage } from 'node:http';
 import type { KubeClient } from '@homeostat/reconcile';
 import { parseSamples, sumOf } from './prometheus-text.ts';

@@ -3,8 +3,8 @@
 // per Widget; no finalizer), watching one namespace and serving /metrics on loopback. This file is
 // the one place the benchmark builds it.
 import { parseArgs } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
+import { fromKubeconfigFiles } from '@homeostat/reconcile';
 import { widgetOperator } from '../../libs/reconcile/src/test-support/widget-operator.ts';
 
 const { values } = parseArgs({
@@ -21,10 +21,8 @@ if (!values.kubeconfig || !values.namespace || !values['metrics-port']) {
   );
 }
 
-const kubeConfig = new KubeConfig();
-kubeConfig.loadFromFile(values.kubeconfig);
 const manager = widgetOperator(
-  kubeConfig,
+  await fromKubeconfigFiles([values.kubeconfig]),
   {
     logger: pino({ level: 'warn' }),
     namespaces: [values.namespace],

@@ -27,9 +27,9 @@ import (
 const fieldManager = "widget-operator"
 
 // WidgetReconciler does what libs/reconcile/src/test-support/widget-operator.ts does (without
-// its finalizer, which the benchmark turns off): one owned ConfigMap holding the Widget's size,
-// an Event when it writes that ConfigMap, and a status with a Ready condition. A converged Widget
-// causes no write.
+// its finalizer, which the benchmark turns off): one owned ConfigMap holding the Widget's size
+// (and its labels), an Event when it writes that ConfigMap, and a status with a Ready condition.
+// A converged Widget causes no write.
 type WidgetReconciler struct {
 	client.Client
 	Recorder recorder.EventRecorder
@@ -48,8 +48,10 @@ func (r *WidgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err != nil && !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, fmt.Errorf("reading the ConfigMap of %s: %w", req.NamespacedName, err)
 	}
-	if err != nil || current.Data["size"] != size || !metav1.IsControlledBy(&current, &widget) {
+	if err != nil || current.Data["size"] != size || !metav1.IsControlledBy(&current, &widget) ||
+		!hasLabels(current.Labels, widget.Spec.Labels) {
 		desired := corev1ac.ConfigMap(widget.Name+"-gizmos", widget.Namespace).
+			WithLabels(widget.Spec.Labels).
 			WithOwnerReferences(metav1ac.OwnerReference().
 				WithAPIVersion(GroupVersion.String()).
 				WithKind("Widget").
@@ -85,6 +87,16 @@ func (r *WidgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, fmt.Errorf("applying the status of %s: %w", req.NamespacedName, err)
 	}
 	return ctrl.Result{}, nil
+}
+
+// hasLabels says whether every wanted label is set as wanted.
+func hasLabels(have, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := have[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
 }
 
 // statusApplyConfiguration is the status-only apply request for a Widget. A kubebuilder project
