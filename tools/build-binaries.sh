@@ -104,6 +104,10 @@ build_one() { # build_one <component>
   (cd "$wrapper" && CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -trimpath ${tags:+-tags "$tags"} \
     -ldflags "$ldflags" -o "$out/$component.partial" "$pkg")
   mv "$out/$component.partial" "$out/$component"
+  if [[ "$component" == bench-widget-operator ]]; then
+    # Keyed by its sources, it would otherwise leave one stale build per edit.
+    find "${out%/*}" -maxdepth 1 -name 'bench-widget-operator-*' ! -path "$out" -exec rm -rf {} +
+  fi
   echo "build-binaries: $component ready in $((SECONDS - started)) s -> $out/$component" >&2
 }
 

@@ -44,8 +44,13 @@ func main() {
 	// The kubeconfig comes from KUBECONFIG; ctrl.GetConfig also turns client-side rate limiting
 	// off (the API server's priority and fairness limits instead), as it does for every operator.
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
-		Scheme:  scheme,
-		Cache:   cache.Options{DefaultNamespaces: map[string]cache.Config{namespace: {}}},
+		Scheme: scheme,
+		Cache: cache.Options{
+			DefaultNamespaces: map[string]cache.Config{namespace: {}},
+			// controller-runtime's advice for a reconciler that never reads managedFields; the
+			// library's cache likewise keeps only its own manager's entries.
+			DefaultTransform: cache.TransformStripManagedFields(),
+		},
 		Metrics: metricsserver.Options{BindAddress: metricsAddr},
 	})
 	if err != nil {
