@@ -84,7 +84,7 @@ const Spread = Type.Object(
     policy: Type.Union([Type.Literal('Preferred'), Type.Literal('Required'), Type.Literal('Disabled')], {
       default: 'Preferred',
       description:
-        'Preferred: members go to different topology domains when they can (they still start on a single node). Required: a member stays Pending rather than share a domain with another member. Disabled: no spreading rule.',
+        'Preferred: members go to different topology domains when they can (they still start on a single node). Required: a member stays Pending rather than leave the members unevenly spread by more than one (with fewer domains than members, some share one). Disabled: no spreading rule.',
     }),
     topologyKey: Type.String({
       maxLength: 316,
