@@ -3,11 +3,12 @@
 // Every line is safe to repeat: what exists is read from the caches and etcd, never remembered.
 import {
   KubeApiError,
+  PermanentError,
   builtin,
   generationChanged,
   isBeingDeleted,
   isControlledBy,
-  isSubset,
+  watch,
   type Controller,
   type KubeObject,
   type Manager,
@@ -62,14 +63,19 @@ export interface EtcdClusterControllerOptions {
   readonly maxConcurrentReconciles?: number;
 }
 
-/** Something keeps the operator from carrying out the spec; becomes Degraded, a Warning Event and a retry. */
+/**
+ * Something keeps the operator from carrying out the spec; becomes Degraded and a Warning Event.
+ * `permanent`: only a change of the spec can help (the reconcile is not retried until one comes).
+ */
 class Refusal extends Error {
   override readonly name = 'Refusal';
   /** The condition reason (CamelCase). */
   readonly reason: string;
-  constructor(reason: string, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  readonly permanent: boolean;
+  constructor(reason: string, message: string, options: { cause?: unknown; permanent?: boolean } = {}) {
+    super(message, options.cause === undefined ? {} : { cause: options.cause });
     this.reason = reason;
+    this.permanent = options.permanent ?? false;
   }
 }
 
@@ -110,21 +116,21 @@ async function applyClusterObjects(round: Round): Promise<void> {
   const { cluster, ctx, deps } = round;
   for (const service of [desiredPeerService(cluster), desiredClientService(cluster)]) {
     const name = service.metadata?.name ?? '';
+    // Only labelled Services are cached; one of this name without the label is someone else's.
     const current =
       deps.owned.service(cluster, name) ??
       (await ctx.client.find(builtin.services, name, namespaceOf(cluster)));
     assertOwnedOrAbsent(current, cluster, 'Service', name);
-    if (!isSubset(service, current))
-      await write(`applying Service ${name}`, () => ctx.client.apply(builtin.services, service));
+    await write(`applying Service ${name}`, () =>
+      ctx.client.applyIfChanged(builtin.services, service, current),
+    );
   }
   const pdb = desiredPodDisruptionBudget(cluster);
   const current = deps.owned.podDisruptionBudget(cluster, nameOf(cluster));
   if (pdb) {
-    if (!isSubset(pdb, current)) {
-      await write(`applying PodDisruptionBudget ${nameOf(cluster)}`, () =>
-        ctx.client.apply(builtin.podDisruptionBudgets, pdb),
-      );
-    }
+    await write(`applying PodDisruptionBudget ${nameOf(cluster)}`, () =>
+      ctx.client.applyIfChanged(builtin.podDisruptionBudgets, pdb, current),
+    );
   } else if (current && isControlledBy(current, cluster)) {
     await write(`deleting PodDisruptionBudget ${nameOf(cluster)}`, () =>
       ctx.client.delete(builtin.podDisruptionBudgets, nameOf(cluster), namespaceOf(cluster), {
@@ -152,6 +158,7 @@ async function seed(round: Round): Promise<void> {
     throw new Refusal(
       'RestoreNotSupported',
       'bootstrap.fromBackup is not carried out by this version of the operator yet; nothing was created',
+      { permanent: true },
     );
   }
   await write(`creating member ${first.name}`, () =>
@@ -318,11 +325,10 @@ export function addEtcdClusterController(
     name: 'etcdcluster',
     for: etcdClusters,
     // Everything the operator makes carries its label; a change to any of it wakes the cluster.
-    watches: ownedKinds.map((type) => ({ type, labelSelector: managedSelector, map: clusterOf })),
+    watches: ownedKinds.map((type) => watch({ type, labelSelector: managedSelector, map: clusterOf })),
     predicates: [generationChanged],
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
-    async reconcile({ namespace, name }, ctx): Promise<ReconcileResult> {
-      const cluster = ctx.cache.get(etcdClusters, name, namespace);
+    async reconcile({ name, object: cluster }, ctx): Promise<ReconcileResult> {
       // Deleted or being deleted: garbage collection removes what it owns (ownerReferences).
       if (!cluster || isBeingDeleted(cluster)) return {};
 
@@ -355,9 +361,14 @@ export function addEtcdClusterController(
           throw new Refusal(
             'TlsNotSupported',
             'tls.enabled is true, and this version of the operator does not make certificates yet; create the cluster with tls.enabled: false',
+            { permanent: true },
           );
         }
-        if (!image) throw new Refusal('UnknownVersion', `no image for etcd ${cluster.spec.version}`);
+        if (!image) {
+          throw new Refusal('UnknownVersion', `no image for etcd ${cluster.spec.version}`, {
+            permanent: true,
+          });
+        }
         if (!cluster.spec.paused) await applyClusterObjects(round);
         observed = await observe(round);
         if (!cluster.spec.paused) {
@@ -369,7 +380,8 @@ export function addEtcdClusterController(
         if (!(error instanceof Refusal)) throw error;
         problem = { reason: error.reason, message: error.message };
         refusal = error;
-        await ctx.events.warning(cluster, error.reason, 'Reconcile', error.message);
+        // A permanent refusal's Event comes with the PermanentError below.
+        if (!error.permanent) await ctx.events.warning(cluster, error.reason, 'Reconcile', error.message);
       }
 
       const status = clusterStatus(cluster, {
@@ -397,13 +409,14 @@ export function addEtcdClusterController(
           status.conditions?.find((c) => c.type === 'QuorumLost')?.message ?? '',
         );
       }
-      if (!isSubset(status, before)) {
-        await ctx.client.applyStatus(etcdClusters, {
-          metadata: { name, namespace: namespaceOf(cluster) },
-          status,
-        });
-      }
-      // A refused write is retried with backoff, after the status says why.
+      await ctx.client.applyStatusIfChanged(
+        etcdClusters,
+        { metadata: { name, namespace: namespaceOf(cluster) }, status },
+        cluster,
+      );
+      // After the status says why: a spec that cannot be carried out waits for a change of it; a
+      // refused write is retried with backoff.
+      if (refusal?.permanent) throw new PermanentError(refusal.reason, refusal.message);
       if (refusal?.reason === 'ApplyFailed') throw refusal;
       // Membership moves in steps: come back soon while it does, otherwise poll health.
       const busy = (step !== undefined && step.kind !== 'converged') || !status.clusterId || !observed.health;
