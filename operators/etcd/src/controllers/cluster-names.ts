@@ -42,6 +42,31 @@ export const peerServiceName = (cluster: string): string => `${cluster}-peers`;
 /** Service clients connect to: ready members only. */
 export const clientServiceName = (cluster: string): string => cluster;
 
+/** The Secrets of a cluster's TLS: generated ones are named after the cluster; provided ones as given. */
+export interface TlsSecretNames {
+  readonly server: string;
+  readonly peer: string;
+  readonly client: string;
+}
+
+/** Secret holding the CA the operator generated for a cluster (ca.crt, ca.key). */
+export const caSecretName = (cluster: string): string => `${cluster}-ca`;
+
+/** The TLS Secrets of `cluster`, or undefined when TLS is off. */
+export function tlsSecretNames(cluster: EtcdCluster): TlsSecretNames | undefined {
+  const { tls } = cluster.spec;
+  if (!tls.enabled) return undefined;
+  if (tls.provided) {
+    return {
+      server: tls.provided.serverSecretName,
+      peer: tls.provided.peerSecretName,
+      client: tls.provided.clientSecretName,
+    };
+  }
+  const name = nameOf(cluster);
+  return { server: `${name}-server-tls`, peer: `${name}-peer-tls`, client: `${name}-client-tls` };
+}
+
 /** Labels that pick one cluster's member pods (Service and PDB selectors). */
 export function selectorLabels(cluster: string): Record<string, string> {
   return { 'app.kubernetes.io/name': 'etcd', 'app.kubernetes.io/instance': cluster };

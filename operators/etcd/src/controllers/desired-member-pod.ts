@@ -30,7 +30,13 @@ export interface MemberJoin {
   readonly state: 'new' | 'existing';
 }
 
+/** Where the TLS Secrets are mounted in a member's pod. */
+export const serverTlsDir = '/etc/etcd/tls/server';
+export const peerTlsDir = '/etc/etcd/tls/peer';
+
 export interface MemberPodInput {
+  /** The Secrets members serve clients and peers with; undefined when TLS is off. */
+  readonly tls?: { readonly serverSecret: string; readonly peerSecret: string } | undefined;
   readonly member: string;
   readonly image: string;
   readonly urls: MemberUrls;
@@ -54,6 +60,19 @@ export function memberFlags(cluster: EtcdCluster, input: MemberPodInput): string
     `--initial-cluster-state=${input.join.state}`,
     // Only a new cluster reads it; the EtcdCluster's UID keeps two clusters of one name apart.
     `--initial-cluster-token=${cluster.metadata?.uid ?? nameOf(cluster)}`,
+    ...(input.tls
+      ? [
+          // Clients and peers must present a certificate signed by the CA.
+          `--cert-file=${serverTlsDir}/tls.crt`,
+          `--key-file=${serverTlsDir}/tls.key`,
+          `--trusted-ca-file=${serverTlsDir}/ca.crt`,
+          '--client-cert-auth=true',
+          `--peer-cert-file=${peerTlsDir}/tls.crt`,
+          `--peer-key-file=${peerTlsDir}/tls.key`,
+          `--peer-trusted-ca-file=${peerTlsDir}/ca.crt`,
+          '--peer-client-cert-auth=true',
+        ]
+      : []),
   ];
 }
 
@@ -136,10 +155,27 @@ export function desiredMemberPod(cluster: EtcdCluster, input: MemberPodInput): V
             readOnlyRootFilesystem: true,
             capabilities: { drop: ['ALL'] },
           },
-          volumeMounts: [{ name: 'data', mountPath: dataMountPath }],
+          volumeMounts: [
+            { name: 'data', mountPath: dataMountPath },
+            ...(input.tls
+              ? [
+                  { name: 'server-tls', mountPath: serverTlsDir, readOnly: true },
+                  { name: 'peer-tls', mountPath: peerTlsDir, readOnly: true },
+                ]
+              : []),
+          ],
         },
       ],
-      volumes: [{ name: 'data', persistentVolumeClaim: { claimName: claimName(input.member) } }],
+      volumes: [
+        { name: 'data', persistentVolumeClaim: { claimName: claimName(input.member) } },
+        ...(input.tls
+          ? [
+              // Readable by the fsGroup etcd runs in, by no one else.
+              { name: 'server-tls', secret: { secretName: input.tls.serverSecret, defaultMode: 0o440 } },
+              { name: 'peer-tls', secret: { secretName: input.tls.peerSecret, defaultMode: 0o440 } },
+            ]
+          : []),
+      ],
       ...(topologySpreadConstraints ? { topologySpreadConstraints } : {}),
       ...(scheduling.nodeSelector && Object.keys(scheduling.nodeSelector).length
         ? { nodeSelector: scheduling.nodeSelector }

@@ -44,6 +44,18 @@ describe('DNS addressing', () => {
       metrics: 'http://0.0.0.0:2381',
     });
     expect(dns.clientEndpoint(cluster())).toBe('http://orders.shop.svc.cluster.local:2379');
+    expect(dns.certificateNames(cluster())).toEqual({
+      dnsNames: [
+        '*.orders-peers.shop.svc',
+        '*.orders-peers.shop.svc.cluster.local',
+        'orders',
+        'orders.shop',
+        'orders.shop.svc',
+        'orders.shop.svc.cluster.local',
+        'localhost',
+      ],
+      ipAddresses: ['127.0.0.1'],
+    });
   });
 });
 
@@ -113,6 +125,28 @@ describe('member pod', () => {
       requests: { cpu: '2', memory: '1Gi' },
       limits: { memory: '1Gi' },
     });
+  });
+
+  it('with TLS, serves clients and peers with the mounted Secrets and asks both for certificates', () => {
+    const pod = desiredMemberPod(
+      cluster({ tls: { enabled: true } }),
+      input({ tls: { serverSecret: 's', peerSecret: 'p' } }),
+    );
+    const args = pod.spec?.containers[0]?.args ?? [];
+    expect(args.slice(10)).toEqual([
+      '--cert-file=/etc/etcd/tls/server/tls.crt',
+      '--key-file=/etc/etcd/tls/server/tls.key',
+      '--trusted-ca-file=/etc/etcd/tls/server/ca.crt',
+      '--client-cert-auth=true',
+      '--peer-cert-file=/etc/etcd/tls/peer/tls.crt',
+      '--peer-key-file=/etc/etcd/tls/peer/tls.key',
+      '--peer-trusted-ca-file=/etc/etcd/tls/peer/ca.crt',
+      '--peer-client-cert-auth=true',
+    ]);
+    expect(pod.spec?.volumes?.slice(1)).toEqual([
+      { name: 'server-tls', secret: { secretName: 's', defaultMode: 0o440 } },
+      { name: 'peer-tls', secret: { secretName: 'p', defaultMode: 0o440 } },
+    ]);
   });
 
   it('has no spreading rule when asked for none', () => {

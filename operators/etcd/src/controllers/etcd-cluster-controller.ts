@@ -37,8 +37,10 @@ import {
   namespaceOf,
   ordinalOf,
   seedMemberId,
+  tlsSecretNames,
 } from './cluster-names.ts';
 import { clusterStatus, type Problem } from './cluster-status.ts';
+import { clientCredentials, ensureGeneratedTls } from './cluster-tls.ts';
 import { claimMemberId } from './desired-member-claim.ts';
 import { desiredPodDisruptionBudget } from './desired-pdb.ts';
 import { desiredClientService, desiredPeerService } from './desired-services.ts';
@@ -312,6 +314,19 @@ async function endpointsOf(
   return Promise.all(names.map(async (n) => (await addressing.urls(cluster, n)).clientUrl));
 }
 
+/** The operator's client certificate for this cluster; a Secret it cannot use is a Refusal. */
+async function credentialsOf(
+  cluster: EtcdCluster,
+  ctx: ReconcileContext,
+  owned: OwnedObjects,
+): Promise<EtcdConnection['credentials']> {
+  try {
+    return await clientCredentials(cluster, ctx.client, owned);
+  } catch (error) {
+    throw new Refusal('ClientCertificateUnusable', messageOf(error), { cause: error });
+  }
+}
+
 /** Adds the EtcdCluster controller to `manager`. */
 export function addEtcdClusterController(
   manager: Manager,
@@ -341,34 +356,43 @@ export function addEtcdClusterController(
         addressing: options.addressing,
         image,
       };
-      const round: Round = {
-        cluster,
-        ctx,
-        deps,
-        desired: await desiredMembers(cluster, options.addressing),
-        connection: {
-          endpoints: await endpointsOf(cluster, owned, options.addressing),
-          callTimeoutMs: options.etcdCallTimeoutMs ?? 5000,
-        },
-      };
+      const desired = await desiredMembers(cluster, options.addressing);
 
       let problem: Problem | undefined;
       let refusal: Refusal | undefined;
       let step: StepOutcome | undefined;
       let observed: { health?: ClusterHealth; unreachable?: string } = {};
       try {
-        if (cluster.spec.tls.enabled) {
-          throw new Refusal(
-            'TlsNotSupported',
-            'tls.enabled is true, and this version of the operator does not make certificates yet; create the cluster with tls.enabled: false',
-            { permanent: true },
-          );
-        }
         if (!image) {
           throw new Refusal('UnknownVersion', `no image for etcd ${cluster.spec.version}`, {
             permanent: true,
           });
         }
+        if (!cluster.spec.paused) {
+          // Certificates first: no member pod may start without the Secrets it mounts.
+          const made = await write('making the TLS Secrets', () =>
+            ensureGeneratedTls(cluster, ctx.client, owned, options.addressing),
+          );
+          if (made.length) {
+            await ctx.events.normal(
+              cluster,
+              'CertificatesCreated',
+              'Create',
+              `created Secrets ${made.join(', ')}`,
+            );
+          }
+        }
+        const round: Round = {
+          cluster,
+          ctx,
+          deps,
+          desired,
+          connection: {
+            endpoints: await endpointsOf(cluster, owned, options.addressing),
+            callTimeoutMs: options.etcdCallTimeoutMs ?? 5000,
+            credentials: await credentialsOf(cluster, ctx, owned),
+          },
+        };
         if (!cluster.spec.paused) await applyClusterObjects(round);
         observed = await observe(round);
         if (!cluster.spec.paused) {
@@ -385,12 +409,13 @@ export function addEtcdClusterController(
       }
 
       const status = clusterStatus(cluster, {
-        desired: round.desired,
+        desired,
         health: observed.health,
         unreachable: observed.unreachable,
         step,
         problem,
         clientEndpoint: options.addressing.clientEndpoint(cluster),
+        clientSecret: tlsSecretNames(cluster)?.client,
       });
       const before = cluster.status;
       if (!before?.clusterId && status.clusterId) {

@@ -2,6 +2,7 @@
 // ever runs, so no etcd member answers. What is checked is what the operator writes: the objects,
 // their owners and specs, the status and Events, and what it refuses. (The etcd-backed suite
 // next to this one runs real members for the pods.)
+import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installCrds, waitUntil } from '@homeostat/testing';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
@@ -144,6 +145,89 @@ describe('EtcdCluster controller on a real kube-apiserver (no node, so no member
     });
   });
 
+  it('with TLS (the default) makes a CA and certificates in Secrets first, and mounts them in the pods', async () => {
+    await createEtcdCluster(client, 'secure', namespace, { size: 1 });
+    await waitUntil(
+      'pod',
+      async () => (await client.find(builtin.pods, 'secure-0', namespace)) !== undefined,
+      poll,
+    );
+    const secret = (name: string) => client.get(builtin.secrets, name, namespace);
+    const ca = await secret('secure-ca');
+    expect(Object.keys(ca.data ?? {}).sort()).toEqual(['ca.crt', 'ca.key']);
+    expect(ca.metadata?.ownerReferences?.[0]?.name).toBe('secure');
+    const caCert = new X509Certificate(Buffer.from(ca.data?.['ca.crt'] ?? '', 'base64'));
+    for (const name of ['secure-server-tls', 'secure-peer-tls', 'secure-client-tls']) {
+      const tls = await secret(name);
+      expect(tls.type).toBe('kubernetes.io/tls');
+      const cert = new X509Certificate(Buffer.from(tls.data?.['tls.crt'] ?? '', 'base64'));
+      expect(cert.checkIssued(caCert), name).toBe(true);
+      expect(new X509Certificate(Buffer.from(tls.data?.['ca.crt'] ?? '', 'base64')).fingerprint256).toBe(
+        caCert.fingerprint256,
+      );
+    }
+    const serving = new X509Certificate(
+      Buffer.from((await secret('secure-server-tls')).data?.['tls.crt'] ?? '', 'base64'),
+    );
+    // The test's addressing is loopback; in a cluster the names are the Services' (see desired-objects.test.ts).
+    expect(serving.checkIP('127.0.0.1')).toBe('127.0.0.1');
+
+    const pod = await client.get(builtin.pods, 'secure-0', namespace);
+    const args = pod.spec?.containers[0]?.args ?? [];
+    expect(args).toEqual(
+      expect.arrayContaining([
+        '--cert-file=/etc/etcd/tls/server/tls.crt',
+        '--client-cert-auth=true',
+        '--peer-trusted-ca-file=/etc/etcd/tls/peer/ca.crt',
+        '--peer-client-cert-auth=true',
+      ]),
+    );
+    expect(args.find((a) => a.startsWith('--advertise-client-urls='))).toMatch(/=https:/);
+    expect(pod.spec?.volumes?.map((v) => [v.name, v.secret?.secretName])).toEqual([
+      ['data', undefined],
+      ['server-tls', 'secure-server-tls'],
+      ['peer-tls', 'secure-peer-tls'],
+    ]);
+    await waitUntil(
+      'status',
+      async () => (await get('secure')).status?.clientSecret === 'secure-client-tls',
+      poll,
+    );
+    expect((await eventsAbout(client, namespace, 'secure', 'CertificatesCreated'))[0]?.note).toBe(
+      'created Secrets secure-ca, secure-server-tls, secure-peer-tls, secure-client-tls',
+    );
+  });
+
+  it('uses provided TLS Secrets as they are, and says which one is unusable', async () => {
+    await client.create(builtin.secrets, {
+      metadata: { name: 'mine-client', namespace },
+      type: 'kubernetes.io/tls',
+      data: { 'tls.crt': 'eA==', 'tls.key': 'eA==' },
+    });
+    await createEtcdCluster(client, 'byo', namespace, {
+      size: 1,
+      tls: {
+        enabled: true,
+        provided: {
+          serverSecretName: 'mine-server',
+          peerSecretName: 'mine-peer',
+          clientSecretName: 'mine-client',
+        },
+      },
+    });
+    await waitUntil(
+      'Degraded',
+      async () => conditionOf(await get('byo'), 'Degraded')?.status === 'True',
+      poll,
+    );
+    expect(conditionOf(await get('byo'), 'Degraded')).toMatchObject({
+      reason: 'ClientCertificateUnusable',
+      message:
+        'Secret mine-client must hold ca.crt, tls.crt and tls.key (a kubernetes.io/tls Secret with the CA)',
+    });
+    expect(await client.find(builtin.secrets, 'byo-ca', namespace)).toBeUndefined();
+  });
+
   it('makes a deleted seed pod again, with its claim kept', async () => {
     await createEtcdCluster(client, 'phoenix', namespace, { size: 1, ...noTls });
     await waitUntil(
@@ -210,7 +294,7 @@ describe('EtcdCluster controller on a real kube-apiserver (no node, so no member
     expect(await client.find(builtin.pods, 'squatter-0', namespace)).toBeUndefined();
   });
 
-  it('refuses what it cannot carry out yet as a Degraded condition, creating nothing', async () => {
+  it('refuses what it cannot carry out yet as a Degraded condition and a Warning, creating nothing', async () => {
     await createEtcdCluster(client, 'restored', namespace, {
       size: 1,
       ...noTls,
@@ -222,6 +306,11 @@ describe('EtcdCluster controller on a real kube-apiserver (no node, so no member
       poll,
     );
     expect(conditionOf(await get('restored'), 'Degraded')?.reason).toBe('RestoreNotSupported');
+    await waitUntil(
+      'Warning',
+      async () => (await eventsAbout(client, namespace, 'restored', 'RestoreNotSupported')).length > 0,
+      poll,
+    );
     expect(await client.find(builtin.pods, 'restored-0', namespace)).toBeUndefined();
   });
 });

@@ -41,8 +41,14 @@ async function clientUrls(cluster: EtcdCluster, size: number): Promise<string[]>
   return Promise.all(names.map(async (n) => (await addressing.urls(cluster, n)).clientUrl));
 }
 
+/** How a client reaches the cluster: the members' URLs and the client certificate the operator made. */
 async function connectionTo(cluster: EtcdCluster, size: number): Promise<EtcdConnection> {
-  return { endpoints: await clientUrls(cluster, size) };
+  const secret = await client.get(builtin.secrets, `${cluster.metadata?.name ?? ''}-client-tls`, namespace);
+  const file = (key: string) => Buffer.from(secret.data?.[key] ?? '', 'base64');
+  return {
+    endpoints: await clientUrls(cluster, size),
+    credentials: { rootCertificate: file('ca.crt'), certChain: file('tls.crt'), privateKey: file('tls.key') },
+  };
 }
 
 /** Waits until status shows `size` ready voting members, Running and converged. */
@@ -95,8 +101,8 @@ describe('EtcdCluster controller driving real etcd members on a real kube-apiser
     await rm(workDir, { recursive: true, force: true });
   });
 
-  it('creates a one-member cluster: Running, Available, its ID, leader and version in status', async () => {
-    await createEtcdCluster(client, 'main', namespace, { size: 1, tls: { enabled: false } });
+  it('creates a one-member cluster with TLS: Running, Available, its ID, leader and version in status', async () => {
+    await createEtcdCluster(client, 'main', namespace, { size: 1 });
     const cluster = await waitForVoters('main', 1);
     const status = cluster.status;
     expect(status?.clusterId).toMatch(/^[0-9a-f]+$/);
@@ -109,7 +115,9 @@ describe('EtcdCluster controller driving real etcd members on a real kube-apiser
         version: defaultVersion,
       }),
     ]);
+    expect((await clientUrls(cluster, 1))[0]).toMatch(/^https:/);
     expect(status).toMatchObject({
+      clientSecret: 'main-client-tls',
       readyMembers: 1,
       memberCount: 1,
       leader: 'main-0',
@@ -121,6 +129,14 @@ describe('EtcdCluster controller driving real etcd members on a real kube-apiser
       `etcd cluster ${status?.clusterId ?? ''} answers`,
     );
     keys = await writeKeys(await connectionTo(cluster, 1), 'k/', 200);
+    // Client certificates are required: a client with only the CA is turned away.
+    const { credentials, endpoints } = await connectionTo(cluster, 1);
+    const anonymous = {
+      endpoints,
+      credentials: { rootCertificate: credentials?.rootCertificate ?? Buffer.alloc(0) },
+      callTimeoutMs: 3000,
+    };
+    await expect(writeKeys(anonymous, 'anonymous/', 1)).rejects.toThrow();
   });
 
   it('scales 1 → 3 one learner at a time (added, started, promoted), every key on every member', async () => {

@@ -7,7 +7,7 @@ import type { EtcdCluster } from '../api/etcd-cluster-types.ts';
 import { memberIdHex } from '../member-id.ts';
 import { normalizeUrl } from '../membership/members.ts';
 import type { DesiredMember, JoinSpec, MemberRuntime } from '../membership/membership-reconciler.ts';
-import { claimName, memberIdAnnotation, namespaceOf } from './cluster-names.ts';
+import { claimName, memberIdAnnotation, namespaceOf, tlsSecretNames } from './cluster-names.ts';
 import { claimMemberId, desiredMemberClaim } from './desired-member-claim.ts';
 import { desiredMemberPod, type MemberJoin } from './desired-member-pod.ts';
 import type { MemberAddressing } from './member-addressing.ts';
@@ -46,9 +46,18 @@ export async function ensureMemberObjects(
       addressing.urls(cluster, member),
       addressing.listen(cluster, member),
     ]);
+    const tls = tlsSecretNames(cluster);
     await client.create(
       builtin.pods,
-      desiredMemberPod(cluster, { member, image: deps.image, urls, listen, join, memberId }),
+      desiredMemberPod(cluster, {
+        member,
+        image: deps.image,
+        urls,
+        listen,
+        join,
+        memberId,
+        tls: tls ? { serverSecret: tls.server, peerSecret: tls.peer } : undefined,
+      }),
     );
     created = true;
     await deps.events.normal(

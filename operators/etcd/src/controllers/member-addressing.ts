@@ -31,6 +31,13 @@ export interface MemberAddressing {
   listen(cluster: EtcdCluster, member: string): Promise<MemberListen>;
   /** The URL clients use (status.clientEndpoint). */
   clientEndpoint(cluster: EtcdCluster): string;
+  /** Names the members' certificates must carry for every URL above to verify. */
+  certificateNames(cluster: EtcdCluster): CertificateNames;
+}
+
+export interface CertificateNames {
+  readonly dnsNames: readonly string[];
+  readonly ipAddresses: readonly string[];
 }
 
 export const schemeOf = (cluster: EtcdCluster): 'https' | 'http' =>
@@ -59,6 +66,25 @@ export function dnsAddressing(clusterDomain: string): MemberAddressing {
     clientEndpoint(cluster) {
       const service = `${clientServiceName(nameOf(cluster))}.${namespaceOf(cluster)}.svc.${clusterDomain}`;
       return `${schemeOf(cluster)}://${service}:${clientPort}`;
+    },
+    certificateNames(cluster) {
+      const namespace = namespaceOf(cluster);
+      const peers = `${peerServiceName(nameOf(cluster))}.${namespace}.svc`;
+      const client = clientServiceName(nameOf(cluster));
+      return {
+        // Every member under the peers Service, the client Service by each of its names, and
+        // localhost for etcdctl inside a member's pod.
+        dnsNames: [
+          `*.${peers}`,
+          `*.${peers}.${clusterDomain}`,
+          client,
+          `${client}.${namespace}`,
+          `${client}.${namespace}.svc`,
+          `${client}.${namespace}.svc.${clusterDomain}`,
+          'localhost',
+        ],
+        ipAddresses: ['127.0.0.1'],
+      };
     },
   };
 }

@@ -4,6 +4,7 @@ import type {
   V1PersistentVolumeClaim,
   V1Pod,
   V1PodDisruptionBudget,
+  V1Secret,
   V1Service,
 } from '@kubernetes/client-node';
 import {
@@ -22,6 +23,7 @@ export const ownedKinds = [
   builtin.persistentVolumeClaims,
   builtin.services,
   builtin.podDisruptionBudgets,
+  builtin.secrets,
 ] as const;
 
 /** Reads what the operator made for clusters, from the shared label-selected caches. */
@@ -30,6 +32,7 @@ export class OwnedObjects {
   readonly #claims: Informer<V1PersistentVolumeClaim>;
   readonly #services: Informer<V1Service>;
   readonly #pdbs: Informer<V1PodDisruptionBudget>;
+  readonly #secrets: Informer<V1Secret>;
 
   constructor(manager: Manager) {
     const informer = <T extends KubeObject>(type: ResourceType<T>) =>
@@ -38,6 +41,12 @@ export class OwnedObjects {
     this.#claims = informer(builtin.persistentVolumeClaims);
     this.#services = informer(builtin.services);
     this.#pdbs = informer(builtin.podDisruptionBudgets);
+    // Only the Secrets this operator generated (labelled): never every Secret in the cluster.
+    this.#secrets = informer(builtin.secrets);
+  }
+
+  secret(cluster: EtcdCluster, name: string): V1Secret | undefined {
+    return this.#secrets.store.get(`${namespaceOf(cluster)}/${name}`);
   }
 
   pod(cluster: EtcdCluster, name: string): V1Pod | undefined {

@@ -8,7 +8,7 @@ import { addEtcdClusterController } from '../controllers/etcd-cluster-controller
 import type { MemberAddressing } from '../controllers/member-addressing.ts';
 
 /** Specs as a user writes them: only the fields they set (the API server defaults the rest). */
-export type SpecInput = Omit<Partial<EtcdClusterSpecFields>, 'tls'> & { tls?: { enabled: boolean } };
+export type SpecInput = Partial<EtcdClusterSpecFields>;
 
 /** Creates an EtcdCluster and returns it as stored (with uid and defaults). */
 export function createEtcdCluster(

@@ -4,7 +4,7 @@
 import { freeLoopbackPort } from '@homeostat/testing';
 import type { EtcdCluster } from '../api/etcd-cluster-types.ts';
 import { nameOf, namespaceOf } from '../controllers/cluster-names.ts';
-import type { MemberAddressing } from '../controllers/member-addressing.ts';
+import { schemeOf, type MemberAddressing } from '../controllers/member-addressing.ts';
 
 interface Ports {
   readonly peer: number;
@@ -34,18 +34,25 @@ export function loopbackAddressing(): MemberAddressing {
     }
     return ports;
   };
-  const url = (port: number) => `http://127.0.0.1:${port}`;
+  const url = (cluster: EtcdCluster, port: number) => `${schemeOf(cluster)}://127.0.0.1:${port}`;
   return {
     async urls(cluster, member) {
       const ports = await portsOf(cluster, member);
-      return { peerUrl: url(ports.peer), clientUrl: url(ports.client) };
+      return { peerUrl: url(cluster, ports.peer), clientUrl: url(cluster, ports.client) };
     },
     async listen(cluster, member) {
       const ports = await portsOf(cluster, member);
-      return { peer: url(ports.peer), client: url(ports.client), metrics: url(ports.metrics) };
+      return {
+        peer: url(cluster, ports.peer),
+        client: url(cluster, ports.client),
+        metrics: `http://127.0.0.1:${ports.metrics}`,
+      };
     },
     clientEndpoint(cluster) {
       return `loopback://${namespaceOf(cluster)}/${nameOf(cluster)}`;
+    },
+    certificateNames() {
+      return { dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] };
     },
   };
 }

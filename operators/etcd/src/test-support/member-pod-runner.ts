@@ -1,11 +1,12 @@
 // A stand-in for the kubelet in the controller tests: the test control plane has no node, so
 // nothing would ever run the member pods the operator creates. This runs a real etcd process for
 // each of them, from the pod's own command line (so the flags the operator writes are what is
-// tested), with a data directory per claim that outlives the pod, as a volume does. It reports
+// tested), with a data directory per claim that outlives the pod, as a volume does, and the
+// Secrets it mounts written out as files where the flags expect them. It reports
 // readiness from etcd's /readyz into the pod status, restarts a process that exits while its pod
 // exists (restartPolicy Always), and releases a deleted claim once no pod uses it (what the
 // kube-controller-manager's pvc-protection controller does).
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { binaryPath, httpGet, startProcess, type ManagedProcess } from '@homeostat/testing';
@@ -17,6 +18,8 @@ interface Running {
   readonly uid: string;
   readonly pod: string;
   readonly metricsUrl: string;
+  /** The pod's flags with its volumes' paths replaced by directories on this machine. */
+  readonly args: readonly string[];
   process: ManagedProcess;
   ready: boolean | undefined;
   restarts: number;
@@ -102,7 +105,7 @@ export class MemberPodRunner {
       else if (!running.process.isRunning()) {
         running.restarts++;
         running.ready = undefined;
-        running.process = this.#spawn(pod);
+        running.process = this.#spawn(running.pod, running.args);
       }
     }
     await Promise.all([...this.#running.values()].map((r) => this.#reportReadiness(r)));
@@ -113,32 +116,55 @@ export class MemberPodRunner {
     return pod.spec?.volumes?.find((v) => v.persistentVolumeClaim)?.persistentVolumeClaim?.claimName ?? '';
   }
 
-  #args(pod: V1Pod): string[] {
-    const args = pod.spec?.containers[0]?.args ?? [];
-    const volume = join(this.volumeDir(this.#claimOf(pod)), 'data');
-    return [...args.map((a) => (a === `--data-dir=${dataDir}` ? `--data-dir=${volume}` : a)), ...testFlags];
+  /** Writes the pod's Secret volumes out as files; returns mount path → local directory. */
+  async #secretVolumes(uid: string, pod: V1Pod): Promise<Map<string, string>> {
+    const mounts = new Map<string, string>();
+    for (const volume of pod.spec?.volumes ?? []) {
+      const secretName = volume.secret?.secretName;
+      const mount = pod.spec?.containers[0]?.volumeMounts?.find((m) => m.name === volume.name);
+      if (!secretName || !mount) continue;
+      const dir = join(this.#workDir, `${pod.metadata?.name ?? ''}-${uid.slice(0, 8)}`, volume.name);
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      const secret = await this.#client.get(builtin.secrets, secretName, this.#namespace);
+      for (const [key, value] of Object.entries(secret.data ?? {})) {
+        await writeFile(join(dir, key), Buffer.from(value, 'base64'), { mode: 0o600 });
+      }
+      mounts.set(mount.mountPath, dir);
+    }
+    return mounts;
   }
 
-  #spawn(pod: V1Pod): ManagedProcess {
-    const name = pod.metadata?.name ?? '';
+  #args(pod: V1Pod, secretDirs: ReadonlyMap<string, string>): string[] {
+    const volume = join(this.volumeDir(this.#claimOf(pod)), 'data');
+    const local = (arg: string) => {
+      if (arg === `--data-dir=${dataDir}`) return `--data-dir=${volume}`;
+      let result = arg;
+      for (const [mountPath, dir] of secretDirs) result = result.replace(`=${mountPath}/`, `=${dir}/`);
+      return result;
+    };
+    return [...(pod.spec?.containers[0]?.args ?? []).map(local), ...testFlags];
+  }
+
+  #spawn(name: string, args: readonly string[]): ManagedProcess {
     return startProcess({
       name: `etcd pod ${name}`,
       command: binaryPath('etcd'),
-      args: this.#args(pod),
+      args,
       logFile: join(this.#workDir, `${name}.log`),
     });
   }
 
   async #startPod(uid: string, pod: V1Pod): Promise<void> {
     await mkdir(this.volumeDir(this.#claimOf(pod)), { recursive: true, mode: 0o700 });
-    const metricsFlag = (pod.spec?.containers[0]?.args ?? []).find((a) =>
-      a.startsWith('--listen-metrics-urls='),
-    );
+    const args = this.#args(pod, await this.#secretVolumes(uid, pod));
+    const metricsFlag = args.find((a) => a.startsWith('--listen-metrics-urls='));
+    const name = pod.metadata?.name ?? '';
     this.#running.set(uid, {
       uid,
-      pod: pod.metadata?.name ?? '',
+      pod: name,
       metricsUrl: metricsFlag?.slice('--listen-metrics-urls='.length) ?? '',
-      process: this.#spawn(pod),
+      args,
+      process: this.#spawn(name, args),
       ready: undefined,
       restarts: 0,
     });
