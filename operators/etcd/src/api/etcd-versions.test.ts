@@ -26,6 +26,7 @@ describe('supported etcd versions', () => {
     for (const release of etcdReleases) expect(release.image).toMatch(new RegExp(`:v${release.version}$`));
     expect(imageOf('3.6.16')).toBe('gcr.io/etcd-development/etcd:v3.6.16');
     expect(imageOf('9.9.9')).toBeUndefined();
+    expect(imageOf('3.6.16', 'mirror.example/etcd')).toBe('mirror.example/etcd:v3.6.16');
     expect(minorOf('3.6.16')).toBe('3.6');
   });
 

@@ -56,6 +56,8 @@ import { OwnedObjects, ownedKinds } from './owned-objects.ts';
 export interface EtcdClusterControllerOptions {
   /** Where members are reached and listen: DNS names in a cluster, loopback ports in tests. */
   readonly addressing: MemberAddressing;
+  /** Repository of the etcd images (tags v<version>); etcd's own by default. */
+  readonly imageRepository?: string;
   /** Deadline of each call to etcd, in ms (default 5000). */
   readonly etcdCallTimeoutMs?: number;
   /** How often a converged cluster's health is read again, in ms (default 30 s). */
@@ -347,7 +349,7 @@ export function addEtcdClusterController(
       // Deleted or being deleted: garbage collection removes what it owns (ownerReferences).
       if (!cluster || isBeingDeleted(cluster)) return {};
 
-      const image = imageOf(cluster.spec.version) ?? '';
+      const image = imageOf(cluster.spec.version, options.imageRepository) ?? '';
       const deps: KubeMemberRuntimeDeps = {
         cluster,
         client: ctx.client,
