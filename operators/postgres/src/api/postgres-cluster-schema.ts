@@ -360,6 +360,12 @@ export const Operation = Type.Object(
       maxItems: maxInstances,
       description: 'Instances kept from taking writes; each rejoins as a replica at the end.',
     }),
+    referenceLsn: Type.Optional(
+      Type.String({
+        description:
+          "The old primary's last WAL position seen before the operation: no replica further behind it than the lag bound is promoted.",
+      }),
+    ),
     quiescedLsn: Type.Optional(
       Type.String({
         description:
@@ -410,12 +416,6 @@ export const PostgresClusterStatus = Type.Object({
     }),
   ),
   operation: Type.Optional(Operation),
-  lastPrimaryLsn: Type.Optional(
-    Type.String({
-      description:
-        "The primary's last WAL position the operator saw: a failover never promotes a replica further behind it than the lag bound.",
-    }),
-  ),
   timeline: Type.Optional(Type.Integer({ description: "The primary's WAL timeline." })),
   instanceStatuses: Type.Optional(
     Type.Array(InstanceStatus, {
