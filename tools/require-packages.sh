@@ -2,7 +2,8 @@
 # Installs the Debian packages a job needs when their commands are missing (as root, with apt-get);
 # otherwise says which package to install. Usage: tools/require-packages.sh <set>...
 #   base     every job: Go (the pinned binaries build from the Go module proxy), openssl, util-linux
-#   test     npm test: shellcheck (lints the PostgreSQL entrypoint), PostgreSQL 15 (its tests run it)
+#   test     npm test: shellcheck (lints the PostgreSQL entrypoint), PostgreSQL 15 (its tests run it),
+#            iproute2 and iptables (the local cluster's iptables cleanup is tested in a network namespace)
 #   cluster  the local cluster: iproute2, iptables, conntrack, containerd, runc, CNI plugins
 #   images   offline image builds: debootstrap, Docker
 # Jobs on a cluster of their own (npm start --current-kubeconfig, e2e with KUBECONFIG) need only base.
@@ -36,6 +37,8 @@ for set in "$@"; do
     test)
       require_command shellcheck shellcheck
       require_command /usr/lib/postgresql/15/bin/postgres postgresql
+      require_command ip iproute2
+      require_command iptables iptables
       ;;
     cluster)
       require_command ip iproute2

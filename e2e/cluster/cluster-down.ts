@@ -14,7 +14,8 @@ import {
   unmountAll,
 } from './host-leftovers.ts';
 import { interfaceNames, readMachineBefore, removeBridge, restoreSysctls } from './host-network.ts';
-import { iptablesSnapshot, removeClusterChains } from './iptables-chains.ts';
+import { removeClusterChains } from './iptables-chains.ts';
+import { iptablesChanges, iptablesSnapshot } from './iptables-snapshot.ts';
 import { network, runDir, stateDir } from './layout.ts';
 import { note, step } from './progress.ts';
 
@@ -77,7 +78,9 @@ export async function clusterDown(): Promise<Leftovers> {
 }
 
 async function findLeftovers(before: ReturnType<typeof readMachineBefore>): Promise<Leftovers> {
-  const iptablesNow = await iptablesSnapshot();
+  // Without a record of the machine before `up`, every chain and rule counts as added, and only
+  // the cluster's own are reported.
+  const iptables = iptablesChanges(before?.iptables ?? [], await iptablesSnapshot());
   const interfacesNow = await interfaceNames();
   const leftovers: Leftovers = {
     processes: clusterProcesses().map((p) => `${p.pid} ${p.cmdline}`),
@@ -86,10 +89,8 @@ async function findLeftovers(before: ReturnType<typeof readMachineBefore>): Prom
     interfaces: before
       ? interfacesNow.filter((i) => !before.interfaces.includes(i))
       : interfacesNow.filter((i) => i === network.bridge || i.startsWith('veth')),
-    iptablesAdded: before
-      ? iptablesNow.filter((l) => !before.iptables.includes(l))
-      : iptablesNow.filter((l) => /KUBE-|CNI-|HOMEOSTAT-/.test(l)),
-    iptablesRemoved: before ? before.iptables.filter((l) => !iptablesNow.includes(l)) : [],
+    iptablesAdded: before ? iptables.added : iptables.added.filter((l) => /KUBE-|CNI-|HOMEOSTAT-/.test(l)),
+    iptablesRemoved: iptables.removed,
     paths: [],
   };
   for (const name of ['etcd', 'kube-apiserver', 'containerd', 'kubelet', 'kube-proxy']) {

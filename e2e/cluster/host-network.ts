@@ -4,7 +4,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { network, paths } from './layout.ts';
-import { iptablesSnapshot } from './iptables-chains.ts';
+import { iptablesSnapshot } from './iptables-snapshot.ts';
 import { listSharedHostPaths } from './host-leftovers.ts';
 import { run, tryRun } from './run-command.ts';
 

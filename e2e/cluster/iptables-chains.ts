@@ -2,9 +2,9 @@
 // machine, and removal of every chain the cluster's components made (KUBE-*, CNI-*, ours),
 // rule by rule, without touching anyone else's rules.
 import { chainPrefix, network } from './layout.ts';
+import { iptablesFamilies } from './iptables-snapshot.ts';
 import { run, tryRun } from './run-command.ts';
 
-const families = ['iptables', 'ip6tables'] as const;
 const tables = ['filter', 'nat', 'mangle', 'raw'] as const;
 /** Chains created by kube-proxy and the kubelet (KUBE-), the CNI plugins (CNI-) and this launcher. */
 const clusterChain = /^(KUBE-|CNI-|HOMEOSTAT-)/;
@@ -39,22 +39,9 @@ export async function ensureEgressGuard(): Promise<void> {
   await run('iptables', ['-I', 'FORWARD', '1', ...egressJump]);
 }
 
-/** Every rule line of `iptables-save` for both families, without counters: what `down` must restore. */
-export async function iptablesSnapshot(): Promise<string[]> {
-  const lines: string[] = [];
-  for (const family of families) {
-    const saved = await run(`${family}-save`, []);
-    for (const line of saved.split('\n')) {
-      if (line.startsWith('#') || line.trim() === '' || line === 'COMMIT') continue;
-      lines.push(`${family} ${line.replace(/ \[\d+:\d+\]$/, '')}`);
-    }
-  }
-  return lines;
-}
-
 /** Removes every KUBE-*, CNI-* and HOMEOSTAT-* chain and every rule that jumps to one. */
 export async function removeClusterChains(): Promise<void> {
-  for (const family of families) {
+  for (const family of iptablesFamilies) {
     for (const table of tables) {
       const saved = await tryRun(`${family}-save`, ['-t', table]);
       if (!saved.ok) continue;

@@ -2,6 +2,9 @@
 export {
   KubeClient,
   type ClientOptions,
+  type CallOptions,
+  type ApplyOutcome,
+  type StatusOf,
   type ListOptions,
   type ListResult,
   type PatchType,
@@ -13,6 +16,8 @@ export {
   AlreadyExistsError,
   GoneError,
   InvalidError,
+  NetworkError,
+  PermanentError,
   isNotFound,
   isConflict,
   type ApiStatus,
@@ -26,10 +31,29 @@ export {
   type KubeObject,
   type ObjectMeta,
   type OwnerReference,
+  type ManagedFieldsEntry,
   type ResourceType,
 } from './client/resource-type.ts';
 export { KubeTransport, type RequestCounts } from './client/transport.ts';
-export { withRetries, isRetryable, defaultRetryPolicy, type RetryPolicy } from './client/retry.ts';
+export {
+  clusterAccess,
+  type ClusterAccess,
+  type ClusterSource,
+  type Credentials,
+} from './client/cluster-access.ts';
+export {
+  loadKubeConfig,
+  inCluster,
+  fromKubeconfigFiles,
+  KubeConfigError,
+} from './client/kubeconfig-loader.ts';
+export {
+  withRetries,
+  isRetryable,
+  isCreateRetryable,
+  defaultRetryPolicy,
+  type RetryPolicy,
+} from './client/retry.ts';
 export { keyOf, parseKey, type ObjectKey } from './cache/object-key.ts';
 export { Store, byNamespace, byOwnerUid, type IndexFunction, type StoreListener } from './cache/store.ts';
 export { Reflector, type ReflectorOptions, type ReflectorStats } from './cache/reflector.ts';
@@ -45,6 +69,11 @@ export {
 } from './queue/rate-limiter.ts';
 export {
   Controller,
+  NotCachedError,
+  watch,
+  mappedKeys,
+  type Watch,
+  type ReconcileRequest,
   type ControllerOptions,
   type ReconcileContext,
   type ReconcileResult,
@@ -85,4 +114,11 @@ export {
 } from './crd/crd-builder.ts';
 export { toCrdSchema, structuralProblems, type JsonSchema } from './crd/structural-schema.ts';
 export { isSubset } from './helpers/desired-state.ts';
+export {
+  isApplied,
+  ownedFields,
+  sameValues,
+  type AppliedStateOptions,
+  type FieldSet,
+} from './helpers/applied-state.ts';
 export { quantityValue, sameResourceList } from './helpers/quantity.ts';

@@ -21,6 +21,8 @@ export interface StartProcessOptions {
   /** stdout and stderr are appended here, so a failed start can show why. */
   logFile: string;
   env?: NodeJS.ProcessEnv;
+  /** Working directory (default: ours); one the process's user can enter, when it runs as another. */
+  cwd?: string;
 }
 
 // Every process group this module started and has not yet seen exit. On any exit of the Node
@@ -64,6 +66,7 @@ export function startProcess(options: StartProcessOptions): ManagedProcess {
       detached: true,
       stdio: ['ignore', logFd, logFd],
       env: options.env ?? process.env,
+      ...(options.cwd ? { cwd: options.cwd } : {}),
     });
   } finally {
     closeSync(logFd);

@@ -12,6 +12,7 @@ export type EtcdEngineReason =
   | 'NoHealthyMember'
   | 'SnapshotStreamFailed'
   | 'SnapshotHashMismatch'
+  | 'SnapshotStatusFailed'
   | 'SnapshotMalformed'
   | 'RestoreFailed'
   | 'MaintenanceFailed'

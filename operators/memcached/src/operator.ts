@@ -1,14 +1,13 @@
 // Builds the Memcached operator (a Manager with its controller) from a configuration.
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { Manager } from '@homeostat/reconcile';
+import { Manager, type ClusterSource } from '@homeostat/reconcile';
 import type { OperatorConfig } from './config/operator-config.ts';
 import { addMemcachedController } from './controllers/memcached-controller.ts';
 import { operatorName } from './controllers/operand-labels.ts';
 
 /** Builds (but does not start) the Memcached operator's manager. */
 export function memcachedOperator(
-  kubeConfig: KubeConfig,
+  kubeConfig: ClusterSource,
   config: OperatorConfig,
   extra: { logger?: Logger; bindAddress?: string } = {},
 ): Manager {

@@ -22,7 +22,7 @@ export class InformerCache {
     type: ResourceType<T>,
     options: Pick<InformerOptions, 'labelSelector' | 'fieldSelector'> = {},
   ): Informer<T> {
-    const key = `${type.apiVersion}/${type.kind}?${options.labelSelector ?? ''}&${options.fieldSelector ?? ''}`;
+    const key = this.#key(type, options);
     let informer = this.#informers.get(key) as Informer<T> | undefined;
     if (!informer) {
       informer = new Informer(this.#client, type, this.#log, { ...this.#defaults, ...options });
@@ -30,6 +30,22 @@ export class InformerCache {
       if (this.#started) informer.start();
     }
     return informer;
+  }
+
+  /**
+   * The informer of a kind without selectors, only if one was already made; never creates one.
+   */
+  existing<T extends KubeObject>(type: ResourceType<T>): Informer<T> | undefined {
+    return this.#informers.get(this.#key(type, {})) as Informer<T> | undefined;
+  }
+
+  /** True when some informer of this kind exists, selected or not. */
+  watches(type: ResourceType): boolean {
+    return this.all().some((i) => i.type.apiVersion === type.apiVersion && i.type.kind === type.kind);
+  }
+
+  #key(type: ResourceType, options: Pick<InformerOptions, 'labelSelector' | 'fieldSelector'>): string {
+    return `${type.apiVersion}/${type.kind}?${options.labelSelector ?? ''}&${options.fieldSelector ?? ''}`;
   }
 
   /** Every informer handed out so far. */

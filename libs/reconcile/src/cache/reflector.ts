@@ -20,6 +20,11 @@ export interface ReflectorOptions {
   watchTimeoutSeconds?: [number, number];
   /** Backoff between failed attempts: initial and maximum. Default 800 ms and 30 s. */
   backoffMs?: [number, number];
+  /**
+   * Rewrites each object before it is stored (e.g. to drop what no reconcile reads, so the cache
+   * holds less). Must keep metadata.name, namespace, uid and resourceVersion.
+   */
+  transform?: (obj: KubeObject) => KubeObject;
 }
 
 /** Counters that say what the reflector has been through; tests and metrics read them. */
@@ -137,16 +142,17 @@ export class Reflector<T extends KubeObject> {
   }
 
   async #list(signal: AbortSignal): Promise<void> {
-    const { items, resourceVersion } = await this.#client.list(
-      this.#type,
-      {
-        ...(this.#options.namespace ? { namespace: this.#options.namespace } : {}),
-        ...(this.#options.labelSelector ? { labelSelector: this.#options.labelSelector } : {}),
-        ...(this.#options.fieldSelector ? { fieldSelector: this.#options.fieldSelector } : {}),
-      },
+    const { items, resourceVersion } = await this.#client.list(this.#type, {
+      ...(this.#options.namespace ? { namespace: this.#options.namespace } : {}),
+      ...(this.#options.labelSelector ? { labelSelector: this.#options.labelSelector } : {}),
+      ...(this.#options.fieldSelector ? { fieldSelector: this.#options.fieldSelector } : {}),
       signal,
+    });
+    const transform = this.#options.transform;
+    this.#store.replace(
+      transform ? items.map((item) => transform(item) as T) : items,
+      this.#type.namespaced ? this.#options.namespace : undefined,
     );
-    this.#store.replace(items, this.#type.namespaced ? this.#options.namespace : undefined);
     this.stats.lists++;
     this.stats.resourceVersion = resourceVersion;
     if (!this.#synced) {
@@ -221,11 +227,13 @@ export class Reflector<T extends KubeObject> {
     switch (event.type) {
       case 'ADDED':
       case 'MODIFIED':
-        this.#store.upsert({
-          apiVersion: this.#type.apiVersion,
-          kind: this.#type.kind,
-          ...event.object,
-        } as T);
+        this.#store.upsert(
+          (this.#options.transform ?? ((o: KubeObject) => o))({
+            apiVersion: this.#type.apiVersion,
+            kind: this.#type.kind,
+            ...event.object,
+          }) as T,
+        );
         break;
       case 'DELETED':
         this.#store.remove({

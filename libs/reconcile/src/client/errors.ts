@@ -61,6 +61,39 @@ export function apiError(
   return new KubeApiError(...args);
 }
 
+/**
+ * The request got no answer: the connection was refused, reset or timed out. `mayHaveReached`
+ * says whether the API server may have received it (false only when no connection was made), which
+ * decides whether a non-idempotent request may be sent again.
+ */
+export class NetworkError extends Error {
+  readonly code: string | undefined;
+  readonly mayHaveReached: boolean;
+
+  constructor(message: string, options: { cause: unknown; code?: string; mayHaveReached: boolean }) {
+    super(message, { cause: options.cause });
+    this.name = 'NetworkError';
+    this.code = options.code;
+    this.mayHaveReached = options.mayHaveReached;
+  }
+}
+
+/**
+ * A reconcile failure that retrying cannot fix (the user's input is wrong, a name is taken by
+ * someone else's object). The controller records it as a Warning Event on the object and does not
+ * retry; the next change to the object (or to what it owns) reconciles it again. `reason` is the
+ * Event's reason, in CamelCase.
+ */
+export class PermanentError extends Error {
+  readonly reason: string;
+
+  constructor(reason: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'PermanentError';
+    this.reason = reason;
+  }
+}
+
 /** True for a 404 from the API server. */
 export const isNotFound = (error: unknown): error is NotFoundError => error instanceof NotFoundError;
 /** True for a 409 Conflict (not AlreadyExists). */

@@ -59,7 +59,7 @@ describe('KubeClient on a real kube-apiserver + etcd', () => {
     const withStatus = await client.applyStatus(widgets, {
       metadata: { name: 'applied', namespace },
       status: { gizmos: 2 },
-    } as Widget);
+    });
     expect(withStatus.status?.gizmos).toBe(2);
     const patched = await client.patchStatus(widgets, 'applied', namespace, { gizmos: 3 });
     expect(patched.status?.gizmos).toBe(3);

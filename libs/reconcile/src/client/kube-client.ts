@@ -1,8 +1,9 @@
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { ClusterSource } from './cluster-access.ts';
 import { isNotFound } from './errors.ts';
 import { collectionPath, objectPath, type KubeObject, type ResourceType } from './resource-type.ts';
-import { defaultRetryPolicy, withRetries, type RetryPolicy } from './retry.ts';
-import { KubeTransport } from './transport.ts';
+import { defaultRetryPolicy, isCreateRetryable, withRetries, type RetryPolicy } from './retry.ts';
+import { KubeTransport, type HttpRequest } from './transport.ts';
+import { isApplied } from '../helpers/applied-state.ts';
 
 export interface ListOptions {
   namespace?: string;
@@ -10,6 +11,27 @@ export interface ListOptions {
   fieldSelector?: string;
   /** Page size; the client follows `continue` tokens until the list is complete. Default 500. */
   limit?: number;
+  signal?: AbortSignal;
+}
+
+/** Options every call takes. */
+export interface CallOptions {
+  /** Stops the call (and its retries) when aborted. */
+  signal?: AbortSignal;
+}
+
+/** What an apply that may be skipped returns. */
+export interface ApplyOutcome<T> {
+  /** The object as the API server returned it, or the live one when nothing was written. */
+  object: T;
+  /** False when the live object already matched, removals included, and nothing was sent. */
+  written: boolean;
+}
+
+/** The status of a kind's object, addressed by name: what applyStatus sends. */
+export interface StatusOf<T extends KubeObject> {
+  metadata: { name: string; namespace?: string | undefined };
+  status: T extends { status?: infer S } ? NonNullable<S> : never;
 }
 
 export interface ListResult<T> {
@@ -23,6 +45,10 @@ export interface ClientOptions {
   fieldManager: string;
   retry?: RetryPolicy;
   userAgent?: string;
+  /** Every call of this client stops when this aborts (a reconcile's signal, a shutdown). */
+  signal?: AbortSignal;
+  /** Socket inactivity limit per request before its response starts. Default 30 s. */
+  requestTimeoutMs?: number;
 }
 
 export type PatchType = 'merge' | 'json' | 'strategic';
@@ -47,20 +73,60 @@ function describe(obj: KubeObject): { name: string; namespace: string | undefine
 export class KubeClient {
   readonly transport: KubeTransport;
   readonly fieldManager: string;
+  readonly #options: ClientOptions;
   readonly #retry: RetryPolicy;
 
-  constructor(kubeConfig: KubeConfig, options: ClientOptions) {
-    this.transport = new KubeTransport(kubeConfig, options.userAgent ?? options.fieldManager);
+  /** A client on its own connection pool, or (given a transport) sharing another client's. */
+  constructor(source: ClusterSource | KubeTransport, options: ClientOptions) {
+    this.transport =
+      source instanceof KubeTransport
+        ? source
+        : new KubeTransport(source, options.userAgent ?? options.fieldManager);
     this.fieldManager = options.fieldManager;
+    this.#options = options;
     this.#retry = options.retry ?? defaultRetryPolicy;
   }
 
+  /** The same client (same connections), every call of which stops when `signal` aborts. */
+  withSignal(signal: AbortSignal): KubeClient {
+    const signals = this.#options.signal ? [this.#options.signal, signal] : [signal];
+    return new KubeClient(this.transport, { ...this.#options, signal: AbortSignal.any(signals) });
+  }
+
+  /** The same client with other options (retries, timeouts), on the same connections. */
+  withOptions(options: Partial<ClientOptions>): KubeClient {
+    return new KubeClient(this.transport, { ...this.#options, ...options });
+  }
+
+  #signal(call: CallOptions | undefined): AbortSignal | undefined {
+    const signals = [this.#options.signal, call?.signal].filter((s): s is AbortSignal => s !== undefined);
+    if (signals.length <= 1) return signals[0];
+    return AbortSignal.any(signals);
+  }
+
+  // One request with this client's signal and timeout, retried by its policy.
+  #send<R>(
+    request: HttpRequest,
+    call: CallOptions | undefined,
+    retryable?: (error: unknown) => boolean,
+  ): Promise<R> {
+    const signal = this.#signal(call);
+    const req: HttpRequest = {
+      ...request,
+      ...(signal ? { signal } : {}),
+      ...(this.#options.requestTimeoutMs ? { timeoutMs: this.#options.requestTimeoutMs } : {}),
+    };
+    return withRetries(() => this.transport.json<R>(req), this.#retry, signal, retryable);
+  }
+
   /** Reads one object; throws NotFoundError when it does not exist. */
-  async get<T extends KubeObject>(type: ResourceType<T>, name: string, namespace?: string): Promise<T> {
-    return withRetries(
-      () => this.transport.json<T>({ method: 'GET', path: objectPath(type, name, namespace) }),
-      this.#retry,
-    );
+  async get<T extends KubeObject>(
+    type: ResourceType<T>,
+    name: string,
+    namespace?: string,
+    call?: CallOptions,
+  ): Promise<T> {
+    return this.#send<T>({ method: 'GET', path: objectPath(type, name, namespace) }, call);
   }
 
   /** Reads one object, or undefined when it does not exist. */
@@ -68,9 +134,10 @@ export class KubeClient {
     type: ResourceType<T>,
     name: string,
     namespace?: string,
+    call?: CallOptions,
   ): Promise<T | undefined> {
     try {
-      return await this.get(type, name, namespace);
+      return await this.get(type, name, namespace, call);
     } catch (error) {
       if (isNotFound(error)) return undefined;
       throw error;
@@ -78,30 +145,23 @@ export class KubeClient {
   }
 
   /** Lists every object (all pages) with a consistent read; returns the list's resourceVersion. */
-  async list<T extends KubeObject>(
-    type: ResourceType<T>,
-    options: ListOptions = {},
-    signal?: AbortSignal,
-  ): Promise<ListResult<T>> {
+  async list<T extends KubeObject>(type: ResourceType<T>, options: ListOptions = {}): Promise<ListResult<T>> {
     const items: T[] = [];
     let resourceVersion = '';
     let continueToken: string | undefined;
     do {
-      const page = await withRetries(
-        () =>
-          this.transport.json<{ items: T[]; metadata: { resourceVersion: string; continue?: string } }>({
-            method: 'GET',
-            path: collectionPath(type, options.namespace),
-            query: {
-              labelSelector: options.labelSelector,
-              fieldSelector: options.fieldSelector,
-              limit: options.limit ?? 500,
-              continue: continueToken,
-            },
-            ...(signal ? { signal } : {}),
-          }),
-        this.#retry,
-        signal,
+      const page = await this.#send<{ items: T[]; metadata: { resourceVersion: string; continue?: string } }>(
+        {
+          method: 'GET',
+          path: collectionPath(type, options.namespace),
+          query: {
+            labelSelector: options.labelSelector,
+            fieldSelector: options.fieldSelector,
+            limit: options.limit ?? 500,
+            continue: continueToken,
+          },
+        },
+        options,
       );
       // A list response omits apiVersion/kind on its items; put them back for callers.
       for (const item of page.items) items.push({ apiVersion: type.apiVersion, kind: type.kind, ...item });
@@ -118,26 +178,68 @@ export class KubeClient {
   async apply<T extends KubeObject>(
     type: ResourceType<T>,
     obj: T,
-    options: { force?: boolean; subresource?: 'status' } = {},
+    options: { force?: boolean; subresource?: 'status' } & CallOptions = {},
   ): Promise<T> {
     const { name, namespace } = describe(obj);
-    const body = { ...obj, apiVersion: type.apiVersion, kind: type.kind };
-    return withRetries(
-      () =>
-        this.transport.json<T>({
-          method: 'PATCH',
-          path: objectPath(type, name, namespace, options.subresource),
-          query: { fieldManager: this.fieldManager, force: options.force ?? true },
-          contentType: 'application/apply-patch+yaml',
-          body,
-        }),
-      this.#retry,
+    return this.#send<T>(
+      {
+        method: 'PATCH',
+        path: objectPath(type, name, namespace, options.subresource),
+        query: { fieldManager: this.fieldManager, force: options.force ?? true },
+        contentType: 'application/apply-patch+yaml',
+        body: { ...obj, apiVersion: type.apiVersion, kind: type.kind },
+      },
+      options,
     );
   }
 
+  /**
+   * Server-side applies `desired` unless `live` (the cached object) already matches it: every
+   * field it sets has that value, and no field this client's manager owns has been dropped from it.
+   * A converged object costs no request; a removed field is removed.
+   */
+  async applyIfChanged<T extends KubeObject>(
+    type: ResourceType<T>,
+    desired: T,
+    live: T | undefined,
+    options: { force?: boolean } & CallOptions = {},
+  ): Promise<ApplyOutcome<T>> {
+    if (live && isApplied(desired, live, { fieldManager: this.fieldManager })) {
+      return { object: live, written: false };
+    }
+    return { object: await this.apply(type, desired, options), written: true };
+  }
+
   /** Server-side applies the status subresource (the object carries name, namespace and status). */
-  async applyStatus<T extends KubeObject>(type: ResourceType<T>, obj: Partial<T> & KubeObject): Promise<T> {
-    return this.apply(type, obj as T, { subresource: 'status' });
+  async applyStatus<T extends KubeObject>(
+    type: ResourceType<T>,
+    obj: StatusOf<T>,
+    call?: CallOptions,
+  ): Promise<T> {
+    const { name, namespace } = obj.metadata;
+    return this.#send<T>(
+      {
+        method: 'PATCH',
+        path: objectPath(type, name, namespace, 'status'),
+        query: { fieldManager: this.fieldManager, force: true },
+        contentType: 'application/apply-patch+yaml',
+        body: { ...obj, apiVersion: type.apiVersion, kind: type.kind },
+      },
+      call,
+    );
+  }
+
+  /** Applies the status unless `live` already carries it (removals included); see applyIfChanged. */
+  async applyStatusIfChanged<T extends KubeObject>(
+    type: ResourceType<T>,
+    desired: StatusOf<T>,
+    live: T | undefined,
+    call?: CallOptions,
+  ): Promise<ApplyOutcome<T>> {
+    if (live && isApplied(desired, live, { fieldManager: this.fieldManager, subresource: 'status' })) {
+      return { object: live, written: false };
+    }
+    return { object: await this.applyStatus(type, desired, call), written: true };
   }
 
   /** Patches an object or a subresource (merge patch by default). */
@@ -146,18 +248,17 @@ export class KubeClient {
     name: string,
     namespace: string | undefined,
     patch: unknown,
-    options: { patchType?: PatchType; subresource?: string } = {},
+    options: { patchType?: PatchType; subresource?: string } & CallOptions = {},
   ): Promise<T> {
-    return withRetries(
-      () =>
-        this.transport.json<T>({
-          method: 'PATCH',
-          path: objectPath(type, name, namespace, options.subresource),
-          query: { fieldManager: this.fieldManager },
-          contentType: patchContentType[options.patchType ?? 'merge'],
-          body: patch,
-        }),
-      this.#retry,
+    return this.#send<T>(
+      {
+        method: 'PATCH',
+        path: objectPath(type, name, namespace, options.subresource),
+        query: { fieldManager: this.fieldManager },
+        contentType: patchContentType[options.patchType ?? 'merge'],
+        body: patch,
+      },
+      options,
     );
   }
 
@@ -167,37 +268,41 @@ export class KubeClient {
     name: string,
     namespace: string | undefined,
     status: unknown,
+    call?: CallOptions,
   ): Promise<T> {
-    return this.patch(type, name, namespace, { status }, { subresource: 'status' });
+    return this.patch(type, name, namespace, { status }, { subresource: 'status', ...call });
   }
 
-  /** Creates an object; throws AlreadyExistsError if the name is taken. */
-  async create<T extends KubeObject>(type: ResourceType<T>, obj: T): Promise<T> {
-    const { namespace } = describe(obj);
-    return withRetries(
-      () =>
-        this.transport.json<T>({
-          method: 'POST',
-          path: collectionPath(type, namespace),
-          query: { fieldManager: this.fieldManager },
-          body: { ...obj, apiVersion: type.apiVersion, kind: type.kind },
-        }),
-      this.#retry,
+  /**
+   * Creates an object; throws AlreadyExistsError if the name is taken. Retried only where a
+   * retry cannot make a duplicate (see isCreateRetryable).
+   */
+  async create<T extends KubeObject>(type: ResourceType<T>, obj: T, call?: CallOptions): Promise<T> {
+    const generatedName = !obj.metadata?.name && Boolean(obj.metadata?.generateName);
+    if (!generatedName) describe(obj);
+    return this.#send<T>(
+      {
+        method: 'POST',
+        path: collectionPath(type, obj.metadata?.namespace),
+        query: { fieldManager: this.fieldManager },
+        body: { ...obj, apiVersion: type.apiVersion, kind: type.kind },
+      },
+      call,
+      (error) => isCreateRetryable(error, generatedName),
     );
   }
 
   /** Replaces an object (optimistic concurrency on metadata.resourceVersion: ConflictError if stale). */
-  async replace<T extends KubeObject>(type: ResourceType<T>, obj: T): Promise<T> {
+  async replace<T extends KubeObject>(type: ResourceType<T>, obj: T, call?: CallOptions): Promise<T> {
     const { name, namespace } = describe(obj);
-    return withRetries(
-      () =>
-        this.transport.json<T>({
-          method: 'PUT',
-          path: objectPath(type, name, namespace),
-          query: { fieldManager: this.fieldManager },
-          body: { ...obj, apiVersion: type.apiVersion, kind: type.kind },
-        }),
-      this.#retry,
+    return this.#send<T>(
+      {
+        method: 'PUT',
+        path: objectPath(type, name, namespace),
+        query: { fieldManager: this.fieldManager },
+        body: { ...obj, apiVersion: type.apiVersion, kind: type.kind },
+      },
+      call,
     );
   }
 
@@ -206,22 +311,21 @@ export class KubeClient {
     type: ResourceType,
     name: string,
     namespace?: string,
-    options: { propagationPolicy?: 'Foreground' | 'Background' | 'Orphan'; uid?: string } = {},
+    options: { propagationPolicy?: 'Foreground' | 'Background' | 'Orphan'; uid?: string } & CallOptions = {},
   ): Promise<boolean> {
     try {
-      await withRetries(
-        () =>
-          this.transport.json({
-            method: 'DELETE',
-            path: objectPath(type, name, namespace),
-            body: {
-              kind: 'DeleteOptions',
-              apiVersion: 'v1',
-              ...(options.propagationPolicy ? { propagationPolicy: options.propagationPolicy } : {}),
-              ...(options.uid ? { preconditions: { uid: options.uid } } : {}),
-            },
-          }),
-        this.#retry,
+      await this.#send(
+        {
+          method: 'DELETE',
+          path: objectPath(type, name, namespace),
+          body: {
+            kind: 'DeleteOptions',
+            apiVersion: 'v1',
+            ...(options.propagationPolicy ? { propagationPolicy: options.propagationPolicy } : {}),
+            ...(options.uid ? { preconditions: { uid: options.uid } } : {}),
+          },
+        },
+        options,
       );
       return true;
     } catch (error) {

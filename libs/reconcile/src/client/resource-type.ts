@@ -18,6 +18,8 @@ import type {
 /** The metadata every object has; enough for caches, queues and owner references. */
 export interface ObjectMeta {
   name?: string;
+  /** A prefix the API server completes into a unique name (on create only). */
+  generateName?: string;
   namespace?: string;
   uid?: string;
   resourceVersion?: string;
@@ -28,6 +30,21 @@ export interface ObjectMeta {
   deletionTimestamp?: Date | string;
   creationTimestamp?: Date | string;
   ownerReferences?: OwnerReference[];
+  /** Which field manager owns which fields (server-side apply bookkeeping). */
+  managedFields?: ManagedFieldsEntry[];
+}
+
+/** One field manager's claim on an object's fields, as the API server records it. */
+export interface ManagedFieldsEntry {
+  manager?: string;
+  operation?: string;
+  apiVersion?: string;
+  /** '' (or absent) for the main resource, 'status' or 'scale' for a subresource. */
+  subresource?: string;
+  fieldsType?: string;
+  /** The owned fields as a tree: `f:<field>`, `k:<list-map key>`, `v:<set value>`, `i:<index>`, `.` for "this node itself". */
+  fieldsV1?: object;
+  time?: Date | string;
 }
 
 export interface OwnerReference {

@@ -2,10 +2,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { KubeConfig } from '@kubernetes/client-node';
 import { KubeTransport } from './transport.ts';
 import { withRetries } from './retry.ts';
-import { InvalidError } from './errors.ts';
+import { InvalidError, NetworkError } from './errors.ts';
+import { KubeClient } from './kube-client.ts';
+import { builtin } from './resource-type.ts';
+import type { ClusterAccess } from './cluster-access.ts';
 
 let server: Server | undefined;
 afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
@@ -27,21 +29,13 @@ async function serve(
     );
   });
   await new Promise<void>((r) => server?.listen(0, '127.0.0.1', r));
-  const config = new KubeConfig();
-  config.loadFromOptions({
-    clusters: [
-      {
-        name: 'c',
-        server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        skipTLSVerify: true,
-      },
-    ],
-    users: [{ name: 'u' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
-  return { transport: new KubeTransport(config), seen };
+  return { transport: new KubeTransport(access((server.address() as AddressInfo).port)), seen };
 }
+
+const access = (port: number): ClusterAccess => ({
+  server: `http://127.0.0.1:${port}`,
+  credentials: async () => ({ headers: {} }),
+});
 
 const policy = { attempts: 5, initialDelayMs: 10, maxDelayMs: 50 };
 
@@ -79,5 +73,60 @@ describe('withRetries', () => {
     ).rejects.toThrow(/500/);
     expect(failing.seen).toHaveLength(5);
     failing.transport.close();
+  });
+
+  it('never retries a programming error, and stops retrying when the signal aborts', async () => {
+    let calls = 0;
+    await expect(
+      withRetries(async () => {
+        calls++;
+        throw new TypeError('x is not a function');
+      }, policy),
+    ).rejects.toBeInstanceOf(TypeError);
+    expect(calls).toBe(1);
+    const { transport, seen } = await serve([{ code: 503 }]);
+    const abort = new AbortController();
+    setTimeout(() => abort.abort(), 100);
+    await expect(
+      withRetries(
+        () => transport.json({ method: 'GET', path: '/x', signal: abort.signal }),
+        { attempts: 50, initialDelayMs: 40, maxDelayMs: 40 },
+        abort.signal,
+      ),
+    ).rejects.toThrow();
+    expect(seen.length).toBeLessThan(10);
+    transport.close();
+  });
+
+  it('retries a refused connection, a request that never reached the server', async () => {
+    const { transport } = await serve([{ code: 200 }]);
+    const port = transport.server.port;
+    transport.close();
+    await new Promise<void>((resolve) => server?.close(() => resolve()));
+    server = undefined;
+    const closed = new KubeTransport(access(Number(port)));
+    let attempts = 0;
+    await expect(
+      withRetries(() => {
+        attempts++;
+        return closed.json({ method: 'GET', path: '/x' });
+      }, policy),
+    ).rejects.toSatisfy((error) => error instanceof NetworkError && !error.mayHaveReached);
+    expect(attempts).toBe(policy.attempts);
+    closed.close();
+  });
+
+  it('retries a create with a fixed name, but not one with generateName that may have been made', async () => {
+    const { transport, seen } = await serve([{ code: 500 }]);
+    const client = new KubeClient(transport, { fieldManager: 'test', retry: policy });
+    await expect(
+      client.create(builtin.configMaps, { metadata: { generateName: 'once-', namespace: 'default' } }),
+    ).rejects.toThrow(/500/);
+    expect(seen).toHaveLength(1);
+    await expect(
+      client.create(builtin.configMaps, { metadata: { name: 'fixed', namespace: 'default' } }),
+    ).rejects.toThrow(/500/);
+    expect(seen).toHaveLength(1 + policy.attempts);
+    transport.close();
   });
 });

@@ -1,4 +1,4 @@
-import { KubeApiError } from './errors.ts';
+import { KubeApiError, NetworkError } from './errors.ts';
 
 export interface RetryPolicy {
   /** Attempts in all, the first included. Default 5. */
@@ -11,10 +11,25 @@ export interface RetryPolicy {
 
 export const defaultRetryPolicy: RetryPolicy = { attempts: 5, initialDelayMs: 200, maxDelayMs: 10_000 };
 
-/** True for failures worth retrying: throttling (429), server errors (5xx) and broken connections. */
+/**
+ * True for failures worth retrying: throttling (429), server errors (5xx) and requests that got no
+ * answer. Never a programming error (a TypeError), a refusal (4xx) or an abort.
+ */
 export function isRetryable(error: unknown): boolean {
   if (error instanceof KubeApiError) return error.code === 429 || error.code >= 500;
-  return error instanceof Error && !(error.name === 'AbortError');
+  return error instanceof NetworkError;
+}
+
+/**
+ * Whether a create may be sent again after `error`. A create with a fixed name cannot make a
+ * duplicate (a second one is refused as AlreadyExists); one with generateName can, so it is only
+ * retried when the API server certainly did not act on it: throttled, or never reached.
+ */
+export function isCreateRetryable(error: unknown, generatedName: boolean): boolean {
+  if (!isRetryable(error)) return false;
+  if (!generatedName) return true;
+  if (error instanceof KubeApiError) return error.code === 429;
+  return error instanceof NetworkError && !error.mayHaveReached;
 }
 
 /**
@@ -25,19 +40,33 @@ export async function withRetries<T>(
   attempt: () => Promise<T>,
   policy: RetryPolicy = defaultRetryPolicy,
   signal?: AbortSignal,
+  retryable: (error: unknown) => boolean = isRetryable,
 ): Promise<T> {
   for (let n = 1; ; n++) {
     try {
       return await attempt();
     } catch (error) {
-      if (n >= policy.attempts || !isRetryable(error) || signal?.aborted) throw error;
+      if (n >= policy.attempts || !retryable(error) || signal?.aborted) throw error;
       const backoff = Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** (n - 1));
       const retryAfterMs =
         error instanceof KubeApiError && error.retryAfterSeconds !== undefined
           ? error.retryAfterSeconds * 1000
           : 0;
       const delay = Math.max(retryAfterMs, backoff * (0.5 + Math.random() / 2));
-      await new Promise((resolve) => setTimeout(resolve, delay));
+      await pause(delay, signal);
+      if (signal?.aborted) throw error;
     }
   }
+}
+
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }

@@ -1,7 +1,7 @@
-import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
-import type { KubeConfig } from '@kubernetes/client-node';
-import { apiError, type ApiStatus, type KubeApiError } from './errors.ts';
+import { clusterAccess, type ClusterAccess, type ClusterSource, type Credentials } from './cluster-access.ts';
+import { NetworkError, apiError, type ApiStatus, type KubeApiError } from './errors.ts';
 
 export interface HttpRequest {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -23,7 +23,7 @@ export interface RequestCounts {
 type RequestObserver = (method: string, path: string, code: number, seconds: number) => void;
 
 // Auth material (tokens from exec plugins, rotated service-account tokens) may change;
-// re-read it from the KubeConfig this often rather than on every request.
+// re-read it this often rather than on every request.
 const authRefreshMs = 60_000;
 
 /**
@@ -33,17 +33,15 @@ const authRefreshMs = 60_000;
 export class KubeTransport {
   readonly server: URL;
   readonly counts: RequestCounts = {};
-  readonly #kubeConfig: KubeConfig;
+  readonly #access: ClusterAccess;
   readonly #agent: HttpsAgent | HttpAgent;
-  #auth: { options: RequestOptions; at: number } | undefined;
+  #auth: { credentials: Credentials; at: number } | undefined;
   #observers: RequestObserver[] = [];
   #userAgent: string;
 
-  constructor(kubeConfig: KubeConfig, userAgent = 'homeostat') {
-    const cluster = kubeConfig.getCurrentCluster();
-    if (!cluster) throw new Error('the kubeconfig has no current cluster');
-    this.#kubeConfig = kubeConfig;
-    this.server = new URL(cluster.server);
+  constructor(source: ClusterSource, userAgent = 'homeostat') {
+    this.#access = clusterAccess(source);
+    this.server = new URL(this.#access.server);
     this.#userAgent = userAgent;
     this.#agent =
       this.server.protocol === 'https:'
@@ -56,15 +54,11 @@ export class KubeTransport {
     this.#observers.push(observer);
   }
 
-  async #authOptions(): Promise<RequestOptions> {
-    if (this.#auth && Date.now() - this.#auth.at < authRefreshMs) return this.#auth.options;
-    const options: RequestOptions = {};
-    await this.#kubeConfig.applyToHTTPSOptions(options);
-    // applyToHTTPSOptions builds an agent each call; we use our own shared one instead.
-    (options.agent as HttpsAgent | undefined)?.destroy();
-    delete options.agent;
-    this.#auth = { options, at: Date.now() };
-    return options;
+  async #credentials(): Promise<Credentials> {
+    if (this.#auth && Date.now() - this.#auth.at < authRefreshMs) return this.#auth.credentials;
+    const credentials = await this.#access.credentials();
+    this.#auth = { credentials, at: Date.now() };
+    return credentials;
   }
 
   /** Sends a request and parses a JSON response; throws a typed KubeApiError on an error status. */
@@ -88,14 +82,14 @@ export class KubeTransport {
   }
 
   async #send(req: HttpRequest): Promise<IncomingMessage> {
-    const auth = await this.#authOptions();
+    const auth = await this.#credentials();
     const url = new URL(req.path, this.server);
     for (const [key, value] of Object.entries(req.query ?? {})) {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }
     const body = req.body === undefined ? undefined : JSON.stringify(req.body);
     const headers: Record<string, string> = {
-      ...(auth.headers as Record<string, string> | undefined),
+      ...auth.headers,
       accept: 'application/json',
       'user-agent': this.#userAgent,
     };
@@ -119,7 +113,6 @@ export class KubeTransport {
           key: auth.key,
           ...(auth.rejectUnauthorized === undefined ? {} : { rejectUnauthorized: auth.rejectUnauthorized }),
           ...(auth.servername ? { servername: auth.servername } : {}),
-          ...(auth.auth ? { auth: auth.auth } : {}),
           timeout: req.timeoutMs ?? 30_000,
           ...(req.signal ? { signal: req.signal } : {}),
         },
@@ -131,17 +124,36 @@ export class KubeTransport {
           resolve(res);
         },
       );
-      request.on('timeout', () =>
-        request.destroy(
-          new Error(`${req.method} ${url.pathname}: no response within ${req.timeoutMs ?? 30_000} ms`),
-        ),
-      );
-      request.on('error', (error) =>
-        reject(new Error(`${req.method} ${url.pathname}: ${error.message}`, { cause: error })),
-      );
+      request.on('timeout', () => {
+        const error = new Error(`no response within ${req.timeoutMs ?? 30_000} ms`);
+        request.destroy(Object.assign(error, { code: 'ETIMEDOUT' }));
+      });
+      request.on('error', (error: NodeJS.ErrnoException) => {
+        // An abort is the caller's decision, not a failure of the network: never retried.
+        if (error.name === 'AbortError' || req.signal?.aborted) {
+          reject(abortError(req, url, error));
+          return;
+        }
+        reject(
+          new NetworkError(`${req.method} ${url.pathname}: ${error.message}`, {
+            cause: error,
+            ...(error.code ? { code: error.code } : {}),
+            mayHaveReached: !neverSentCodes.has(error.code ?? ''),
+          }),
+        );
+      });
       request.end(body);
     });
   }
+}
+
+// Failures that happen before a connection exists: the API server cannot have seen the request.
+const neverSentCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH']);
+
+function abortError(req: HttpRequest, url: URL, cause: unknown): Error {
+  const error = new Error(`${req.method} ${url.pathname}: aborted`, { cause });
+  error.name = 'AbortError';
+  return error;
 }
 
 async function readBody(res: IncomingMessage): Promise<string> {

@@ -5,6 +5,7 @@ import { sharedKubeConfig } from '@homeostat/testing/shared';
 import { KubeClient } from '../client/kube-client.ts';
 import { builtin } from '../client/resource-type.ts';
 import { Manager } from '../manager/manager.ts';
+import { watch } from './controller.ts';
 import { widgetCrd, widgets, type Widget } from '../test-support/widget.ts';
 import { widgetFinalizer, widgetOperator } from '../test-support/widget-operator.ts';
 import { memoryLogger } from '../testing/memory-logger.ts';
@@ -149,6 +150,29 @@ describe('controller on a real kube-apiserver + etcd', () => {
     expect(writes()).toBe(before.writes);
   });
 
+  it('removes a field the desired state no longer sets, then writes nothing more', async () => {
+    await client.create(widgets, {
+      metadata: { name: 'labelled', namespace },
+      spec: { size: 1, labels: { tier: 'gold', team: 'a' } },
+    });
+    const labels = async () =>
+      (await client.find(builtin.configMaps, 'labelled-gizmos', namespace))?.metadata?.labels;
+    await waitUntil('labels reach the ConfigMap', async () => (await labels())?.['tier'] === 'gold', {
+      timeoutMs: 20_000,
+    });
+    // The user drops one label: the desired ConfigMap is still a subset of the live one, yet the
+    // label must go (the operator's field manager owns it).
+    await client.patch(widgets, 'labelled', namespace, { spec: { labels: { tier: null } } });
+    await waitUntil('the dropped label is removed', async () => (await labels())?.['tier'] === undefined, {
+      timeoutMs: 20_000,
+    });
+    expect(await labels()).toEqual({ team: 'a' });
+    await client.patch(widgets, 'labelled', namespace, { spec: { labels: null } });
+    await waitUntil('every label is removed', async () => (await labels()) === undefined, {
+      timeoutMs: 20_000,
+    });
+  });
+
   it('blocks deletion with a finalizer until the reconciler removes it', async () => {
     await client.create(widgets, widget('doomed', 1));
     await waitUntil(
@@ -270,14 +294,14 @@ describe('controller on a real kube-apiserver + etcd', () => {
       name: 'by-secret',
       for: widgets,
       watches: [
-        {
+        watch({
           type: builtin.secrets,
           labelSelector: selector,
           map: (secret) => {
             const target = secret.metadata?.annotations?.['test.homeostat.dev/widget'];
             return target ? [{ namespace: secret.metadata?.namespace ?? namespace, name: target }] : [];
           },
-        },
+        }),
       ],
       async reconcile({ name }) {
         seen.push(name);

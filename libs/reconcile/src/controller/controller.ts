@@ -9,6 +9,7 @@ import type { EventRecorder } from '../events/event-recorder.ts';
 import type { ControllerMetrics } from '../metrics/controller-metrics.ts';
 import { WorkQueue } from '../queue/work-queue.ts';
 import type { RateLimiter } from '../queue/rate-limiter.ts';
+import { PermanentError } from '../client/errors.ts';
 import type { ChangeEvent, Predicate } from './predicates.ts';
 
 /** What a reconcile asks for next. Returning nothing means "converged, wait for a change". */
@@ -19,20 +20,30 @@ export interface ReconcileResult {
   requeue?: boolean;
 }
 
+/** Which object to converge, and that object as the cache holds it (undefined once deleted). */
+export interface ReconcileRequest<T extends KubeObject> extends ObjectKey {
+  object: T | undefined;
+}
+
 /** Everything a reconcile needs, bound to one request. */
 export interface ReconcileContext {
   /** pino child logger bound to controller, namespace, name and reconcileID. */
   log: Logger;
+  /** The manager's client; its calls stop when `signal` aborts. */
   client: KubeClient;
   events: EventRecorder;
   /** Reads from the shared informer caches (never from the API server). */
   cache: CacheReader;
-  /** Aborted when the manager shuts down and the drain deadline passes. */
+  /** Aborted when the manager shuts down and the drain deadline passes, or leadership is lost. */
   signal: AbortSignal;
   reconcileId: string;
 }
 
-/** Reads objects of kinds the manager watches from their shared informers. */
+/**
+ * Reads objects of kinds the manager watches from their shared informers. Reading a kind that no
+ * controller watches (nor `manager.cache.informer()` registered before start) throws rather than
+ * answering "not found" for an object that may exist.
+ */
 export interface CacheReader {
   get<T extends KubeObject>(type: ResourceType<T>, name: string, namespace?: string): T | undefined;
   list<T extends KubeObject>(type: ResourceType<T>, namespace?: string): T[];
@@ -40,12 +51,25 @@ export interface CacheReader {
   ownedBy<T extends KubeObject>(type: ResourceType<T>, ownerUid: string): T[];
 }
 
+/** Thrown by a CacheReader asked for a kind no informer of the manager has listed. */
+export class NotCachedError extends Error {
+  constructor(type: ResourceType, why: string) {
+    super(
+      `${type.kind} (${type.apiVersion}) ${why}: declare it in a controller's owns or watches, or call manager.cache.informer() for it before the manager starts`,
+    );
+    this.name = 'NotCachedError';
+  }
+}
+
 // `void` lets a reconcile that has nothing to ask for simply not return anything.
-// eslint-disable-next-line @typescript-eslint/no-invalid-void-type
-export type Reconcile = (request: ObjectKey, context: ReconcileContext) => Promise<ReconcileResult | void>;
+export type Reconcile<T extends KubeObject = KubeObject> = (
+  request: ReconcileRequest<T>,
+  context: ReconcileContext,
+  // eslint-disable-next-line @typescript-eslint/no-invalid-void-type
+) => Promise<ReconcileResult | void>;
 
 /** Watch another kind and map its objects to the primary objects to reconcile. */
-export interface WatchSpec<U extends KubeObject = KubeObject> {
+export interface WatchSpec<U extends KubeObject> {
   type: ResourceType<U>;
   map: (obj: U) => ObjectKey[];
   predicates?: Predicate<U>[];
@@ -58,21 +82,58 @@ export interface WatchSpec<U extends KubeObject = KubeObject> {
   fieldSelector?: string;
 }
 
+/** A watch of some kind, ready for `ControllerOptions.watches` (made by `watch()`). */
+export interface Watch {
+  readonly type: ResourceType;
+  readonly labelSelector: string | undefined;
+  readonly fieldSelector: string | undefined;
+  /** Runs the predicates on the real change, then maps the new object and (on updates) the old one. */
+  readonly keysFor: (event: ChangeEvent<KubeObject>) => ObjectKey[];
+}
+
+/** Declares a watch of another kind, typed by that kind, for `ControllerOptions.watches`. */
+export function watch<U extends KubeObject>(spec: WatchSpec<U>): Watch {
+  const predicates = spec.predicates ?? [];
+  return {
+    type: spec.type,
+    labelSelector: spec.labelSelector,
+    fieldSelector: spec.fieldSelector,
+    // The informer for spec.type only ever delivers objects of that kind.
+    keysFor: (event) => mappedKeys(event as ChangeEvent<U>, predicates, spec.map),
+  };
+}
+
+/**
+ * Filters a change once, on the real (old, new) pair, then maps both objects: an update that
+ * moves an object from one owner to another (a relabel) must reach the old owner too, as
+ * controller-runtime's mapped handler does.
+ */
+export function mappedKeys<U extends KubeObject>(
+  event: ChangeEvent<U>,
+  predicates: readonly Predicate<U>[],
+  map: (obj: U) => ObjectKey[],
+): ObjectKey[] {
+  if (!predicates.every((p) => p(event))) return [];
+  const keys = map(event.obj);
+  if (event.type === 'update' && event.old && event.old !== event.obj) keys.push(...map(event.old));
+  return keys;
+}
+
 export interface ControllerOptions<T extends KubeObject> {
   /** Names the controller in logs, metrics and the queue. */
   name: string;
   /** The primary kind: its changes enqueue itself. */
   for: ResourceType<T>;
   /** Owned kinds: a change to one enqueues its controller owner of the primary kind. */
-  owns?: ResourceType[];
-  /** Other kinds, mapped to primary keys by a function. */
-  watches?: WatchSpec[];
+  owns?: readonly ResourceType[];
+  /** Other kinds, mapped to primary keys by a function (each made with `watch()`). */
+  watches?: readonly Watch[];
   /** Filters for the primary kind's changes (all must pass). */
   predicates?: Predicate<T>[];
   /** Reconciles running at once, never two for one key. Default 1. */
   maxConcurrentReconciles?: number;
   rateLimiter?: RateLimiter;
-  reconcile: Reconcile;
+  reconcile: Reconcile<T>;
 }
 
 export interface ControllerDeps {
@@ -95,6 +156,8 @@ export class Controller<T extends KubeObject> {
   readonly #deps: ControllerDeps;
   readonly #log: Logger;
   readonly #reader: CacheReader;
+  readonly #client: KubeClient;
+  readonly #events: EventRecorder;
   #workers: Promise<void>[] = [];
   #abort = new AbortController();
   #running = false;
@@ -109,57 +172,54 @@ export class Controller<T extends KubeObject> {
       observer: deps.metrics.queueObserver(options.name),
     });
     this.#reader = cacheReader(deps.cache);
+    // Every call a reconcile makes stops when the controller aborts (shutdown past its deadline,
+    // or lost leadership).
+    this.#client = deps.client.withSignal(this.#abort.signal);
+    this.#events = deps.events.withSignal(this.#abort.signal);
     this.#wireEventSources();
   }
 
   #wireEventSources(): void {
     const { cache } = this.#deps;
     const primary = cache.informer(this.#options.for);
-    this.#listen(primary, this.#options.predicates ?? [], (obj) => [keyOf(obj)]);
+    const primaryPredicates = this.#options.predicates ?? [];
+    this.#listen(primary, (event) => mappedKeys(event, primaryPredicates, (obj) => [keyOfObject(obj)]));
 
     const primaryGroup = groupOf(this.#options.for);
+    const ownerKey = (obj: KubeObject): ObjectKey[] => {
+      const owner = obj.metadata?.ownerReferences?.find(
+        (ref) => ref.controller && ref.kind === this.#options.for.kind && groupOf(ref) === primaryGroup,
+      );
+      if (!owner) return [];
+      return [
+        this.#options.for.namespaced
+          ? { namespace: obj.metadata?.namespace ?? '', name: owner.name }
+          : { name: owner.name },
+      ];
+    };
     for (const owned of this.#options.owns ?? []) {
-      this.#listen(cache.informer(owned), [], (obj) => {
-        const owner = obj.metadata?.ownerReferences?.find(
-          (ref) => ref.controller && ref.kind === this.#options.for.kind && groupOf(ref) === primaryGroup,
-        );
-        if (!owner) return [];
-        return [
-          keyOf(
-            this.#options.for.namespaced
-              ? { namespace: obj.metadata?.namespace ?? '', name: owner.name }
-              : { name: owner.name },
-          ),
-        ];
-      });
+      // An owned object can move to another owner: mappedKeys maps the old object too.
+      this.#listen(cache.informer(owned), (event) => mappedKeys(event, [], ownerKey));
     }
     for (const spec of this.#options.watches ?? []) {
       const selectors = {
         ...(spec.labelSelector ? { labelSelector: spec.labelSelector } : {}),
         ...(spec.fieldSelector ? { fieldSelector: spec.fieldSelector } : {}),
       };
-      this.#listen(cache.informer(spec.type, selectors), spec.predicates ?? [], (obj) =>
-        spec.map(obj).map(keyOf),
-      );
+      this.#listen(cache.informer(spec.type, selectors), spec.keysFor);
     }
   }
 
   #listen<U extends KubeObject>(
     informer: Informer<U>,
-    predicates: Predicate<U>[],
-    toKeys: (obj: U) => string[],
+    keysFor: (event: ChangeEvent<U>) => ObjectKey[],
   ): void {
     const handle = (event: ChangeEvent<U>) => {
-      if (!predicates.every((p) => p(event))) return;
-      for (const key of toKeys(event.obj)) this.queue.add(key);
+      for (const key of keysFor(event)) this.queue.add(keyOf(key));
     };
     informer.addListener({
       onAdd: (obj) => handle({ type: 'add', obj }),
-      onUpdate: (old, obj) => {
-        handle({ type: 'update', obj, old });
-        // An owned object can move to another owner: the old owner must hear of it too.
-        if (old !== obj) handle({ type: 'update', obj: old, old });
-      },
+      onUpdate: (old, obj) => handle({ type: 'update', obj, old }),
       onDelete: (obj) => handle({ type: 'delete', obj }),
     });
   }
@@ -194,10 +254,28 @@ export class Controller<T extends KubeObject> {
     return drained;
   }
 
+  /**
+   * Stops at once: in-flight reconciles are aborted (their client calls with them) and no new one
+   * starts. For a replica that lost its lease, which must not write after another has taken over.
+   */
+  async abortNow(): Promise<void> {
+    if (!this.#running) return;
+    this.#abort.abort();
+    const drained = this.queue.shutDownWithDrain(0);
+    await Promise.race([Promise.all(this.#workers), new Promise((r) => setTimeout(r, 1000))]);
+    await drained;
+    this.#running = false;
+  }
+
   async #work(): Promise<void> {
     for (;;) {
       const key = await this.queue.get();
       if (key === undefined) return;
+      if (this.#abort.signal.aborted) {
+        // Aborted (lost leadership, or the drain deadline passed): start nothing new.
+        this.queue.done(key);
+        return;
+      }
       await this.#reconcileKey(key);
       this.queue.done(key);
     }
@@ -215,15 +293,19 @@ export class Controller<T extends KubeObject> {
     const labels = { controller: this.name };
     metrics.activeWorkers.inc(labels);
     const timer = metrics.reconcileTime.startTimer(labels);
+    const object = this.#deps.cache.informer(this.#options.for).store.get(key);
     try {
-      const result = await this.#options.reconcile(request, {
-        log,
-        client: this.#deps.client,
-        events: this.#deps.events,
-        cache: this.#reader,
-        signal: this.#abort.signal,
-        reconcileId,
-      });
+      const result = await this.#options.reconcile(
+        { ...request, object },
+        {
+          log,
+          client: this.#client,
+          events: this.#events,
+          cache: this.#reader,
+          signal: this.#abort.signal,
+          reconcileId,
+        },
+      );
       if (result?.requeueAfterMs !== undefined) {
         this.queue.forget(key);
         this.queue.addAfter(key, result.requeueAfterMs);
@@ -236,10 +318,21 @@ export class Controller<T extends KubeObject> {
         metrics.reconcileTotal.inc({ ...labels, result: 'success' });
       }
     } catch (error) {
-      this.queue.addRateLimited(key);
       metrics.reconcileTotal.inc({ ...labels, result: 'error' });
       metrics.reconcileErrors.inc(labels);
-      log.error({ err: error, retries: this.queue.retries(key) }, 'reconcile failed; retrying with backoff');
+      if (error instanceof PermanentError) {
+        // Retrying cannot fix it: say so once, where the user looks, and wait for a change.
+        this.queue.forget(key);
+        log.error({ err: error, reason: error.reason }, 'reconcile failed permanently; not retrying');
+        const current = this.#deps.cache.informer(this.#options.for).store.get(key);
+        if (current) await this.#events.warning(current, error.reason, 'Reconcile', error.message);
+      } else {
+        this.queue.addRateLimited(key);
+        log.error(
+          { err: error, retries: this.queue.retries(key) },
+          'reconcile failed; retrying with backoff',
+        );
+      }
     } finally {
       timer();
       metrics.activeWorkers.dec(labels);
@@ -248,12 +341,31 @@ export class Controller<T extends KubeObject> {
 }
 
 function cacheReader(cache: InformerCache): CacheReader {
+  // Only informers made before the manager started (by a controller or by hand) are read: one
+  // made here would answer "not found" until its first list arrives.
+  const storeOf = <T extends KubeObject>(type: ResourceType<T>) => {
+    const informer = cache.existing(type);
+    if (!informer) {
+      throw new NotCachedError(
+        type,
+        cache.watches(type)
+          ? "is cached only through a label or field selector (read that informer's store)"
+          : 'is not watched by this manager',
+      );
+    }
+    if (!informer.synced) throw new NotCachedError(type, 'is not synced yet');
+    return informer.store;
+  };
   return {
-    get: (type, name, namespace) => cache.informer(type).store.get(namespace ? `${namespace}/${name}` : name),
+    get: (type, name, namespace) => storeOf(type).get(namespace ? `${namespace}/${name}` : name),
     list: (type, namespace) => {
-      const store = cache.informer(type).store;
+      const store = storeOf(type);
       return namespace ? store.byIndex('namespace', namespace) : store.list();
     },
-    ownedBy: (type, ownerUid) => cache.informer(type).store.byIndex('ownerUid', ownerUid),
+    ownedBy: (type, ownerUid) => storeOf(type).byIndex('ownerUid', ownerUid),
   };
+}
+
+function keyOfObject(obj: KubeObject): ObjectKey {
+  return parseKey(keyOf(obj));
 }

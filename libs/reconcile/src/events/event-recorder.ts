@@ -60,13 +60,31 @@ export class EventRecorder {
   readonly #controller: string;
   readonly #instance: string;
   readonly #log: Logger;
-  readonly #series = new Map<string, Series>();
+  readonly #series: Map<string, Series>;
 
-  constructor(client: KubeClient, reportingController: string, reportingInstance: string, log: Logger) {
+  constructor(
+    client: KubeClient,
+    reportingController: string,
+    reportingInstance: string,
+    log: Logger,
+    series = new Map<string, Series>(),
+  ) {
     this.#client = client;
     this.#controller = reportingController;
     this.#instance = reportingInstance;
     this.#log = log;
+    this.#series = series;
+  }
+
+  /** The same recorder (same series), whose writes stop when `signal` aborts. */
+  withSignal(signal: AbortSignal): EventRecorder {
+    return new EventRecorder(
+      this.#client.withSignal(signal),
+      this.#controller,
+      this.#instance,
+      this.#log,
+      this.#series,
+    );
   }
 
   /** Records an event about `regarding`. */

@@ -3,7 +3,10 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '@homeostat/testing';
+import { startTcpProxy } from '@homeostat/testing';
 import { sharedKubeConfig, sharedKubeconfigPath } from '@homeostat/testing/shared';
+import { clusterAccess, type ClusterAccess } from '../client/cluster-access.ts';
 import { KubeClient } from '../client/kube-client.ts';
 import { builtin } from '../client/resource-type.ts';
 import { Manager } from './manager.ts';
@@ -81,6 +84,69 @@ describe('leader election on a real kube-apiserver + etcd', () => {
     expect(lease.spec?.holderIdentity).toBe('survivor');
     expect(lease.spec?.leaseTransitions).toBe(1);
     await survivor.stop();
+  });
+
+  it('stops a leader cut off from the API server before another replica can take over', async () => {
+    const direct = clusterAccess(kubeConfig);
+    const proxy = await startTcpProxy(Number(new URL(direct.server).port));
+    const throughProxy: ClusterAccess = {
+      server: `https://127.0.0.1:${proxy.port}`,
+      credentials: () => direct.credentials(),
+    };
+    // Each replica runs a long reconcile that works until its signal says stop: what a leader
+    // does after that moment is what a replica without the lease must never do.
+    const work: { who: string; at: number }[] = [];
+    let lostAt = 0;
+    const replica = (identity: string, access: ClusterAccess) => {
+      const manager: Manager = new Manager({
+        kubeConfig: access,
+        name: 'cut-test',
+        logger: memoryLogger().log,
+        namespaces: [namespace],
+        leaderElection: { namespace, leaseName: 'cut', identity, ...timing },
+        shutdownTimeoutMs: 500, // the work below only ends when aborted
+        onLostLeadership: () => {
+          lostAt = Date.now();
+          void manager.stop();
+        },
+      });
+      manager.controller({
+        name: 'worker',
+        for: builtin.configMaps,
+        async reconcile({ name }, { signal }) {
+          if (name !== 'long-work') return;
+          while (!signal.aborted) {
+            work.push({ who: identity, at: Date.now() });
+            await new Promise((r) => setTimeout(r, 50));
+          }
+        },
+      });
+      return manager;
+    };
+    const cutOff = replica('cut-off', throughProxy);
+    const other = replica('other', direct);
+    try {
+      await cutOff.start();
+      await cutOff.elected;
+      await client.create(builtin.configMaps, { metadata: { name: 'long-work', namespace } });
+      await waitUntil('the leader works', async () => work.length > 0, { timeoutMs: 10_000 });
+      await other.start();
+      // The leader's link to the API server goes silent: its requests hang, they are not refused.
+      proxy.stall();
+      await other.elected;
+      const otherLeadsAt = Date.now();
+      const lastByCutOff = Math.max(...work.filter((w) => w.who === 'cut-off').map((w) => w.at));
+      expect(lostAt).toBeGreaterThan(0);
+      expect(lostAt).toBeLessThan(otherLeadsAt);
+      expect(lastByCutOff).toBeLessThan(otherLeadsAt);
+      await waitUntil('the new leader works', async () => work.some((w) => w.who === 'other'), {
+        timeoutMs: 10_000,
+      });
+    } finally {
+      await other.stop();
+      await cutOff.stop();
+      await proxy.close();
+    }
   });
 
   it('drains an in-flight reconcile on shutdown before releasing anything', async () => {

@@ -54,13 +54,20 @@ export class LeaderElector {
   #leader = false;
   #observed: { record: string; at: number } | undefined;
   #lease: LeaseObject | undefined;
+  /** When the request that last wrote our lease was sent. */
+  #renewedAt = 0;
 
   constructor(client: KubeClient, options: LeaderElectionOptions, log: Logger) {
-    this.#client = client;
     this.#opts = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...options };
     if (this.#opts.renewDeadlineMs >= this.#opts.leaseDurationMs) {
       throw new Error('leader election: renewDeadline must be shorter than leaseDuration');
     }
+    // No retries inside one attempt: the election loop is the retry, and every attempt is bounded
+    // by the renew deadline, so a hung request can never keep a leader past its lease.
+    this.#client = client.withOptions({
+      retry: { attempts: 1, initialDelayMs: 0, maxDelayMs: 0 },
+      requestTimeoutMs: this.#opts.renewDeadlineMs,
+    });
     this.#log = log.child({ lease: `${options.namespace}/${options.leaseName}`, identity: options.identity });
   }
 
@@ -77,24 +84,25 @@ export class LeaderElector {
    * `signal` aborts or renewal fails past the deadline; then calls `onStopped` if it had led.
    */
   async run(signal: AbortSignal, onStarted: () => void, onLost: () => void): Promise<void> {
-    while (!signal.aborted && !(await this.#tryAcquireOrRenew()))
-      await sleep(this.#opts.retryPeriodMs, signal);
+    const { retryPeriodMs, renewDeadlineMs } = this.#opts;
+    while (!signal.aborted && !(await this.#tryAcquireOrRenew(signal, renewDeadlineMs)))
+      await sleep(retryPeriodMs, signal);
     if (signal.aborted) return;
     this.#leader = true;
     this.#log.info('became leader');
     onStarted();
-    let lastRenew = Date.now();
     while (!signal.aborted) {
-      await sleep(this.#opts.retryPeriodMs, signal);
+      await sleep(retryPeriodMs, signal);
       if (signal.aborted) break;
-      if (await this.#tryAcquireOrRenew()) {
-        lastRenew = Date.now();
-      } else if (Date.now() - lastRenew > this.#opts.renewDeadlineMs) {
+      // The lease we hold was written no earlier than when that request was sent, so nobody can
+      // take it over before renewedAt + leaseDuration. Every attempt ends by renewedAt +
+      // renewDeadline, leaving (leaseDuration - renewDeadline) to stop the controllers.
+      const remaining = this.#renewedAt + renewDeadlineMs - Date.now();
+      if (remaining > 0 && (await this.#tryAcquireOrRenew(signal, remaining))) continue;
+      if (signal.aborted) break;
+      if (Date.now() >= this.#renewedAt + renewDeadlineMs) {
         this.#leader = false;
-        this.#log.error(
-          { renewDeadlineMs: this.#opts.renewDeadlineMs },
-          'could not renew the lease in time; stepping down',
-        );
+        this.#log.error({ renewDeadlineMs }, 'could not renew the lease in time; stepping down');
         onLost();
         return;
       }
@@ -116,24 +124,31 @@ export class LeaderElector {
     }
   }
 
-  async #tryAcquireOrRenew(): Promise<boolean> {
+  async #tryAcquireOrRenew(stop: AbortSignal, withinMs: number): Promise<boolean> {
     const { namespace, leaseName, identity, leaseDurationMs } = this.#opts;
+    const sentAt = Date.now();
     const now = microTime();
     const durationSeconds = Math.ceil(leaseDurationMs / 1000);
+    const signal = AbortSignal.any([stop, AbortSignal.timeout(withinMs)]);
     try {
-      const current = await this.#client.find(leases, leaseName, namespace);
+      const current = await this.#client.find(leases, leaseName, namespace, { signal });
       if (!current) {
-        this.#lease = await this.#client.create(leases, {
-          metadata: { name: leaseName, namespace },
-          spec: {
-            holderIdentity: identity,
-            leaseDurationSeconds: durationSeconds,
-            acquireTime: now,
-            renewTime: now,
-            leaseTransitions: 0,
+        this.#lease = await this.#client.create(
+          leases,
+          {
+            metadata: { name: leaseName, namespace },
+            spec: {
+              holderIdentity: identity,
+              leaseDurationSeconds: durationSeconds,
+              acquireTime: now,
+              renewTime: now,
+              leaseTransitions: 0,
+            },
           },
-        });
+          { signal },
+        );
         this.#observed = { record: JSON.stringify(this.#lease.spec), at: Date.now() };
+        this.#renewedAt = sentAt;
         return true;
       }
       const spec = current.spec ?? {};
@@ -145,18 +160,23 @@ export class LeaderElector {
       if (heldByOther && Date.now() < expiresAt) return false;
 
       const acquiring = holder !== identity;
-      this.#lease = await this.#client.replace(leases, {
-        ...current,
-        spec: {
-          holderIdentity: identity,
-          leaseDurationSeconds: durationSeconds,
-          acquireTime: acquiring ? now : (spec.acquireTime ?? now),
-          renewTime: now,
-          // Every change of leader counts, a released Lease taken over included (as client-go counts).
-          leaseTransitions: (spec.leaseTransitions ?? 0) + (acquiring ? 1 : 0),
+      this.#lease = await this.#client.replace(
+        leases,
+        {
+          ...current,
+          spec: {
+            holderIdentity: identity,
+            leaseDurationSeconds: durationSeconds,
+            acquireTime: acquiring ? now : (spec.acquireTime ?? now),
+            renewTime: now,
+            // Every change of leader counts, a released Lease taken over included (as client-go counts).
+            leaseTransitions: (spec.leaseTransitions ?? 0) + (acquiring ? 1 : 0),
+          },
         },
-      });
+        { signal },
+      );
       this.#observed = { record: JSON.stringify(this.#lease.spec), at: Date.now() };
+      this.#renewedAt = sentAt;
       return true;
     } catch (error) {
       if (!(error instanceof ConflictError || error instanceof AlreadyExistsError)) {

@@ -1,8 +1,9 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { pino, type Logger } from 'pino';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { ClusterSource } from '../client/cluster-access.ts';
 import { KubeClient } from '../client/kube-client.ts';
+import { keepOwnManagedFields } from '../helpers/applied-state.ts';
 import type { KubeObject } from '../client/resource-type.ts';
 import { InformerCache } from '../cache/informer-cache.ts';
 import { Controller, type ControllerOptions } from '../controller/controller.ts';
@@ -12,7 +13,8 @@ import { ProbeServer } from './health-server.ts';
 import { LeaderElector, type LeaderElectionOptions } from './leader-election.ts';
 
 export interface ManagerOptions {
-  kubeConfig: KubeConfig;
+  /** Where the API server is: `await loadKubeConfig()` (or a client-node KubeConfig). */
+  kubeConfig: ClusterSource;
   /** The operator's name: server-side apply field manager, event reporter, log name. */
   name: string;
   /** Watch only these namespaces; empty or undefined watches all. */
@@ -33,7 +35,10 @@ export interface ManagerOptions {
   resyncPeriodMs?: number;
   /** Reflector idle timeout (see ReflectorOptions.idleTimeoutMs). */
   watchIdleTimeoutMs?: number;
-  /** Called when leadership is lost. Default: stop the manager and set process.exitCode = 1. */
+  /**
+   * Called when leadership is lost, after every controller has been stopped (in-flight reconciles
+   * aborted). Default: stop the manager and set process.exitCode = 1.
+   */
   onLostLeadership?: () => void;
 }
 
@@ -70,6 +75,8 @@ export class Manager {
       this.metrics.restRequests.inc({ method, code: String(code) }),
     );
     this.cache = new InformerCache(this.client, this.log, {
+      // Cached objects keep only this operator's own managedFields: what applyIfChanged reads.
+      transform: keepOwnManagedFields(options.name),
       ...(options.namespaces?.length ? { namespaces: options.namespaces } : {}),
       ...(options.resyncPeriodMs ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
       ...(options.watchIdleTimeoutMs ? { idleTimeoutMs: options.watchIdleTimeoutMs } : {}),
@@ -166,13 +173,17 @@ export class Manager {
     }
     this.#election = this.#elector.run(this.#abort.signal, runControllers, () => {
       this.metrics.leaderStatus.set({ name: this.#options.name }, 0);
-      (
-        this.#options.onLostLeadership ??
-        (() => {
-          process.exitCode = 1;
-          void this.stop();
-        })
-      )();
+      // Another replica may take the lease over once it expires: stop writing now, not after a
+      // drain. In-flight reconciles are aborted, their requests with them.
+      void Promise.all(this.#controllers.map((c) => c.abortNow())).then(() =>
+        (
+          this.#options.onLostLeadership ??
+          (() => {
+            process.exitCode = 1;
+            void this.stop();
+          })
+        )(),
+      );
     });
   }
 

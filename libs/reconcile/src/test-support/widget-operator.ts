@@ -2,15 +2,14 @@
 // ConfigMap holding its size, carries a finalizer, and reports status with a Ready condition.
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { builtin, type KubeObject } from '../client/resource-type.ts';
+import { builtin } from '../client/resource-type.ts';
 import { Manager, type ManagerOptions } from '../manager/manager.ts';
 import { controllerReference } from '../helpers/owner-references.ts';
 import { addFinalizer, isBeingDeleted, removeFinalizer } from '../helpers/finalizers.ts';
 import { setCondition } from '../helpers/conditions.ts';
-import { isSubset } from '../helpers/desired-state.ts';
 import { generationChanged } from '../controller/predicates.ts';
 import type { ReconcileContext } from '../controller/controller.ts';
-import { widgets, type Widget } from './widget.ts';
+import { widgets } from './widget.ts';
 
 export const widgetFinalizer = 'test.reconcile.homeostat.dev/cleanup';
 
@@ -36,10 +35,10 @@ export function widgetOperator(
     owns: [builtin.configMaps],
     predicates: [generationChanged],
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
-    async reconcile({ namespace, name }, ctx) {
+    async reconcile({ namespace = 'default', name, object }, ctx) {
       await hooks.beforeReconcile?.(name, ctx);
-      let widget = ctx.cache.get(widgets, name, namespace);
-      if (!widget) return; // deleted; its ConfigMap goes with it (ownerReference)
+      if (!object) return; // deleted; its ConfigMap goes with it (ownerReference)
+      let widget = object;
       if (isBeingDeleted(widget)) {
         await hooks.cleanupGate?.();
         await removeFinalizer(ctx.client, widgets, widget, widgetFinalizer);
@@ -48,22 +47,20 @@ export function widgetOperator(
       if (hooks.finalizer ?? true) widget = await addFinalizer(ctx.client, widgets, widget, widgetFinalizer);
 
       const desired = {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
         metadata: {
           name: `${name}-gizmos`,
-          namespace: namespace ?? 'default',
+          namespace,
+          ...(widget.spec.labels ? { labels: widget.spec.labels } : {}),
           ownerReferences: [controllerReference(widget)],
         },
         data: { size: String(widget.spec.size) },
       };
-      const current = ctx.cache.get(builtin.configMaps, desired.metadata.name, namespace);
-      if (!isSubset(desired, current)) {
-        await ctx.client.apply(builtin.configMaps, desired);
+      const live = ctx.cache.get(builtin.configMaps, desired.metadata.name, namespace);
+      if ((await ctx.client.applyIfChanged(builtin.configMaps, desired, live)).written) {
         await ctx.events.normal(widget, 'GizmosWritten', 'Reconcile', `wrote ${widget.spec.size} gizmos`);
       }
 
-      const status: Widget['status'] = {
+      const status = {
         observedGeneration: widget.metadata?.generation ?? 0,
         gizmos: widget.spec.size,
         conditions: setCondition(
@@ -72,10 +69,7 @@ export function widgetOperator(
           widget.metadata?.generation,
         ),
       };
-      if (!isSubset(status, widget.status)) {
-        await ctx.client.applyStatus(widgets, { metadata: { name, namespace }, status } as Widget &
-          KubeObject);
-      }
+      await ctx.client.applyStatusIfChanged(widgets, { metadata: { name, namespace }, status }, widget);
       return undefined;
     },
   });

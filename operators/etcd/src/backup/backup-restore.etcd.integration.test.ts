@@ -13,7 +13,7 @@ import { planRestore, type RestoreMember } from '../restore/restore-plan.ts';
 import { runRestore } from '../restore/run-restore.ts';
 import { fileSnapshotSink } from './file-sink.ts';
 import type { BackupRecord } from './snapshot-sink.ts';
-import { takeBackup } from './take-backup.ts';
+import { takeBackup, type BackupOptions } from './take-backup.ts';
 
 let source: EtcdTestCluster;
 let restored: EtcdTestCluster | undefined;
@@ -86,9 +86,32 @@ describe('backup and restore on real etcd processes', () => {
     expect(written).toBeGreaterThan(100);
     expect(record.memberName).toMatch(/^source-\d$/);
     expect(existsSync(`${record.location}.partial`)).toBe(false);
-    expect(JSON.parse(await readFile(`${record.location}.json`, 'utf8'))).toMatchObject({
-      sha256: record.sha256,
+    // The record next to the file: the exact revision and the key count, read with etcdutl.
+    const recorded = JSON.parse(await readFile(`${record.location}.json`, 'utf8')) as BackupRecord;
+    expect(recorded).toEqual(record);
+    expect(recorded.revisionExact).toBe(true);
+    // etcdutl counts every bbolt key: at least one per revision of the 200 + 100 keys written.
+    expect(recorded.totalKeys).toBeGreaterThan(300);
+  });
+
+  it('refuses, and commits nothing, rather than record a lower-bound revision for a file it has', async () => {
+    const sink = fileSnapshotSink(backupDir);
+    const missing = join(backupDir, 'no-such-etcdutl');
+    await expect(
+      takeBackup(connection, sink, { name: 'no-etcdutl.db', etcdutlPath: missing }),
+    ).rejects.toMatchObject({
+      reason: 'SnapshotStatusFailed',
+      message: expect.stringContaining(missing),
     });
+    // A caller without types that leaves etcdutl out gets the same refusal (and tsc refuses it).
+    // @ts-expect-error etcdutlPath is required
+    const withoutEtcdutl: BackupOptions = { name: 'no-etcdutl.db' };
+    await expect(takeBackup(connection, sink, withoutEtcdutl)).rejects.toMatchObject({
+      reason: 'SnapshotStatusFailed',
+    });
+    for (const leftover of ['no-etcdutl.db', 'no-etcdutl.db.partial', 'no-etcdutl.db.json']) {
+      expect(existsSync(join(backupDir, leftover)), leftover).toBe(false);
+    }
   });
 
   it('restores into a new three-member cluster with every key and value, and equal hashKV', async () => {

@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import type { ISnapshotResponse } from 'etcd3';
 import { openMemberClient, withMemberClient, type EtcdConnection } from '../connection.ts';
 import { EtcdEngineError, messageOf } from '../errors.ts';
-import { snapshotFileStatus } from '../etcdutl.ts';
+import { snapshotFileStatus, type SnapshotFileStatus } from '../etcdutl.ts';
 import { readClusterHealth, type ClusterHealth } from '../health/cluster-health.ts';
 import type { MemberHealth } from '../health/member-status.ts';
 import { describeMember } from '../membership/members.ts';
@@ -12,8 +12,12 @@ import type { BackupRecord, SnapshotSink, SnapshotUpload } from './snapshot-sink
 export interface BackupOptions {
   /** Name of the snapshot in the sink, e.g. `etcd-2026-11-21T01-00-00Z.db`. */
   readonly name: string;
-  /** etcdutl, to read the exact revision from the written file when the sink keeps a local copy. */
-  readonly etcdutlPath?: string;
+  /**
+   * etcdutl, which reads the exact revision and key count from the written file when the sink
+   * keeps a local copy (the file sink does). Required, so a caller cannot get a lower-bound
+   * revision from a sink that could have given the exact one by leaving it out.
+   */
+  readonly etcdutlPath: string;
 }
 
 /** The member to stream from: healthy, voting, no alarm preferred, most applied index, a follower on ties. */
@@ -63,10 +67,25 @@ async function streamSnapshot(
   }
 }
 
+async function readSnapshotStatus(
+  etcdutlPath: string,
+  file: string,
+  memberName: string,
+): Promise<SnapshotFileStatus> {
+  try {
+    return await snapshotFileStatus(etcdutlPath, file);
+  } catch (error) {
+    throw new EtcdEngineError('read snapshot status', 'SnapshotStatusFailed', messageOf(error), {
+      member: memberName,
+      cause: error,
+    });
+  }
+}
+
 /**
  * Streams a snapshot from the most up-to-date healthy member into `sink`, checks etcd's sha256
  * trailer on the way, and commits it with its record (size, revision, hash). A snapshot that fails
- * the check is aborted, never committed.
+ * the check is aborted, never committed; so is one whose local file etcdutl cannot read.
  */
 export async function takeBackup(
   connection: EtcdConnection,
@@ -99,10 +118,9 @@ export async function takeBackup(
     }
     const verified = verifier.finish(`snapshot streamed from ${memberName}`);
     await upload.flush();
-    const status =
-      upload.localPath && options.etcdutlPath
-        ? await snapshotFileStatus(options.etcdutlPath, upload.localPath)
-        : undefined;
+    const status = upload.localPath
+      ? await readSnapshotStatus(options.etcdutlPath, upload.localPath, memberName)
+      : undefined;
     const record: Omit<BackupRecord, 'location'> = {
       sizeBytes: verified.sizeBytes,
       sha256: verified.sha256,

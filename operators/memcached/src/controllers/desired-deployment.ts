@@ -1,6 +1,5 @@
 // The Deployment that runs one Memcached's pods, as the operator wants it.
 import type { V1Affinity, V1Deployment, V1ResourceRequirements, V1Toleration } from '@kubernetes/client-node';
-import { isSubset, sameResourceList } from '@homeostat/reconcile';
 import type { Memcached } from '../api/memcached-types.ts';
 import { operandLabels, ownedObjectMeta, selectorLabels } from './operand-labels.ts';
 
@@ -111,37 +110,4 @@ export function desiredDeployment(memcached: Memcached, image: string): V1Deploy
       },
     },
   };
-}
-
-/**
- * True when `current` already has every field of `desired`. Container resources are compared by
- * value, since the API server stores quantities in its own canonical spelling.
- */
-export function deploymentConverged(desired: V1Deployment, current: V1Deployment | undefined): boolean {
-  if (!current) return false;
-  const strip = (d: V1Deployment) => ({
-    ...d,
-    spec: d.spec && {
-      ...d.spec,
-      template: {
-        ...d.spec.template,
-        spec: d.spec.template.spec && {
-          ...d.spec.template.spec,
-          containers: d.spec.template.spec.containers.map((c) => ({ ...c, resources: undefined })),
-        },
-      },
-    },
-  });
-  if (!isSubset(strip(desired), current)) return false;
-  const want = desired.spec?.template.spec?.containers ?? [];
-  const have = current.spec?.template.spec?.containers ?? [];
-  return want.every((container, i) => {
-    const actual = have[i]?.resources as
-      { requests?: Record<string, string>; limits?: Record<string, string> } | undefined;
-    const wanted = container.resources as
-      { requests?: Record<string, string>; limits?: Record<string, string> } | undefined;
-    return (
-      sameResourceList(wanted?.requests, actual?.requests) && sameResourceList(wanted?.limits, actual?.limits)
-    );
-  });
 }

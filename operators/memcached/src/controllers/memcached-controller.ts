@@ -7,17 +7,15 @@ import {
   generationChanged,
   isBeingDeleted,
   isControlledBy,
-  isSubset,
+  watch,
   type Controller,
   type KubeObject,
   type Manager,
   type ObjectKey,
   type ReconcileContext,
-  type ResourceType,
-  type WatchSpec,
 } from '@homeostat/reconcile';
 import { memcacheds, type Memcached } from '../api/memcached-types.ts';
-import { deploymentConverged, desiredDeployment } from './desired-deployment.ts';
+import { desiredDeployment } from './desired-deployment.ts';
 import { desiredPodDisruptionBudget } from './desired-pdb.ts';
 import { desiredService } from './desired-service.ts';
 import { memcachedStatus } from './memcached-status.ts';
@@ -71,9 +69,10 @@ async function converge(
   const deployment = desiredDeployment(memcached, image);
   const currentDeployment = cache.get(builtin.deployments, name, namespace);
   assertOwnedOrAbsent(currentDeployment, memcached, 'Deployment');
-  let observed = currentDeployment;
-  if (!deploymentConverged(deployment, currentDeployment)) {
-    observed = await step(`applying Deployment ${name}`, () => client.apply(builtin.deployments, deployment));
+  const applied = await step(`applying Deployment ${name}`, () =>
+    client.applyIfChanged(builtin.deployments, deployment, currentDeployment),
+  );
+  if (applied.written) {
     const before = currentDeployment?.spec?.replicas;
     if (before === undefined) {
       await events.normal(
@@ -97,19 +96,17 @@ async function converge(
   const service = desiredService(memcached);
   const currentService = cache.get(builtin.services, name, namespace);
   assertOwnedOrAbsent(currentService, memcached, 'Service');
-  if (!isSubset(service, currentService)) {
-    await step(`applying Service ${name}`, () => client.apply(builtin.services, service));
-  }
+  await step(`applying Service ${name}`, () =>
+    client.applyIfChanged(builtin.services, service, currentService),
+  );
 
   const pdb = desiredPodDisruptionBudget(memcached);
   const currentPdb = cache.get(builtin.podDisruptionBudgets, name, namespace);
   if (pdb) {
     assertOwnedOrAbsent(currentPdb, memcached, 'PodDisruptionBudget');
-    if (!isSubset(pdb, currentPdb)) {
-      await step(`applying PodDisruptionBudget ${name}`, () =>
-        client.apply(builtin.podDisruptionBudgets, pdb),
-      );
-    }
+    await step(`applying PodDisruptionBudget ${name}`, () =>
+      client.applyIfChanged(builtin.podDisruptionBudgets, pdb, currentPdb),
+    );
   } else if (currentPdb && isControlledBy(currentPdb, memcached)) {
     await step(`deleting PodDisruptionBudget ${name}`, () =>
       client.delete(builtin.podDisruptionBudgets, name, namespace, { uid: currentPdb.metadata?.uid ?? '' }),
@@ -121,7 +118,7 @@ async function converge(
       `deleted PodDisruptionBudget ${name}: it is disabled or size is ${memcached.spec.size}`,
     );
   }
-  return observed;
+  return applied.object;
 }
 
 /** Adds the Memcached controller to `manager`. */
@@ -140,13 +137,12 @@ export function addMemcachedController(
   return manager.controller({
     name: 'memcached',
     for: memcacheds,
-    owns: [builtin.deployments, builtin.services, builtin.podDisruptionBudgets] as ResourceType[],
+    owns: [builtin.deployments, builtin.services, builtin.podDisruptionBudgets],
     // Pod readiness feeds the status; pods are owned by ReplicaSets, so they map by label.
-    watches: [{ type: builtin.pods, labelSelector: managedPodsSelector, map: memcachedOfPod }] as WatchSpec[],
+    watches: [watch({ type: builtin.pods, labelSelector: managedPodsSelector, map: memcachedOfPod })],
     predicates: [generationChanged],
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
-    async reconcile({ namespace, name }, ctx) {
-      const memcached = ctx.cache.get(memcacheds, name, namespace);
+    async reconcile({ namespace = 'default', name, object: memcached }, ctx) {
       // Deleted or being deleted: garbage collection removes what it owns (ownerReferences).
       if (!memcached || isBeingDeleted(memcached)) return;
 
@@ -157,7 +153,7 @@ export function addMemcachedController(
       } catch (error) {
         if (!(error instanceof WriteFailure)) throw error;
         failure = error;
-        deployment = ctx.cache.get(builtin.deployments, name, namespace ?? 'default');
+        deployment = ctx.cache.get(builtin.deployments, name, namespace);
         await ctx.events.warning(memcached, 'ApplyFailed', 'Reconcile', error.message);
       }
 
@@ -166,9 +162,7 @@ export function addMemcachedController(
         pods: podsOf(memcached),
         ...(failure ? { writeError: failure.message } : {}),
       });
-      if (!isSubset(status, memcached.status)) {
-        await ctx.client.applyStatus(memcacheds, { metadata: { name, namespace }, status } as Memcached);
-      }
+      await ctx.client.applyStatusIfChanged(memcacheds, { metadata: { name, namespace }, status }, memcached);
       // Thrown after the status is written, so the user sees why while the queue backs off.
       if (failure) throw failure;
       return undefined;

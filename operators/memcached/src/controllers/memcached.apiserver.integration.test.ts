@@ -304,6 +304,35 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     expect(writes()).toBe(before);
   });
 
+  it('removes a nodeSelector and a toleration the user dropped from the spec', async () => {
+    await createMemcached(client, 'placed', namespace, {
+      size: 1,
+      nodeSelector: { disk: 'ssd' },
+      tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'cache', effect: 'NoSchedule' }],
+    });
+    const podSpec = async () =>
+      (await client.find(builtin.deployments, 'placed', namespace))?.spec?.template.spec;
+    await waitUntil(
+      'placement reaches the Deployment',
+      async () => (await podSpec())?.nodeSelector?.['disk'] === 'ssd',
+      poll,
+    );
+    expect((await podSpec())?.tolerations).toEqual([
+      { key: 'dedicated', operator: 'Equal', value: 'cache', effect: 'NoSchedule' },
+    ]);
+    // The Deployment still holds every field the new desired one sets: only field ownership shows
+    // that the two the user removed must go.
+    await client.patch(memcacheds, 'placed', namespace, { spec: { nodeSelector: null, tolerations: null } });
+    await waitUntil(
+      'placement removed from the Deployment',
+      async () => {
+        const spec = await podSpec();
+        return spec?.nodeSelector === undefined && spec?.tolerations === undefined;
+      },
+      poll,
+    );
+  });
+
   it('accepts the sample CR through kubectl as written, alone and in a List: defaults fill in what it leaves out', async () => {
     // kubectl checks a List's items against the CRD's OpenAPI itself (as kubectl < 1.25 checked
     // everything); a defaulted field listed as required would make it refuse the sample.

@@ -1,10 +1,14 @@
 // Real PostgreSQL instances for tests and the benchmark: each one is the production entrypoint
 // (entrypoint/instance.sh) run as a plain process on 127.0.0.1, as the `postgres` OS user when we
 // are root (PostgreSQL refuses to run as root), with its own data directory, socket directory and
-// secrets under one temporary root.
+// secrets under one temporary root. That user may not be able to enter the checkout (a clone in
+// root's home or a `mktemp -d` directory is mode 700), so it gets everything it needs, the
+// entrypoint included, under that root, and starts there.
 import {
   readdirSync,
+  chmodSync,
   chownSync,
+  copyFileSync,
   mkdirSync,
   mkdtempSync,
   rmSync,
@@ -25,7 +29,8 @@ import {
   type InstanceEndpoint,
 } from '../instance.ts';
 
-export const entrypointPath = fileURLToPath(new URL('../../entrypoint/instance.sh', import.meta.url));
+/** The entrypoint in the checkout; each test bed runs a copy of it (see `PostgresTestBed.entrypoint`). */
+export const entrypointSource = fileURLToPath(new URL('../../entrypoint/instance.sh', import.meta.url));
 export const postgresBinDir = '/usr/lib/postgresql/15/bin';
 
 /** Settings that make a test instance start in about a second and stay small. */
@@ -106,6 +111,8 @@ export interface StartOptions {
 /** A set of instances sharing secrets under one temporary root; `cleanup()` stops and removes all. */
 export class PostgresTestBed {
   readonly root: string;
+  /** The copy of the entrypoint the instances run, under `root` where the `postgres` user can reach it. */
+  readonly entrypoint: string;
   readonly superuser: Credentials;
   readonly instances = new Map<string, TestInstance>();
   readonly #user: OsUser | undefined;
@@ -119,10 +126,34 @@ export class PostgresTestBed {
     }
     this.#user = postgresOsUser();
     this.root = mkdtempSync(join(tmpdir(), `homeostat-${label}-`));
+    this.entrypoint = join(this.root, 'instance.sh');
+    copyFileSync(entrypointSource, this.entrypoint);
+    chmodSync(this.entrypoint, 0o755);
     this.superuser = { user: 'postgres', password: `su-${randomBytes(12).toString('hex')}` };
     this.#writeSecret('superuser', this.superuser.user, this.superuser.password);
     this.#writeSecret('replication', 'streaming_replica', `repl-${randomBytes(12).toString('hex')}`);
     this.#own(this.root);
+    if (this.#user) this.#checkReachable();
+  }
+
+  /** Fails early, and says why, when the `postgres` user cannot run the entrypoint's copy. */
+  #checkReachable(): void {
+    try {
+      execFileSync('setpriv', [
+        '--reuid=postgres',
+        '--regid=postgres',
+        '--init-groups',
+        '--',
+        'test',
+        '-x',
+        this.entrypoint,
+      ]);
+    } catch (error) {
+      throw new Error(
+        `the postgres user cannot run ${this.entrypoint}: it must be able to enter every directory above it (TMPDIR=${tmpdir()})`,
+        { cause: error },
+      );
+    }
   }
 
   #own(path: string): void {
@@ -181,14 +212,16 @@ export class PostgresTestBed {
             '--pdeathsig',
             'SIGKILL',
             '--',
-            entrypointPath,
+            this.entrypoint,
           ],
         ]
-      : [entrypointPath, []];
+      : [this.entrypoint, []];
     writeFileSync(logFile, `--- start ${name} as ${options.role} ${new Date().toISOString()}\n`, {
       flag: 'a',
     });
-    const proc = startProcess({ name, command, args, logFile, env });
+    // Started in its own directory: PostgreSQL's tools change back to where they started, and
+    // the checkout may be out of the postgres user's reach.
+    const proc = startProcess({ name, command, args, logFile, env, cwd: home });
     const instance: TestInstance = {
       name,
       host: '127.0.0.1',
