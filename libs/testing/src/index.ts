@@ -2,7 +2,13 @@ export { startControlPlane, type ControlPlane, type ControlPlaneOptions } from '
 export { installCrds } from './crds.ts';
 export { binaryPath, cacheDir, etcdVersion, kubernetesVersion, repoRoot } from './binaries.ts';
 export type { EtcdComponent, KubernetesComponent } from './binaries.ts';
-export { startProcess, logTail, type ManagedProcess, type StartProcessOptions } from './managed-process.ts';
+export {
+  startProcess,
+  diesWithParent,
+  logTail,
+  type ManagedProcess,
+  type StartProcessOptions,
+} from './managed-process.ts';
 export { freeLoopbackPort } from './free-port.ts';
 export { waitUntil } from './readiness.ts';
 export { startTcpProxy, type TcpProxy } from './tcp-proxy.ts';
