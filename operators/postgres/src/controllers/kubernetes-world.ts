@@ -13,8 +13,14 @@ export interface PodWorldOptions {
   /** Writes as `routingFieldManager`: the role label and, on a promoted pod, its role annotation. */
   readonly routingClient: KubeClient;
   readonly namespace: string;
-  /** How long a deleted pod may take to go away (default 60 s). */
+  /** How long a deleted pod may take to go away, and its PostgreSQL to stop answering (default 60 s). */
   readonly goneTimeoutMs?: number;
+  /**
+   * Whether an instance still answers SQL. Deleting a pod only asks its kubelet to kill it, so a
+   * fence resolves once the instance stops answering too (an instance nobody can reach, on a
+   * node cut off, answers nobody either).
+   */
+  readonly answers: (instance: InstanceEndpoint) => Promise<boolean>;
 }
 
 export type PodRole = 'primary' | 'replica' | undefined;
@@ -52,16 +58,21 @@ export function podWorld(options: PodWorldOptions): {
   const { client, routingClient, namespace } = options;
   const goneTimeoutMs = options.goneTimeoutMs ?? 60_000;
 
-  const annotationOf = async (pod: string) =>
-    (await client.find(builtin.pods, pod, namespace))?.metadata?.annotations?.[annotationKeys.instanceRole];
-
+  // Server-side apply would create a pod that is gone (and fail: a pod needs containers), so the
+  // pod is read first: a pod that is gone takes no writes and needs no unrouting.
   const setRole = async (instance: InstanceEndpoint, role: PodRole) => {
-    try {
-      await setPodRole(routingClient, namespace, instance.name, role, await annotationOf(instance.name));
-    } catch (error) {
-      // A pod that is gone takes no writes: nothing to unroute.
-      if (!(role === undefined && isNotFound(error))) throw error;
+    const pod = await client.find(builtin.pods, instance.name, namespace);
+    if (!pod) {
+      if (role === undefined) return;
+      throw new Error(`pod ${instance.name} does not exist; writes cannot be routed to it`);
     }
+    await setPodRole(
+      routingClient,
+      namespace,
+      instance.name,
+      role,
+      pod.metadata?.annotations?.[annotationKeys.instanceRole],
+    );
   };
 
   const waitGone = async (pod: string) => {
@@ -100,6 +111,15 @@ export function podWorld(options: PodWorldOptions): {
       async fence(instance) {
         await setRole(instance, undefined);
         await deletePod(instance.name, 0);
+        const deadline = Date.now() + goneTimeoutMs;
+        while (await options.answers(instance)) {
+          if (Date.now() > deadline) {
+            throw new Error(
+              `${instance.name} still answers SQL ${goneTimeoutMs} ms after its pod was deleted`,
+            );
+          }
+          await sleep(100);
+        }
       },
     },
     actions: {

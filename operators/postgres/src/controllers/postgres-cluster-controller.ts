@@ -19,6 +19,7 @@ import { postgresClusters, type PostgresCluster } from '../api/postgres-cluster-
 import type { MajorVersion } from '../api/postgres-versions.ts';
 import { defaultConnectOptions, type ConnectOptions, type InstanceEndpoint } from '../instance.ts';
 import type { Lsn } from '../lsn.ts';
+import { observeInstance } from '../observe.ts';
 import type { EngineEvent } from '../outcomes.ts';
 import { clusterStatus, type ClusterObservation } from './cluster-status.ts';
 import {
@@ -200,6 +201,7 @@ export function addPostgresClusterController(
     }).withSignal(ctx.signal);
     const events: EngineEvent[] = [];
     const last = lastPrimaryLsn.get(key);
+    const connect = options.connect ?? defaultConnectOptions;
     let result: FailoverRunResult;
     try {
       result = await runFailover({
@@ -208,9 +210,15 @@ export function addPostgresClusterController(
         instances,
         endpointOf,
         credentials: { user, password },
-        connect: options.connect ?? defaultConnectOptions,
+        connect,
         failoverClient,
-        world: podWorld({ client: ctx.client, routingClient, namespace }),
+        world: podWorld({
+          client: ctx.client,
+          routingClient,
+          namespace,
+          answers: async (instance) =>
+            (await observeInstance(instance, { user, password }, connect)).reachable,
+        }),
         ...(desiredPrimary === undefined ? {} : { desiredPrimary }),
         ...(last === undefined ? {} : { lastPrimaryLsn: last }),
         ...(options.maxLagBytes === undefined ? {} : { maxLagBytes: options.maxLagBytes }),
