@@ -11,6 +11,7 @@ export interface OperatorChartRef {
 
 export const operatorCharts = {
   memcached: { name: 'memcached-operator', crds: ['memcacheds.cache.homeostat.dev'] },
+  postgres: { name: 'postgres-operator', crds: ['postgresqlclusters.postgres.homeostat.dev'] },
 } as const satisfies Record<string, OperatorChartRef>;
 
 /** The chart's folder in the repository. */

@@ -1,14 +1,6 @@
-// Writes the chart's generated files from their TypeScript sources:
-//   templates/crds/postgresqlclusters.postgres.homeostat.dev.yaml  (from src/api, the TypeBox schema)
-// Run after changing it: npm run generate -w operators/postgres
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, relative } from 'node:path';
-import { postgresClusterCrd } from '../src/api/postgres-cluster-crd.ts';
-import { crdManifest } from '../src/chart/crd-manifest.ts';
-import { crdTemplatePath, repoRoot } from '../src/chart/chart-paths.ts';
+// Writes the chart's generated files (CRD template, values.schema.json, values.yaml) from
+// src/api and src/chart/postgres-chart.ts. Run after changing either: npm run generate -w operators/postgres
+import { writeChartFiles } from '@homeostat/operator-kit/chart';
+import { postgresChart } from '../src/chart/postgres-chart.ts';
 
-for (const [path, text] of [[crdTemplatePath, crdManifest(postgresClusterCrd)]] as const) {
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, text);
-  console.warn(`wrote ${relative(repoRoot, path)}`);
-}
+await writeChartFiles(postgresChart);

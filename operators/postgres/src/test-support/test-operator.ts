@@ -1,34 +1,35 @@
-// The PostgreSQLCluster controller in a manager of its own, for tests against the shared control
-// plane (main.ts and the configuration come with the shared operator wiring).
-import type { KubeConfig } from '@kubernetes/client-node';
+// The PostgreSQL operator as the tests run it: the shared control plane, free ports, no leader
+// election unless asked, test images, a short probe interval.
 import type { Logger } from 'pino';
-import { Manager } from '@homeostat/reconcile';
-import {
-  addPostgresClusterController,
-  type PostgresClusterControllerOptions,
-} from '../controllers/postgres-cluster-controller.ts';
-import { operatorName } from '../controllers/operand-labels.ts';
+import type { ClusterSource, Manager } from '@homeostat/reconcile';
+import { testCommonConfig } from '@homeostat/operator-kit/testing';
+import type { OperatorConfig } from '../config/operator-config.ts';
+import type { PostgresClusterControllerOptions } from '../controllers/postgres-cluster-controller.ts';
+import { postgresOperator } from '../operator.ts';
 
-export const testImages = { 17: 'example.test/postgres:17', 18: 'example.test/postgres:18' } as const;
+/** An operator configuration for tests. */
+export function testOperatorConfig(overrides: Partial<OperatorConfig> = {}): OperatorConfig {
+  return {
+    ...testCommonConfig(),
+    postgres17Image: 'example.test/postgres:17',
+    postgres18Image: 'example.test/postgres:18',
+    probeIntervalMs: 300,
+    ...overrides,
+  };
+}
 
-/** A manager watching `namespace` with the controller; not started. */
+/** The operator watching `namespace`; not started. `controller` overrides the controller's options. */
 export function testOperator(
-  kubeConfig: KubeConfig,
+  kubeConfig: ClusterSource,
   namespace: string,
   logger: Logger,
-  options: Partial<PostgresClusterControllerOptions> = {},
+  controller: Partial<PostgresClusterControllerOptions> = {},
+  config: Partial<OperatorConfig> = {},
 ): Manager {
-  const manager = new Manager({
+  return postgresOperator(
     kubeConfig,
-    name: operatorName,
-    namespaces: [namespace],
-    logger,
-    shutdownTimeoutMs: 10_000,
-  });
-  addPostgresClusterController(manager, {
-    imageFor: (version) => testImages[version],
-    probeIntervalMs: 300,
-    ...options,
-  });
-  return manager;
+    testOperatorConfig({ watchNamespaces: [namespace], ...config }),
+    { logger, bindAddress: '127.0.0.1' },
+    controller,
+  );
 }
