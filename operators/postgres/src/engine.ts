@@ -1,14 +1,17 @@
+// FailoverEngine: the step-wise engine (decide.ts, perform.ts, drive.ts) behind a probing loop and
+// the failover() / switchover() calls the tests and the benchmark use. Its state lives in a
+// FailoverStateStore: in memory by default, or anywhere durable, so that a new engine given the
+// same store finishes what a stopped one started.
 import type { Fencing, InstanceActions, Routing } from './actions.ts';
 import { clusterView, type ClusterView } from './cluster-view.ts';
-import { chooseFailoverCandidate, type CandidateVerdict } from './candidate.ts';
+import { defaultPolicy, type FailoverPolicy } from './decide.ts';
+import { runSteps, observeAll, type StepRunResult } from './drive.ts';
 import {
-  alterSystem,
-  ensureSlots,
-  promote,
-  quiesceWrites,
-  repointStandby,
-  type ControlTarget,
-} from './control.ts';
+  memoryStateStore,
+  settledState,
+  type FailoverState,
+  type FailoverStateStore,
+} from './failover-state.ts';
 import {
   defaultConnectOptions,
   errorMessage,
@@ -16,14 +19,20 @@ import {
   type Credentials,
   type InstanceEndpoint,
 } from './instance.ts';
-import { formatLsn, type Lsn } from './lsn.ts';
-import { observeInstance, type InstanceStatus, type PrimaryStatus, type ReplicaStatus } from './observe.ts';
-import { desiredSynchronousStandbyNames, type SynchronousReplication } from './synchronous.ts';
+import type { Lsn } from './lsn.ts';
+import { observeInstance, type InstanceStatus } from './observe.ts';
+import type { EngineEvent, EngineOutcome, Refusal, RefusalCode } from './outcomes.ts';
+import type { EngineWorld } from './perform.ts';
+import type { SynchronousReplication } from './synchronous.ts';
+
+export type { EngineEvent, EngineOutcome, Promotion, Refusal, RefusalCode } from './outcomes.ts';
 
 export interface FailoverEngineOptions {
   readonly instances: readonly InstanceEndpoint[];
-  /** The instance that is the primary when the engine starts. */
+  /** The instance that is the primary when the engine starts (ignored when `store` is given). */
   readonly primary: string;
+  /** Where the state is kept between steps; default: in memory, starting settled on `primary`. */
+  readonly store?: FailoverStateStore;
   readonly credentials: Credentials;
   readonly fencing: Fencing;
   readonly routing: Routing;
@@ -43,77 +52,19 @@ export interface FailoverEngineOptions {
   readonly onEvent?: (event: EngineEvent) => void;
 }
 
-/** Something the engine did or saw, for logs, Kubernetes Events and tests. */
-export interface EngineEvent {
-  readonly type:
-    | 'primary-failing'
-    | 'failover-started'
-    | 'fenced'
-    | 'candidates'
-    | 'promoted'
-    | 'repointed'
-    | 'routed'
-    | 'rejoin-requested'
-    | 'synchronous-standbys'
-    | 'refused'
-    | 'warning';
-  readonly instance?: string;
-  readonly message: string;
-}
-
-export type RefusalCode =
-  | 'busy'
-  | 'unknown-instance'
-  | 'already-primary'
-  | 'primary-unreachable'
-  | 'target-unreachable'
-  | 'target-not-replica'
-  | 'target-not-streaming'
-  | 'target-lagging'
-  | 'target-did-not-catch-up'
-  | 'demotion-failed'
-  | 'fence-failed'
-  | 'old-primary-still-streaming'
-  | 'no-eligible-replica'
-  | 'second-primary'
-  | 'promotion-failed';
-
-/** A promotion that happened. */
-export interface Promotion {
-  readonly outcome: 'promoted';
-  readonly kind: 'failover' | 'switchover';
-  readonly oldPrimary: string;
-  readonly newPrimary: string;
-  readonly timeline: number | undefined;
-  readonly verdicts: readonly CandidateVerdict[];
-  readonly durationMs: number;
-  /** 'requested', or why the old primary could not be asked to rejoin. */
-  readonly rejoin: string;
-}
-
-/** A request the engine turned down, or an operation it abandoned before promoting anything. */
-export interface Refusal {
-  readonly outcome: 'refused';
-  readonly kind: 'failover' | 'switchover';
-  readonly code: RefusalCode;
-  readonly reason: string;
-}
-
-export type EngineOutcome = Promotion | Refusal;
-
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * Watches the primary, fails over when it is gone, performs planned switchovers and keeps
- * synchronous_standby_names and the replicas' upstream in line. One operation at a time.
+ * synchronous_standby_names and the replicas' upstream in line. One run of steps at a time.
  */
 export class FailoverEngine {
   readonly #o: FailoverEngineOptions;
-  readonly #connect: ConnectOptions;
-  readonly #maxLag: bigint;
-  #primary: string;
+  readonly #world: EngineWorld;
+  readonly #policy: FailoverPolicy;
+  readonly #store: FailoverStateStore;
+  #state: FailoverState;
   #lastPrimaryLsn: Lsn | undefined;
-  #failingSince: number | undefined;
   #busy = false;
   #loop: Promise<void> | undefined;
   #stopping = false;
@@ -129,19 +80,48 @@ export class FailoverEngine {
       throw new Error(`synchronous.number must be between 1 and ${names.size - 1} (the number of replicas)`);
     }
     this.#o = options;
-    this.#connect = options.connect ?? defaultConnectOptions;
-    this.#maxLag = options.maxLagBytes ?? 16n * 1024n * 1024n;
-    this.#primary = options.primary;
+    this.#state = settledState(options.primary);
+    const store = options.store ?? memoryStateStore(this.#state);
+    // Every saved step is visible through `primary` at once, not only when a run ends.
+    this.#store = {
+      load: async () => (this.#state = await store.load()),
+      save: async (state) => {
+        await store.save(state);
+        this.#state = state;
+      },
+    };
+    this.#policy = {
+      failoverDelayMs: options.failoverDelayMs ?? defaultPolicy.failoverDelayMs,
+      maxLagBytes: options.maxLagBytes ?? defaultPolicy.maxLagBytes,
+      walReceiverStopTimeoutMs: options.walReceiverStopTimeoutMs ?? defaultPolicy.walReceiverStopTimeoutMs,
+      switchoverCatchUpTimeoutMs:
+        options.switchoverCatchUpTimeoutMs ?? defaultPolicy.switchoverCatchUpTimeoutMs,
+      ...(options.synchronous ? { synchronous: options.synchronous } : {}),
+    };
+    this.#world = {
+      instances: options.instances,
+      credentials: options.credentials,
+      connect: options.connect ?? defaultConnectOptions,
+      fencing: options.fencing,
+      routing: options.routing,
+      actions: options.actions,
+      emit: (event) => this.#emit(event),
+    };
   }
 
-  /** The instance the engine currently routes writes to. */
+  /** The instance writes are routed to, as of the last step (the store's, once a step has run). */
   get primary(): string {
-    return this.#primary;
+    return this.#state.currentPrimary;
+  }
+
+  /** The state as of the last step. */
+  get state(): FailoverState {
+    return this.#state;
   }
 
   /** Observes every instance once, in parallel. */
-  async observe(): Promise<InstanceStatus[]> {
-    return Promise.all(this.#o.instances.map((i) => observeInstance(i, this.#o.credentials, this.#connect)));
+  observe(): Promise<InstanceStatus[]> {
+    return observeAll(this.#world);
   }
 
   /** The whole cluster at once: role, timeline, LSNs, lag and synchronous state of each instance. */
@@ -158,7 +138,7 @@ export class FailoverEngine {
         try {
           await this.tick();
         } catch (error) {
-          this.#emit('warning', this.#primary, `probe failed: ${errorMessage(error)}`);
+          this.#emit({ type: 'warning', message: `probe failed: ${errorMessage(error)}` });
         }
         await sleep(this.#o.probeIntervalMs ?? 500);
       }
@@ -174,355 +154,90 @@ export class FailoverEngine {
 
   /**
    * One probe: a healthy primary gets its synchronous standbys and its replicas re-checked; a
-   * primary that has failed for longer than the failover delay is failed over.
+   * primary that has failed for longer than the failover delay is failed over; an operation found
+   * in the state (left by an engine that stopped) is carried on to its end.
    */
   async tick(): Promise<EngineOutcome | undefined> {
     if (this.#busy) return undefined;
-    const statuses = await this.observe();
-    const primary = statuses.find((s) => s.name === this.#primary);
-    if (primary?.reachable && primary.role === 'primary') {
-      this.#failingSince = undefined;
-      this.#lastPrimaryLsn = primary.currentLsn;
-      await this.#keepReplicasInLine(primary, statuses);
-      return undefined;
-    }
-    const why =
-      !primary || !primary.reachable
-        ? `unreachable (${primary?.error ?? 'unknown'})`
-        : 'not accepting writes (in recovery)';
-    const now = Date.now();
-    if (this.#failingSince === undefined) {
-      this.#failingSince = now;
-      this.#emit('primary-failing', this.#primary, `primary ${this.#primary} is ${why}`);
-    }
-    const failingFor = now - this.#failingSince;
-    if (failingFor < (this.#o.failoverDelayMs ?? 2000)) return undefined;
-    return this.failover(`primary ${this.#primary} has been ${why} for ${failingFor} ms`);
+    return (await this.#run({}))?.outcome;
   }
 
-  /** Fails over now: withdraw routing, fence the old primary, promote the best replica. */
+  /** Fails over now (or carries on the failover in progress): fence, elect, promote, route, rejoin. */
   async failover(reason: string): Promise<EngineOutcome> {
     if (this.#busy) return this.#refuse('failover', 'busy', 'another failover or switchover is in progress');
-    this.#busy = true;
-    const started = Date.now();
-    try {
-      const old = this.#endpoint(this.#primary);
-      this.#emit('failover-started', old.name, reason);
-      await this.#o.routing.withdrawWrites(old);
-      try {
-        await this.#o.fencing.fence(old);
-      } catch (error) {
-        return this.#refuse(
-          'failover',
-          'fence-failed',
-          `could not fence ${old.name}: ${errorMessage(error)}; nothing promoted`,
-        );
-      }
-      this.#emit('fenced', old.name, `${old.name} is fenced`);
-      const others = this.#o.instances.filter((i) => i.name !== old.name);
-      const statuses = await this.#waitForReceiversToStop(others);
-      if (!statuses) {
-        return this.#refuse(
-          'failover',
-          'old-primary-still-streaming',
-          `a replica still streams WAL ${this.#o.walReceiverStopTimeoutMs ?? 10_000} ms after ${old.name} was fenced; fencing did not take effect, nothing promoted`,
-        );
-      }
-      const choice = chooseFailoverCandidate(statuses, this.#lastPrimaryLsn, this.#maxLag);
-      this.#emit(
-        'candidates',
-        undefined,
-        choice.verdicts
-          .map((v) => `${v.name}: ${v.eligible ? 'eligible' : 'not eligible'}, ${v.reason}`)
-          .join('; '),
-      );
-      if (!choice.ok) return this.#refuse('failover', 'no-eligible-replica', choice.reason);
-      return await this.#promoteAndRepoint(
-        'failover',
-        old,
-        choice.candidate,
-        statuses,
-        choice.verdicts,
-        started,
-      );
-    } finally {
-      this.#busy = false;
-    }
+    const result = await this.#run({ failoverNow: reason });
+    return (
+      result?.outcome ??
+      this.#refuse('failover', 'busy', 'the failover did not finish in this run; it goes on')
+    );
   }
 
   /** Planned switchover to `targetName`; refuses, changing nothing, when it would not be safe. */
   async switchover(targetName: string): Promise<EngineOutcome> {
-    if (this.#busy)
+    if (this.#busy || this.#state.operation) {
       return this.#refuse('switchover', 'busy', 'another failover or switchover is in progress');
+    }
     const target = this.#o.instances.find((i) => i.name === targetName);
-    if (!target)
+    if (!target) {
       return this.#refuse(
         'switchover',
         'unknown-instance',
         `'${targetName}' is not an instance of this cluster`,
       );
-    if (targetName === this.#primary)
+    }
+    const old = this.#state.currentPrimary;
+    if (targetName === old) {
       return this.#refuse('switchover', 'already-primary', `${targetName} is already the primary`);
-    this.#busy = true;
-    const started = Date.now();
-    try {
-      const old = this.#endpoint(this.#primary);
-      const [primaryStatus, targetStatus] = await Promise.all([
-        observeInstance(old, this.#o.credentials, this.#connect),
-        observeInstance(target, this.#o.credentials, this.#connect),
-      ]);
-      if (!primaryStatus.reachable || primaryStatus.role !== 'primary') {
-        const why = primaryStatus.reachable ? 'is in recovery' : `is unreachable (${primaryStatus.error})`;
-        return this.#refuse(
-          'switchover',
-          'primary-unreachable',
-          `the primary ${old.name} ${why}; a switchover needs a running primary (failover handles a dead one)`,
-        );
-      }
-      const refusal = this.#switchoverTargetProblem(primaryStatus, targetStatus);
-      if (refusal) return refusal;
+    }
+    const endpoint = this.#o.instances.find((i) => i.name === old);
+    const primary = endpoint
+      ? await observeInstance(endpoint, this.#o.credentials, this.#world.connect)
+      : undefined;
+    if (!primary?.reachable || primary.role !== 'primary') {
+      const why = primary?.reachable ? 'is in recovery' : `is unreachable (${primary?.error ?? 'unknown'})`;
+      return this.#refuse(
+        'switchover',
+        'primary-unreachable',
+        `the primary ${old} ${why}; a switchover needs a running primary (failover handles a dead one)`,
+      );
+    }
+    const result = await this.#run({ desiredPrimary: targetName });
+    return (
+      result?.outcome ??
+      this.#refuse('switchover', 'busy', 'the switchover did not finish in this run; it goes on')
+    );
+  }
 
-      await this.#o.routing.withdrawWrites(old);
-      let lastLsn: Lsn;
-      try {
-        lastLsn = await quiesceWrites(this.#control(old));
-      } catch (error) {
-        await this.#undoQuiesce(old);
-        return this.#refuse(
-          'switchover',
-          'demotion-failed',
-          `could not stop writes on ${old.name}: ${errorMessage(error)}; switchover abandoned`,
-        );
-      }
-      const caughtUp = await this.#waitForPosition(
-        target,
-        lastLsn,
-        this.#o.switchoverCatchUpTimeoutMs ?? 30_000,
-      );
-      if (!caughtUp) {
-        await this.#undoQuiesce(old);
-        return this.#refuse(
-          'switchover',
-          'target-did-not-catch-up',
-          `${target.name} did not receive ${old.name}'s WAL up to ${formatLsn(lastLsn)} in time; ${old.name} stays primary`,
-        );
-      }
-      try {
-        await this.#o.actions.stopCleanly(old);
-        await this.#o.fencing.fence(old);
-      } catch (error) {
-        return this.#refuse(
-          'switchover',
-          'demotion-failed',
-          `could not stop ${old.name} cleanly: ${errorMessage(error)}; nothing promoted`,
-        );
-      }
-      this.#emit(
-        'fenced',
-        old.name,
-        `${old.name} stopped cleanly after its last write at ${formatLsn(lastLsn)}`,
-      );
-      const others = this.#o.instances.filter((i) => i.name !== old.name);
-      const statuses = await Promise.all(
-        others.map((i) => observeInstance(i, this.#o.credentials, this.#connect)),
-      );
-      const fresh = statuses.find((s) => s.name === target.name);
-      if (!fresh?.reachable || fresh.role !== 'replica') {
-        return this.#refuse(
-          'switchover',
-          'target-unreachable',
-          `${target.name} went away during the switchover; the primary ${old.name} is stopped, failover will follow`,
-        );
-      }
-      return await this.#promoteAndRepoint('switchover', old, fresh, statuses, [], started);
+  async #run(request: { failoverNow?: string; desiredPrimary?: string }): Promise<StepRunResult | undefined> {
+    if (this.#busy) return undefined;
+    this.#busy = true;
+    try {
+      const result = await runSteps({
+        world: this.#world,
+        store: this.#store,
+        policy: this.#policy,
+        ...request,
+        ...(this.#lastPrimaryLsn === undefined ? {} : { lastPrimaryLsn: this.#lastPrimaryLsn }),
+      });
+      this.#state = result.state;
+      this.#lastPrimaryLsn = result.lastPrimaryLsn;
+      return result;
     } finally {
       this.#busy = false;
     }
   }
 
-  #switchoverTargetProblem(primary: PrimaryStatus, target: InstanceStatus): Refusal | undefined {
-    const name = target.name;
-    if (!target.reachable)
-      return this.#refuse('switchover', 'target-unreachable', `${name} is unreachable (${target.error})`);
-    if (target.role !== 'replica')
-      return this.#refuse('switchover', 'target-not-replica', `${name} is not a replica: it accepts writes`);
-    if (target.walReceiver?.status !== 'streaming') {
-      return this.#refuse(
-        'switchover',
-        'target-not-streaming',
-        `${name} is not streaming from ${primary.name} (WAL receiver: ${target.walReceiver?.status ?? 'not running'})`,
-      );
-    }
-    const replayed = target.replayLsn ?? 0n;
-    const lag = primary.currentLsn - replayed;
-    if (lag > this.#maxLag) {
-      return this.#refuse(
-        'switchover',
-        'target-lagging',
-        `${name} has replayed ${formatLsn(replayed)}, ${lag} bytes behind ${primary.name} at ${formatLsn(primary.currentLsn)} (bound ${this.#maxLag} bytes)`,
-      );
-    }
-    return undefined;
-  }
-
-  async #promoteAndRepoint(
-    kind: 'failover' | 'switchover',
-    old: InstanceEndpoint,
-    candidate: ReplicaStatus,
-    statuses: readonly InstanceStatus[],
-    verdicts: readonly CandidateVerdict[],
-    started: number,
-  ): Promise<EngineOutcome> {
-    const writer = statuses.find((s) => s.reachable && s.role === 'primary');
-    if (writer) {
-      return this.#refuse(
-        kind,
-        'second-primary',
-        `${writer.name} already accepts writes; refusing to promote ${candidate.name} next to it`,
-      );
-    }
-    const next = this.#endpoint(candidate.name);
-    const standbys = this.#o.instances.filter((i) => i.name !== next.name).map((i) => i.name);
-    try {
-      // Set before promotion so the first commit on the new primary already waits for standbys.
-      await alterSystem(this.#control(next), {
-        default_transaction_read_only: null,
-        synchronous_standby_names: desiredSynchronousStandbyNames(this.#o.synchronous, standbys, new Set()),
-      });
-      await promote(this.#control(next), 60);
-    } catch (error) {
-      return this.#refuse(kind, 'promotion-failed', errorMessage(error));
-    }
-    this.#primary = next.name;
-    this.#failingSince = undefined;
-    this.#lastPrimaryLsn = undefined;
-    const promoted = await observeInstance(next, this.#o.credentials, this.#connect);
-    const timeline = promoted.reachable ? promoted.timeline : undefined;
-    this.#emit(
-      'promoted',
-      next.name,
-      `${next.name} promoted (${kind}, timeline ${timeline ?? '?'}), replacing ${old.name}`,
-    );
-
-    try {
-      await ensureSlots(this.#control(next), standbys);
-    } catch (error) {
-      this.#emit('warning', next.name, errorMessage(error));
-    }
-    await Promise.all(
-      statuses
-        .filter((s) => s.name !== next.name && s.reachable)
-        .map(async (s) => {
-          try {
-            await repointStandby(this.#control(this.#endpoint(s.name)), next);
-            this.#emit('repointed', s.name, `${s.name} now streams from ${next.name}`);
-          } catch (error) {
-            this.#emit('warning', s.name, errorMessage(error));
-          }
-        }),
-    );
-    await this.#o.routing.routeWritesTo(next);
-    this.#emit('routed', next.name, `writes go to ${next.name}`);
-    let rejoin = 'requested';
-    try {
-      await this.#o.actions.rejoinAsReplica(old, next);
-      this.#emit('rejoin-requested', old.name, `${old.name} restarts as a replica of ${next.name}`);
-    } catch (error) {
-      rejoin = `could not ask ${old.name} to rejoin: ${errorMessage(error)}`;
-      this.#emit('warning', old.name, rejoin);
-    }
-    return {
-      outcome: 'promoted',
-      kind,
-      oldPrimary: old.name,
-      newPrimary: next.name,
-      timeline,
-      verdicts,
-      durationMs: Date.now() - started,
-      rejoin,
-    };
-  }
-
-  /** Re-points stray replicas and keeps synchronous_standby_names as the durability mode wants. */
-  async #keepReplicasInLine(primary: PrimaryStatus, statuses: readonly InstanceStatus[]): Promise<void> {
-    const self = this.#endpoint(primary.name);
-    for (const s of statuses) {
-      if (!s.reachable || s.role !== 'replica') continue;
-      const r = s.walReceiver;
-      if (r?.status === 'streaming' && r.senderHost === self.host && r.senderPort === self.port) continue;
-      try {
-        if (await repointStandby(this.#control(this.#endpoint(s.name)), self)) {
-          this.#emit('repointed', s.name, `${s.name} now streams from ${self.name}`);
-        }
-      } catch (error) {
-        this.#emit('warning', s.name, errorMessage(error));
-      }
-    }
-    if (!this.#o.synchronous) return;
-    const standbys = this.#o.instances.filter((i) => i.name !== primary.name).map((i) => i.name);
-    const streaming = new Set(
-      primary.standbys.filter((s) => s.state === 'streaming').map((s) => s.applicationName),
-    );
-    const desired = desiredSynchronousStandbyNames(this.#o.synchronous, standbys, streaming);
-    if (desired === primary.synchronousStandbyNames) return;
-    await alterSystem(this.#control(self), { synchronous_standby_names: desired });
-    this.#emit('synchronous-standbys', primary.name, `synchronous_standby_names = '${desired}'`);
-  }
-
-  async #waitForReceiversToStop(others: readonly InstanceEndpoint[]): Promise<InstanceStatus[] | undefined> {
-    const deadline = Date.now() + (this.#o.walReceiverStopTimeoutMs ?? 10_000);
-    while (true) {
-      const statuses = await Promise.all(
-        others.map((i) => observeInstance(i, this.#o.credentials, this.#connect)),
-      );
-      const streaming = statuses.some(
-        (s) => s.reachable && s.role === 'replica' && s.walReceiver?.status === 'streaming',
-      );
-      if (!streaming) return statuses;
-      if (Date.now() > deadline) return undefined;
-      await sleep(100);
-    }
-  }
-
-  async #waitForPosition(target: InstanceEndpoint, lsn: Lsn, timeoutMs: number): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      const s = await observeInstance(target, this.#o.credentials, this.#connect);
-      if (s.reachable && s.role === 'replica' && s.receivedLsn !== undefined && s.receivedLsn >= lsn)
-        return true;
-      await sleep(50);
-    }
-    return false;
-  }
-
-  async #undoQuiesce(old: InstanceEndpoint): Promise<void> {
-    try {
-      await alterSystem(this.#control(old), { default_transaction_read_only: null });
-      await this.#o.routing.routeWritesTo(old);
-    } catch (error) {
-      this.#emit('warning', old.name, `could not give writes back to ${old.name}: ${errorMessage(error)}`);
-    }
-  }
-
   #refuse(kind: 'failover' | 'switchover', code: RefusalCode, reason: string): Refusal {
-    // A failover refused on every probe would flood the log with the same line.
-    if (reason !== this.#lastRefusal)
-      this.#emit('refused', undefined, `${kind} refused (${code}): ${reason}`);
-    this.#lastRefusal = reason;
+    this.#emit({ type: 'refused', message: `${kind} refused (${code}): ${reason}` });
     return { outcome: 'refused', kind, code, reason };
   }
 
-  #endpoint(name: string): InstanceEndpoint {
-    const found = this.#o.instances.find((i) => i.name === name);
-    if (!found) throw new Error(`unknown instance '${name}'`);
-    return found;
-  }
-
-  #control(endpoint: InstanceEndpoint): ControlTarget {
-    return { endpoint, credentials: this.#o.credentials, options: this.#connect };
-  }
-
-  #emit(type: EngineEvent['type'], instance: string | undefined, message: string): void {
-    this.#o.onEvent?.(instance === undefined ? { type, message } : { type, instance, message });
+  #emit(event: EngineEvent): void {
+    // A failover refused on every probe would flood the log with the same line.
+    if (event.type === 'refused') {
+      if (event.message === this.#lastRefusal) return;
+      this.#lastRefusal = event.message;
+    }
+    this.#o.onEvent?.(event);
   }
 }

@@ -9,6 +9,26 @@ export {
 } from './engine.ts';
 export type { Fencing, Routing, InstanceActions } from './actions.ts';
 export {
+  decide,
+  defaultPolicy,
+  type Action,
+  type ActionFailure,
+  type Decision,
+  type DecideInput,
+  type FailoverPolicy,
+} from './decide.ts';
+export { perform, type EngineWorld, type ActionResult } from './perform.ts';
+export { runSteps, observeAll, type StepRun, type StepRunResult } from './drive.ts';
+export {
+  settledState,
+  memoryStateStore,
+  sameState,
+  type FailoverState,
+  type FailoverStateStore,
+  type Operation,
+  type OperationStep,
+} from './failover-state.ts';
+export {
   observeInstance,
   replicaPosition,
   type InstanceStatus,

@@ -118,7 +118,8 @@ export class PostgresTestBed {
   readonly #user: OsUser | undefined;
   readonly #ports = new Map<string, number>();
 
-  constructor(label = 'pg') {
+  /** `superuser`: the superuser initdb creates (default postgres with a random password). */
+  constructor(label = 'pg', superuser?: Credentials) {
     if (!existsSync(join(postgresBinDir, 'postgres'))) {
       throw new Error(
         `PostgreSQL 15 is not installed (${postgresBinDir} is missing): install the Debian 'postgresql' package`,
@@ -129,7 +130,7 @@ export class PostgresTestBed {
     this.entrypoint = join(this.root, 'instance.sh');
     copyFileSync(entrypointSource, this.entrypoint);
     chmodSync(this.entrypoint, 0o755);
-    this.superuser = { user: 'postgres', password: `su-${randomBytes(12).toString('hex')}` };
+    this.superuser = superuser ?? { user: 'postgres', password: `su-${randomBytes(12).toString('hex')}` };
     this.#writeSecret('superuser', this.superuser.user, this.superuser.password);
     this.#writeSecret('replication', 'streaming_replica', `repl-${randomBytes(12).toString('hex')}`);
     this.#own(this.root);

@@ -1,0 +1,46 @@
+// postgresql.conf parameters the operator sets itself. A user value for one of them would break
+// replication, failover or the pods' networking, so the API server refuses it (see the CEL rule on
+// spec.postgresql.parameters) with a message naming the offending parameters.
+
+/** Each operator-owned parameter, with why the operator owns it (the guide lists these). */
+export const operatorOwnedParameters: Readonly<Record<string, string>> = {
+  listen_addresses: 'the pod listens on every address; Services choose who reaches it',
+  port: 'Services and replicas connect to 5432',
+  unix_socket_directories: 'the entrypoint places sockets in its run directory',
+  data_directory: 'the data directory is the PVC',
+  config_file: 'the entrypoint writes the configuration',
+  hba_file: 'the entrypoint writes pg_hba.conf (scram-sha-256 everywhere)',
+  ident_file: 'the entrypoint writes the configuration',
+  external_pid_file: 'the entrypoint writes the configuration',
+  cluster_name: 'set to the instance name',
+  wal_level: 'streaming replication needs replica',
+  wal_log_hints: 'pg_rewind needs it on',
+  hot_standby: 'replicas serve reads (the -ro Service)',
+  max_wal_senders: 'sized for the instances',
+  max_replication_slots: 'one slot per instance',
+  primary_conninfo: 'set by the operator to the current primary',
+  primary_slot_name: 'set by the operator to the instance slot',
+  restore_command: 'no archive recovery yet; a restore_command would change recovery',
+  archive_mode: 'WAL archiving is not offered yet',
+  archive_command: 'WAL archiving is not offered yet',
+  archive_library: 'WAL archiving is not offered yet',
+  recovery_target: 'recovery targets would stop a replica short of the primary',
+  recovery_target_name: 'recovery targets would stop a replica short of the primary',
+  recovery_target_time: 'recovery targets would stop a replica short of the primary',
+  recovery_target_xid: 'recovery targets would stop a replica short of the primary',
+  recovery_target_lsn: 'recovery targets would stop a replica short of the primary',
+  recovery_target_inclusive: 'recovery targets would stop a replica short of the primary',
+  recovery_target_timeline: 'replicas follow the latest timeline after a failover',
+  recovery_target_action: 'recovery targets would stop a replica short of the primary',
+  synchronous_standby_names: 'set from spec.postgresql.synchronous',
+  default_transaction_read_only: 'used to quiesce the primary during a switchover',
+  password_encryption: 'pg_hba.conf requires scram-sha-256 passwords',
+  ssl: 'TLS is not offered yet',
+  ssl_cert_file: 'TLS is not offered yet',
+  ssl_key_file: 'TLS is not offered yet',
+  ssl_ca_file: 'TLS is not offered yet',
+  logging_collector: 'logs go to the container output',
+};
+
+/** The names, sorted: what the CRD's CEL rule and its message list. */
+export const operatorOwnedParameterNames: readonly string[] = Object.keys(operatorOwnedParameters).sort();

@@ -1,0 +1,194 @@
+// The PostgreSQLCluster CRD on a real kube-apiserver + etcd: defaults, and every refusal with the
+// message a person reads in `kubectl apply`'s output.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { installCrds } from '@homeostat/testing';
+import { sharedKubeConfig } from '@homeostat/testing/shared';
+import { builtin, KubeClient } from '@homeostat/reconcile';
+import { postgresClusterCrd } from './postgres-cluster-crd.ts';
+import { postgresClusters, type PostgresCluster } from './postgres-cluster-types.ts';
+
+const kubeConfig = sharedKubeConfig();
+const namespace = `pg-api-${process.pid}`;
+const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
+
+/** Creates a cluster as a user writes it (only the fields given) and returns it as stored. */
+function create(name: string, spec: Record<string, unknown> | undefined): Promise<PostgresCluster> {
+  // The object is deliberately partial or wrong: it is what a person might write.
+  const object = { metadata: { name, namespace }, ...(spec ? { spec } : {}) } as unknown as PostgresCluster;
+  return client.create(postgresClusters, object);
+}
+
+/** The API server's message for a create it refuses; fails the test when it is accepted. */
+async function rejection(name: string, spec: Record<string, unknown> | undefined): Promise<string> {
+  try {
+    await create(name, spec);
+  } catch (error) {
+    return String((error as Error).message);
+  }
+  throw new Error(`${name} was accepted`);
+}
+
+/** The API server's message for an update it refuses. */
+async function updateRejection(name: string, patch: Record<string, unknown>): Promise<string> {
+  try {
+    await client.patch(postgresClusters, name, namespace, { spec: patch }, { patchType: 'merge' });
+  } catch (error) {
+    return String((error as Error).message);
+  }
+  throw new Error(`the update of ${name} was accepted`);
+}
+
+describe('PostgreSQLCluster CRD on a real kube-apiserver + etcd', () => {
+  beforeAll(async () => {
+    await installCrds(kubeConfig, [postgresClusterCrd]);
+    await client.create(builtin.namespaces, { metadata: { name: namespace } });
+  });
+  afterAll(() => client.close());
+
+  it('fills in every default from an empty spec', async () => {
+    const created = await create('defaults', {});
+    expect(created.spec).toEqual({
+      instances: 3,
+      postgresVersion: 18,
+      storage: { size: '1Gi', retention: 'Delete' },
+      scheduling: { antiAffinity: 'preferred', topologyKey: 'kubernetes.io/hostname' },
+      postgresql: { synchronous: { mode: 'off', number: 1 } },
+      failoverDelay: '1s',
+      bootstrap: { database: 'app', owner: 'app' },
+      superuserAccess: false,
+      podDisruptionBudget: { enabled: true },
+    });
+  });
+
+  it('accepts a full, sensible spec', async () => {
+    const created = await create('full', {
+      instances: 5,
+      postgresVersion: 17,
+      storage: { size: '20Gi', storageClassName: 'fast', retention: 'Retain' },
+      resources: { requests: { cpu: '500m', memory: '1Gi' }, limits: { cpu: '2', memory: '2Gi' } },
+      scheduling: {
+        antiAffinity: 'required',
+        topologyKey: 'topology.kubernetes.io/zone',
+        nodeSelector: { disk: 'ssd' },
+        tolerations: [{ key: 'db', operator: 'Exists', effect: 'NoSchedule' }],
+      },
+      postgresql: {
+        parameters: { max_connections: '200', 'pg_stat_statements.max': '5000', work_mem: '16MB' },
+        synchronous: { mode: 'required', number: 2 },
+      },
+      failoverDelay: '500ms',
+      primary: 'full-4',
+      bootstrap: { database: 'orders', owner: 'orders_owner' },
+      superuserAccess: true,
+    });
+    expect(created.spec.primary).toBe('full-4');
+  });
+
+  it('refuses what would break the cluster, with a message that says what to do', async () => {
+    expect(await rejection('zero', { instances: 0 })).toContain(
+      'spec.instances: Invalid value: 0: spec.instances in body should be greater than or equal to 1',
+    );
+    expect(await rejection('ten', { instances: 10 })).toContain(
+      'spec.instances in body should be less than or equal to 9',
+    );
+    expect(await rejection('v16', { postgresVersion: 16 })).toContain(
+      'spec.postgresVersion: Unsupported value: 16: supported values: "17", "18"',
+    );
+    expect(
+      await rejection('owned', { postgresql: { parameters: { wal_level: 'minimal', work_mem: '8MB' } } }),
+    ).toContain(
+      'spec.postgresql.parameters: Invalid value: "object": postgresql.parameters may not set wal_level: the operator owns it (streaming replication needs replica)',
+    );
+    // Every offending parameter is named, each with its reason.
+    const two = await rejection('owned2', {
+      postgresql: { parameters: { port: '5433', archive_mode: 'on' } },
+    });
+    expect(two).toContain('postgresql.parameters may not set port: the operator owns it');
+    expect(two).toContain(
+      'postgresql.parameters may not set archive_mode: the operator owns it (WAL archiving is not offered yet)',
+    );
+    expect(await rejection('badname', { postgresql: { parameters: { 'Max Connections': '1' } } })).toContain(
+      'parameter names are lowercase letters, digits and "_", with one "." for an extension\'s parameter',
+    );
+    expect(
+      await rejection('multiline', {
+        postgresql: { parameters: { work_mem: "4MB'\nwal_level = 'minimal" } },
+      }),
+    ).toContain('a parameter value must fit on one line');
+    expect(
+      await rejection('syncall', {
+        instances: 2,
+        postgresql: { synchronous: { mode: 'required', number: 2 } },
+      }),
+    ).toContain(
+      'spec.postgresql.synchronous.number: Invalid value: "object": postgresql.synchronous.number must be less than instances',
+    );
+    expect(await rejection('syncmode', { postgresql: { synchronous: { mode: 'on' } } })).toContain(
+      'spec.postgresql.synchronous.mode: Unsupported value: "on": supported values: "off", "preferred", "required"',
+    );
+    expect(await rejection('notq', { storage: { size: 'big' } })).toContain(
+      'spec.storage.size: Invalid value: "string": must be a Kubernetes quantity such as 128Mi, 1Gi, 250m or 1',
+    );
+    expect(
+      await rejection('inverted', { resources: { requests: { memory: '2Gi' }, limits: { memory: '1Gi' } } }),
+    ).toContain('resources.requests.memory must not be larger than resources.limits.memory');
+    expect(await rejection('slow', { failoverDelay: '2h' })).toContain('failoverDelay may be at most 10m');
+    expect(await rejection('sloppy', { failoverDelay: 'soon' })).toContain(
+      'spec.failoverDelay in body should match',
+    );
+    expect(await rejection('stranger', { primary: 'other-0' })).toContain(
+      "spec.primary: Invalid value: \"object\": spec.primary must name one of this cluster's instances: the cluster's name, '-' and a number below instances",
+    );
+    expect(await rejection('beyond', { instances: 2, primary: 'beyond-2' })).toContain(
+      "spec.primary must name one of this cluster's instances",
+    );
+    expect(await rejection('pgdb', { bootstrap: { database: 'postgres' } })).toContain(
+      'spec.bootstrap.database: Invalid value: "object": bootstrap.database may not be postgres, template0 or template1',
+    );
+    expect(await rejection('pgowner', { bootstrap: { owner: 'streaming_replica' } })).toContain(
+      'bootstrap.owner may not be postgres or streaming_replica',
+    );
+    expect(await rejection('quoted', { bootstrap: { owner: 'Robert"; DROP' } })).toContain(
+      'spec.bootstrap.owner in body should match',
+    );
+    expect(await rejection('nospec', undefined)).toContain('spec: Required value: spec is required');
+    expect(await rejection('9lives', {})).toContain(
+      'metadata.name: Invalid value: "object": metadata.name must be lowercase letters, digits and "-", starting with a letter',
+    );
+    expect(await rejection('x'.repeat(49), {})).toContain('metadata.name: Too long: may not be more than 48');
+  });
+
+  it('refuses changes that cannot be made to a cluster that exists', async () => {
+    await create('fixed', { storage: { size: '5Gi', storageClassName: 'fast' } });
+    expect(await updateRejection('fixed', { postgresVersion: 17 })).toContain(
+      'postgresVersion cannot change: a major upgrade needs pg_upgrade, which this operator does not do yet',
+    );
+    expect(await updateRejection('fixed', { storage: { size: '1Gi' } })).toContain(
+      'spec.storage.size: Invalid value: "object": storage.size may grow but never shrink',
+    );
+    expect(await updateRejection('fixed', { storage: { storageClassName: 'slow' } })).toContain(
+      'storage.storageClassName cannot change',
+    );
+    expect(await updateRejection('fixed', { bootstrap: { database: 'other' } })).toContain(
+      'bootstrap cannot change once the cluster exists',
+    );
+    // What may change does.
+    const grown = await client.patch(
+      postgresClusters,
+      'fixed',
+      namespace,
+      { spec: { storage: { size: '10Gi' }, instances: 5, failoverDelay: '3s' } },
+      { patchType: 'merge' },
+    );
+    expect(grown.spec).toMatchObject({ instances: 5, failoverDelay: '3s', storage: { size: '10Gi' } });
+  });
+
+  it('scales through the scale subresource within 1 to 9', async () => {
+    await create('scalable', { instances: 2 });
+    const scale = (replicas: number) =>
+      client.patch(postgresClusters, 'scalable', namespace, { spec: { replicas } }, { subresource: 'scale' });
+    await scale(4);
+    expect((await client.get(postgresClusters, 'scalable', namespace)).spec.instances).toBe(4);
+    await expect(scale(0)).rejects.toThrow(/spec.instances in body should be greater than or equal to 1/);
+  });
+});

@@ -1,0 +1,440 @@
+// The PostgreSQLCluster API, written once: the TypeScript types (postgres-cluster-types.ts) and the
+// CRD YAML in the chart (npm run generate) are both derived from these schemas. Every rule a person
+// can break carries a message that says what to do instead.
+import { Type } from '@sinclair/typebox';
+import { ConditionSchema } from '@homeostat/reconcile';
+import { operatorOwnedParameterNames, operatorOwnedParameters } from './operator-owned-parameters.ts';
+import { defaultMajorVersion, supportedMajorVersions } from './postgres-versions.ts';
+
+export const group = 'postgres.homeostat.dev';
+export const version = 'v1alpha1';
+
+/** Instances one cluster may have: one primary and up to eight replicas. */
+export const maxInstances = 9;
+
+/**
+ * Longest cluster name: instance names (`<name>-<n>`) must fit the entrypoint's 50-character bound
+ * (the replication slot `homeostat_<instance>` must fit PostgreSQL's 63), and `<name>-superuser`
+ * a DNS label.
+ */
+export const maxClusterNameLength = 48;
+
+// Quantities stay strings (never int-or-string) so CEL's isQuantity() can check each one.
+const quantity = (what: string, extra: Record<string, unknown> = {}) =>
+  Type.String({
+    maxLength: 64,
+    description: what,
+    'x-kubernetes-validations': [
+      { rule: 'isQuantity(self)', message: 'must be a Kubernetes quantity such as 128Mi, 1Gi, 250m or 1' },
+    ],
+    ...extra,
+  });
+
+const resourceList = (what: string) =>
+  Type.Object(
+    {
+      cpu: Type.Optional(quantity(`CPU ${what}, e.g. 500m.`)),
+      memory: Type.Optional(quantity(`Memory ${what}, e.g. 512Mi.`)),
+    },
+    { description: `Resource ${what}.` },
+  );
+
+const Toleration = Type.Object({
+  key: Type.Optional(Type.String({ maxLength: 316 })),
+  operator: Type.Optional(Type.Union([Type.Literal('Exists'), Type.Literal('Equal')])),
+  value: Type.Optional(Type.String({ maxLength: 63 })),
+  effect: Type.Optional(
+    Type.Union([Type.Literal('NoSchedule'), Type.Literal('PreferNoSchedule'), Type.Literal('NoExecute')]),
+  ),
+  tolerationSeconds: Type.Optional(Type.Integer()),
+});
+
+// A PostgreSQL identifier the operator creates without quoting surprises: lowercase, <= 63 bytes.
+const identifier = (description: string, defaultValue: string) =>
+  Type.String({
+    minLength: 1,
+    maxLength: 63,
+    pattern: '^[a-z_][a-z0-9_]*$',
+    default: defaultValue,
+    description,
+  });
+
+export const Storage = Type.Object(
+  {
+    size: quantity("Size of each instance's PersistentVolumeClaim, e.g. 10Gi. It may grow, never shrink.", {
+      default: '1Gi',
+    }),
+    storageClassName: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 253,
+        description: "StorageClass of the claims; unset uses the cluster's default class.",
+      }),
+    ),
+    retention: Type.Union([Type.Literal('Delete'), Type.Literal('Retain')], {
+      default: 'Delete',
+      description:
+        'What happens to the claims when the cluster is deleted. Delete: they go with it. Retain: they stay, and a cluster created again with the same name starts from their data. Claims of instances removed by scaling down are always deleted.',
+    }),
+  },
+  {
+    // Defaults are checked against the rules below, so this one is written out in full.
+    default: { size: '1Gi', retention: 'Delete' },
+    description: 'A PersistentVolumeClaim per instance.',
+    'x-kubernetes-validations': [
+      {
+        rule: 'quantity(self.size).compareTo(quantity(oldSelf.size)) >= 0',
+        message: 'storage.size may grow but never shrink: a volume cannot give space back',
+        fieldPath: '.size',
+      },
+      {
+        rule: 'has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)',
+        message: 'storage.storageClassName cannot change: the claims already exist in their class',
+        fieldPath: '.storageClassName',
+      },
+    ],
+  },
+);
+
+export const Scheduling = Type.Object(
+  {
+    antiAffinity: Type.Union([Type.Literal('preferred'), Type.Literal('required'), Type.Literal('none')], {
+      default: 'preferred',
+      description:
+        'Spreading of the instances over topologyKey. preferred: spread when possible; required: never two instances in one domain (an instance stays Pending when there is none left); none: no rule.',
+    }),
+    topologyKey: Type.String({
+      minLength: 1,
+      maxLength: 316,
+      default: 'kubernetes.io/hostname',
+      description: 'The node label that defines a failure domain (a node, a zone).',
+    }),
+    nodeSelector: Type.Optional(
+      Type.Record(Type.String(), Type.String(), { description: 'Node labels the instances must match.' }),
+    ),
+    tolerations: Type.Optional(
+      Type.Array(Toleration, { maxItems: 32, description: 'Tolerations of the instance pods.' }),
+    ),
+    priorityClassName: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 253, description: 'PriorityClass of the instance pods.' }),
+    ),
+  },
+  { default: {}, description: 'Where the instances run.' },
+);
+
+export const Synchronous = Type.Object(
+  {
+    mode: Type.Union([Type.Literal('off'), Type.Literal('preferred'), Type.Literal('required')], {
+      default: 'off',
+      description:
+        'off: asynchronous, a failover may lose the last acknowledged commits. required: a commit is acknowledged only once `number` standbys have it (no acknowledged commit is lost in a failover; writes wait while too few standbys stream). preferred: like required while standbys stream, asynchronous when none does (writes never wait).',
+    }),
+    number: Type.Integer({
+      minimum: 1,
+      maximum: maxInstances - 1,
+      default: 1,
+      description: 'Standbys that must confirm each commit (ANY number). Less than instances.',
+    }),
+  },
+  { default: {}, description: 'Synchronous replication.' },
+);
+
+export const Postgresql = Type.Object(
+  {
+    parameters: Type.Optional(
+      Type.Record(
+        Type.String(),
+        Type.String({
+          maxLength: 1024,
+          'x-kubernetes-validations': [
+            {
+              rule: "!self.contains('\\n') && !self.contains('\\r')",
+              message: 'a parameter value must fit on one line',
+            },
+          ],
+        }),
+        {
+          maxProperties: 128,
+          description: `postgresql.conf parameters, name to value, e.g. max_connections: "200". The operator owns ${operatorOwnedParameterNames.join(', ')}; setting one is refused.`,
+          'x-kubernetes-validations': [
+            // One rule per parameter: each refusal names its parameter and why the operator owns
+            // it, at a CEL cost the API server accepts (a rule listing the offenders is too dear).
+            ...operatorOwnedParameterNames.map((name) => ({
+              rule: `!('${name}' in self)`,
+              message: `postgresql.parameters may not set ${name}: the operator owns it (${operatorOwnedParameters[name]})`,
+            })),
+            {
+              rule: "self.all(k, k.matches('^[a-z][a-z0-9_]*([.][a-z][a-z0-9_]*)?$'))",
+              message:
+                'parameter names are lowercase letters, digits and "_", with one "." for an extension\'s parameter (pg_stat_statements.max)',
+            },
+          ],
+        },
+      ),
+    ),
+    synchronous: Synchronous,
+  },
+  { default: {}, description: 'PostgreSQL settings.' },
+);
+
+export const Bootstrap = Type.Object(
+  {
+    database: identifier('The application database created with the cluster.', 'app'),
+    owner: identifier(
+      'The role that owns the application database; its credentials are in the Secret <cluster>-app.',
+      'app',
+    ),
+  },
+  {
+    default: { database: 'app', owner: 'app' },
+    description: 'What the new cluster starts with. Fixed once the cluster exists.',
+    'x-kubernetes-validations': [
+      {
+        rule: 'self == oldSelf',
+        message: 'bootstrap cannot change once the cluster exists: its database and owner are already made',
+      },
+      {
+        rule: "!(self.database in ['postgres', 'template0', 'template1'])",
+        message: 'bootstrap.database may not be postgres, template0 or template1: PostgreSQL keeps those',
+        fieldPath: '.database',
+      },
+      {
+        rule: "!(self.owner in ['postgres', 'streaming_replica']) && !self.owner.startsWith('pg_')",
+        message:
+          'bootstrap.owner may not be postgres or streaming_replica (the operator uses them) nor start with pg_ (reserved by PostgreSQL)',
+        fieldPath: '.owner',
+      },
+    ],
+  },
+);
+
+export const PostgresClusterSpec = Type.Object(
+  {
+    instances: Type.Integer({
+      minimum: 1,
+      maximum: maxInstances,
+      default: 3,
+      description: `PostgreSQL instances: one primary and instances - 1 streaming replicas (1 to ${maxInstances}). Changed by \`kubectl scale\` too.`,
+    }),
+    postgresVersion: Type.Union(
+      supportedMajorVersions.map((v) => Type.Literal(v)),
+      {
+        default: defaultMajorVersion,
+        description: `PostgreSQL major version: ${supportedMajorVersions.join(' or ')}. Fixed once the cluster exists.`,
+        'x-kubernetes-validations': [
+          {
+            rule: 'self == oldSelf',
+            message:
+              'postgresVersion cannot change: a major upgrade needs pg_upgrade, which this operator does not do yet',
+          },
+        ],
+      },
+    ),
+    image: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 512,
+        pattern: '^[^\\s]+$',
+        description:
+          "PostgreSQL image; it must hold the operator's instance entrypoint and the binaries of postgresVersion. Defaults to the operator's image for postgresVersion.",
+      }),
+    ),
+    storage: Storage,
+    resources: Type.Optional(
+      Type.Object(
+        {
+          requests: Type.Optional(resourceList('requests')),
+          limits: Type.Optional(resourceList('limits')),
+        },
+        { description: 'CPU and memory requests and limits of the postgres container.' },
+      ),
+    ),
+    scheduling: Scheduling,
+    postgresql: Postgresql,
+    failoverDelay: Type.String({
+      pattern: '^[0-9]{1,4}(ms|s|m)$',
+      default: '1s',
+      description:
+        'How long the primary must stay unreachable before a failover starts (e.g. 0s, 1s, 500ms). Longer rides out short network blips; shorter restores writes sooner.',
+      'x-kubernetes-validations': [
+        { rule: "duration(self) <= duration('10m')", message: 'failoverDelay may be at most 10m' },
+      ],
+    }),
+    primary: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 63,
+        description:
+          'The instance to be primary, e.g. mycluster-1. Naming a replica performs a planned switchover to it once it has caught up; while it is set the operator keeps it primary, so after a failover it switches back once that instance is ready again. Unset: the operator chooses and failovers stand.',
+      }),
+    ),
+    bootstrap: Bootstrap,
+    superuserAccess: Type.Boolean({
+      default: false,
+      description:
+        'Publish the postgres superuser credentials in the Secret <cluster>-superuser. Off: the superuser cannot log in over the network with a password you know.',
+    }),
+    podDisruptionBudget: Type.Object(
+      {
+        enabled: Type.Boolean({
+          default: true,
+          description:
+            'PodDisruptionBudgets that let a node drain take at most one replica at a time and never the primary without a switchover.',
+        }),
+      },
+      { default: {}, description: 'Voluntary disruptions (node drains).' },
+    ),
+  },
+  {
+    'x-kubernetes-validations': [
+      {
+        rule: "self.postgresql.synchronous.mode == 'off' || self.postgresql.synchronous.number < self.instances",
+        message:
+          'postgresql.synchronous.number must be less than instances: each synchronous standby is another instance',
+        fieldPath: '.postgresql.synchronous.number',
+      },
+      {
+        rule: '!has(self.resources) || !has(self.resources.limits) || !has(self.resources.requests) || !has(self.resources.limits.memory) || !has(self.resources.requests.memory) || !quantity(self.resources.requests.memory).isGreaterThan(quantity(self.resources.limits.memory))',
+        message: 'resources.requests.memory must not be larger than resources.limits.memory',
+        fieldPath: '.resources.requests.memory',
+      },
+      {
+        rule: '!has(self.resources) || !has(self.resources.limits) || !has(self.resources.requests) || !has(self.resources.limits.cpu) || !has(self.resources.requests.cpu) || !quantity(self.resources.requests.cpu).isGreaterThan(quantity(self.resources.limits.cpu))',
+        message: 'resources.requests.cpu must not be larger than resources.limits.cpu',
+        fieldPath: '.resources.requests.cpu',
+      },
+    ],
+  },
+);
+
+/** What the operator last saw of one instance. */
+export const InstanceStatus = Type.Object({
+  name: Type.String({ description: 'The instance (and its pod and claim): <cluster>-<n>.' }),
+  role: Type.Union(
+    [Type.Literal('primary'), Type.Literal('replica'), Type.Literal('fenced'), Type.Literal('unknown')],
+    {
+      description:
+        'primary: accepts writes and is routed to; replica: in recovery; fenced: kept from taking writes during a failover or switchover; unknown: not reachable.',
+    },
+  ),
+  ready: Type.Boolean({ description: 'Answers SQL in its role (a replica: streaming from the primary).' }),
+  timeline: Type.Optional(Type.Integer({ description: 'Its WAL timeline.' })),
+  lsn: Type.Optional(
+    Type.String({ description: "A primary's current WAL position; a replica's last replayed one." }),
+  ),
+  lagBytes: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      description: 'WAL bytes the primary has that this replica has not replayed.',
+    }),
+  ),
+});
+
+/** Steps of a failover or a switchover, in the order they run. */
+export const operationSteps = [
+  'quiescing',
+  'catching-up',
+  'stopping',
+  'fencing',
+  'electing',
+  'promoting',
+  'routing',
+  'rejoining',
+] as const;
+
+/**
+ * A failover or switchover in progress, written before each step runs, so an operator restarted at
+ * any moment continues it where it stopped instead of starting another (and never promotes twice).
+ */
+export const Operation = Type.Object(
+  {
+    kind: Type.Union([Type.Literal('failover'), Type.Literal('switchover')]),
+    step: Type.Union(
+      operationSteps.map((s) => Type.Literal(s)),
+      { description: 'The step running now.' },
+    ),
+    reason: Type.String({ maxLength: 1024, description: 'Why it started.' }),
+    startedAt: Type.String({ format: 'date-time' }),
+    stepStartedAt: Type.String({ format: 'date-time', description: 'When the current step started.' }),
+    fenced: Type.Array(Type.String(), {
+      maxItems: maxInstances,
+      description: 'Instances kept from taking writes; each rejoins as a replica at the end.',
+    }),
+    referenceLsn: Type.Optional(
+      Type.String({
+        description:
+          "The old primary's last WAL position seen before the operation: no replica further behind it than the lag bound is promoted.",
+      }),
+    ),
+    quiescedLsn: Type.Optional(
+      Type.String({
+        description:
+          "Switchover: the old primary's WAL position once it stopped taking writes; the target must have received it before it is promoted.",
+      }),
+    ),
+  },
+  { description: 'The failover or switchover in progress, if any.' },
+);
+
+export const phases = [
+  'Creating',
+  'Healthy',
+  'Degraded',
+  'FailingOver',
+  'SwitchingOver',
+  'Scaling',
+  'Unavailable',
+] as const;
+
+export const PostgresClusterStatus = Type.Object({
+  observedGeneration: Type.Optional(
+    Type.Integer({ description: 'The metadata.generation this status describes.' }),
+  ),
+  phase: Type.Optional(
+    Type.Union(
+      phases.map((p) => Type.Literal(p)),
+      { description: 'One word for where the cluster is; the conditions say why.' },
+    ),
+  ),
+  instances: Type.Optional(
+    Type.Integer({ description: 'Instance pods that exist (the scale subresource reads this).' }),
+  ),
+  readyInstances: Type.Optional(Type.Integer({ description: 'Instances ready in their role.' })),
+  currentPrimary: Type.Optional(
+    Type.String({ description: 'The instance that is primary: the only one the -rw Service routes to.' }),
+  ),
+  targetPrimary: Type.Optional(
+    Type.String({
+      description:
+        'The instance a failover or switchover in progress is promoting. Equal to currentPrimary when none is.',
+    }),
+  ),
+  failingSince: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description: 'Since when the primary has been unreachable or not accepting writes.',
+    }),
+  ),
+  operation: Type.Optional(Operation),
+  timeline: Type.Optional(Type.Integer({ description: "The primary's WAL timeline." })),
+  instanceStatuses: Type.Optional(
+    Type.Array(InstanceStatus, {
+      maxItems: maxInstances + 8,
+      description: 'Each instance as last observed.',
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['name'],
+    }),
+  ),
+  failovers: Type.Optional(Type.Integer({ minimum: 0, description: 'Failovers completed.' })),
+  switchovers: Type.Optional(Type.Integer({ minimum: 0, description: 'Switchovers completed.' })),
+  selector: Type.Optional(
+    Type.String({ description: 'Label selector of the instance pods (the scale subresource reads this).' }),
+  ),
+  conditions: Type.Optional(
+    Type.Array(ConditionSchema, {
+      description: 'Available, Progressing and Degraded (KEP-1623 conditions).',
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['type'],
+    }),
+  ),
+});

@@ -1,0 +1,5 @@
+// Fails when the chart's CRD template, values.schema.json or values.yaml is stale.
+import { describeGeneratedChartFiles } from '@homeostat/operator-kit/testing';
+import { postgresChart } from './postgres-chart.ts';
+
+describeGeneratedChartFiles(postgresChart);

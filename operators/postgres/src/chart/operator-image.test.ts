@@ -1,0 +1,5 @@
+// The chart's default image is the one images.json builds and the README documents.
+import { describeOperatorImage } from '@homeostat/operator-kit/testing';
+import { postgresChart } from './postgres-chart.ts';
+
+describeOperatorImage(postgresChart);

@@ -1,0 +1,202 @@
+// The status the operator's main field manager writes: what it observed of each instance, the
+// phase and the three conditions. The failover fields (currentPrimary, targetPrimary, failingSince,
+// operation) are the failover engine's and are written elsewhere (failover-status.ts).
+import type { V1Pod } from '@kubernetes/client-node';
+import { setCondition, type ConditionInput } from '@homeostat/reconcile';
+import {
+  conditionTypes,
+  type InstanceStatusFields,
+  type PostgresCluster,
+  type PostgresClusterStatusFields,
+} from '../api/postgres-cluster-types.ts';
+import type { ClusterView } from '../cluster-view.ts';
+import type { FailoverState } from '../failover-state.ts';
+import { formatLsn } from '../lsn.ts';
+import { instanceSelectorString } from './operand-labels.ts';
+
+export interface ClusterObservation {
+  /** The failover engine's state; undefined until a primary has first been seen taking writes. */
+  readonly state: FailoverState | undefined;
+  /** The instance pods that exist, by name. */
+  readonly pods: ReadonlyMap<string, V1Pod>;
+  /** Every instance as just observed through SQL (empty when none was probed). */
+  readonly view: ClusterView | undefined;
+  /** Pods whose spec differs from what the operator wants now (a restart applies it). */
+  readonly restartPending: readonly string[];
+  /** Why writing the desired objects failed in this reconcile, if it did. */
+  readonly writeError?: string;
+  /** The failover or switchover refusal the engine reported in this reconcile, if any. */
+  readonly refusal?: { readonly kind: 'failover' | 'switchover'; readonly reason: string };
+  /** Operations completed in this reconcile. */
+  readonly completed?: { readonly kind: 'failover' | 'switchover' };
+}
+
+type Phase = NonNullable<PostgresClusterStatusFields['phase']>;
+
+function instanceStatuses(cluster: PostgresCluster, observed: ClusterObservation): InstanceStatusFields[] {
+  const names = new Set([
+    ...observed.pods.keys(),
+    ...(observed.view?.instances.map((i) => i.status.name) ?? []),
+  ]);
+  const fenced = new Set(observed.state?.operation?.fenced ?? []);
+  return [...names].sort().map((name) => {
+    const view = observed.view?.instances.find((i) => i.status.name === name);
+    const status = view?.status;
+    if (!status?.reachable) {
+      return { name, role: fenced.has(name) ? 'fenced' : 'unknown', ready: false };
+    }
+    const lsn = status.role === 'primary' ? status.currentLsn : status.replayLsn;
+    const streaming = status.role === 'replica' && status.walReceiver?.status === 'streaming';
+    return {
+      name,
+      role: fenced.has(name) ? 'fenced' : status.role,
+      ready: status.role === 'primary' ? name === (observed.state?.currentPrimary ?? name) : streaming,
+      timeline: status.timeline,
+      ...(lsn === undefined ? {} : { lsn: formatLsn(lsn) }),
+      ...(view?.lagBytes === undefined ? {} : { lagBytes: Number(view.lagBytes) }),
+    };
+  });
+}
+
+function phaseOf(
+  cluster: PostgresCluster,
+  observed: ClusterObservation,
+  ready: number,
+  primaryUp: boolean,
+): Phase {
+  const operation = observed.state?.operation;
+  if (operation) return operation.kind === 'failover' ? 'FailingOver' : 'SwitchingOver';
+  if (!observed.state) return 'Creating';
+  if (!primaryUp) return 'Unavailable';
+  if (observed.pods.size !== cluster.spec.instances) return 'Scaling';
+  if (ready < cluster.spec.instances || observed.writeError || observed.refusal) return 'Degraded';
+  return 'Healthy';
+}
+
+function available(observed: ClusterObservation, primaryUp: boolean): ConditionInput {
+  const type = conditionTypes.available;
+  const primary = observed.state?.currentPrimary;
+  if (primaryUp && primary) {
+    return {
+      type,
+      status: 'True',
+      reason: 'PrimaryAvailable',
+      message: `${primary} takes writes through the -rw Service`,
+    };
+  }
+  if (!observed.state) {
+    return { type, status: 'False', reason: 'Bootstrapping', message: 'the first primary is not up yet' };
+  }
+  if (observed.state.operation) {
+    return {
+      type,
+      status: 'False',
+      reason: observed.state.operation.kind === 'failover' ? 'FailingOver' : 'SwitchingOver',
+      message: `${observed.state.operation.kind} in progress: ${observed.state.operation.reason}`,
+    };
+  }
+  return {
+    type,
+    status: 'False',
+    reason: 'PrimaryUnavailable',
+    message: `the primary ${primary ?? ''} does not take writes`,
+  };
+}
+
+function progressing(cluster: PostgresCluster, observed: ClusterObservation): ConditionInput {
+  const type = conditionTypes.progressing;
+  const operation = observed.state?.operation;
+  if (operation) {
+    return {
+      type,
+      status: 'True',
+      reason: operation.kind === 'failover' ? 'FailingOver' : 'SwitchingOver',
+      message: `${operation.kind} at step ${operation.step}: ${operation.reason}`,
+    };
+  }
+  if (!observed.state)
+    return { type, status: 'True', reason: 'Creating', message: 'bootstrapping the first primary' };
+  const want = cluster.spec.instances;
+  const have = observed.pods.size;
+  if (have < want)
+    return { type, status: 'True', reason: 'ScalingUp', message: `${have} instances, scaling up to ${want}` };
+  if (have > want)
+    return {
+      type,
+      status: 'True',
+      reason: 'ScalingDown',
+      message: `${have} instances, scaling down to ${want}`,
+    };
+  if (observed.restartPending.length) {
+    return {
+      type,
+      status: 'True',
+      reason: 'RestartPending',
+      message: `${observed.restartPending.join(', ')} run an older spec and need a restart`,
+    };
+  }
+  return { type, status: 'False', reason: 'Complete', message: `all ${want} instances are as specified` };
+}
+
+function degraded(cluster: PostgresCluster, observed: ClusterObservation, ready: number): ConditionInput {
+  const type = conditionTypes.degraded;
+  if (observed.writeError)
+    return { type, status: 'True', reason: 'ApplyFailed', message: observed.writeError };
+  if (observed.refusal) {
+    return {
+      type,
+      status: 'True',
+      reason: observed.refusal.kind === 'failover' ? 'FailoverRefused' : 'SwitchoverRefused',
+      message: observed.refusal.reason,
+    };
+  }
+  if (observed.state && ready < cluster.spec.instances) {
+    return {
+      type,
+      status: 'True',
+      reason: 'InstancesNotReady',
+      message: `${ready} of ${cluster.spec.instances} instances ready`,
+    };
+  }
+  return { type, status: 'False', reason: 'AsExpected', message: '' };
+}
+
+/** The status to write from what this reconcile observed and did. */
+export function clusterStatus(
+  cluster: PostgresCluster,
+  observed: ClusterObservation,
+  now = new Date(),
+): PostgresClusterStatusFields {
+  const generation = cluster.metadata?.generation;
+  const instances = instanceStatuses(cluster, observed);
+  const ready = instances.filter((i) => i.ready).length;
+  const primaryName = observed.state?.currentPrimary;
+  const primary = observed.view?.instances.find((i) => i.status.name === primaryName)?.status;
+  const primaryUp = Boolean(primary?.reachable && primary.role === 'primary' && !observed.state?.operation);
+  let conditions = cluster.status?.conditions;
+  for (const condition of [
+    available(observed, primaryUp),
+    progressing(cluster, observed),
+    degraded(cluster, observed, ready),
+  ]) {
+    conditions = setCondition(conditions, condition, generation, now);
+  }
+  const previous = cluster.status;
+  const completed = observed.completed?.kind;
+  return {
+    ...(generation === undefined ? {} : { observedGeneration: generation }),
+    phase: phaseOf(cluster, observed, ready, primaryUp),
+    instances: observed.pods.size,
+    readyInstances: ready,
+    ...(primary?.reachable
+      ? { timeline: primary.timeline }
+      : previous?.timeline === undefined
+        ? {}
+        : { timeline: previous.timeline }),
+    instanceStatuses: instances,
+    failovers: (previous?.failovers ?? 0) + (completed === 'failover' ? 1 : 0),
+    switchovers: (previous?.switchovers ?? 0) + (completed === 'switchover' ? 1 : 0),
+    selector: instanceSelectorString(cluster.metadata?.name ?? ''),
+    conditions: conditions ?? [],
+  };
+}

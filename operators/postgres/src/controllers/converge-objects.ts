@@ -1,0 +1,189 @@
+// Writes what a cluster is made of: Secrets (created once), Services, PodDisruptionBudgets,
+// claims and pods, and the routing label of each pod when no failover or switchover is moving it.
+// Zero writes when everything is as wanted.
+import type { V1PersistentVolumeClaim, V1Pod, V1Secret } from '@kubernetes/client-node';
+import { builtin, isControlledBy, type KubeClient, type ReconcileContext } from '@homeostat/reconcile';
+import type { PostgresCluster } from '../api/postgres-cluster-types.ts';
+import type { FailoverState } from '../failover-state.ts';
+import { instanceName, ordinalOf } from './cluster-names.ts';
+import { desiredClaim } from './desired-claim.ts';
+import { desiredDisruptionBudgets } from './desired-pdbs.ts';
+import { desiredInstancePod, instancePodSpec, specHash } from './desired-pod.ts';
+import { desiredSecrets, superuserSecret } from './desired-secrets.ts';
+import { desiredServices } from './desired-services.ts';
+import { setPodRole, type PodRole } from './kubernetes-world.ts';
+import { annotationKeys, labelKeys } from './operand-labels.ts';
+import { assertOwnedOrAbsent, writeStep } from './write-failure.ts';
+
+export interface ConvergeInputs {
+  readonly cluster: PostgresCluster;
+  /** The failover engine's state; undefined until the first primary was seen taking writes. */
+  readonly state: FailoverState | undefined;
+  /** This cluster's instance pods, claims and Secrets, from the label-selected caches. */
+  readonly pods: ReadonlyMap<string, V1Pod>;
+  readonly claims: ReadonlyMap<string, V1PersistentVolumeClaim>;
+  readonly secrets: ReadonlyMap<string, V1Secret>;
+  /** The image for the cluster's PostgreSQL version. */
+  readonly image: string;
+  /** Writes as the routing field manager. */
+  readonly routingClient: KubeClient;
+}
+
+export interface ConvergeResult {
+  /** Pods created in this reconcile. */
+  readonly created: readonly string[];
+  /** Pods running an older spec. */
+  readonly restartPending: readonly string[];
+  /** Instances beyond spec.instances still there (the primary among them waits for a switchover). */
+  readonly surplus: readonly string[];
+}
+
+/** The instance that is (or, before the first primary came up, will be) primary. */
+export function primaryOf(cluster: PostgresCluster, state: FailoverState | undefined): string {
+  return state?.currentPrimary ?? instanceName(cluster.metadata?.name ?? '', 0);
+}
+
+export async function convergeObjects(
+  inputs: ConvergeInputs,
+  ctx: ReconcileContext,
+): Promise<ConvergeResult> {
+  const { cluster, state, pods, claims, secrets } = inputs;
+  const name = cluster.metadata?.name ?? '';
+  const namespace = cluster.metadata?.namespace ?? 'default';
+  const { client, cache, events } = ctx;
+
+  // Secrets: created once with fresh passwords, never rewritten (the database holds them).
+  for (const secret of desiredSecrets(cluster)) {
+    const secretName = secret.metadata?.name ?? '';
+    const current = secrets.get(secretName) ?? (await client.find(builtin.secrets, secretName, namespace));
+    assertOwnedOrAbsent(current, cluster, 'Secret');
+    if (!current) {
+      await writeStep(`creating Secret ${secretName}`, () => client.create(builtin.secrets, secret));
+      await events.normal(cluster, 'SecretCreated', 'Create', `created Secret ${secretName}`);
+    }
+  }
+  const superuser = superuserSecret(cluster, '').metadata?.name ?? '';
+  const published = secrets.get(superuser);
+  if (!cluster.spec.superuserAccess && published && isControlledBy(published, cluster)) {
+    await writeStep(`deleting Secret ${superuser}`, () =>
+      client.delete(builtin.secrets, superuser, namespace, { uid: published.metadata?.uid ?? '' }),
+    );
+    await events.normal(
+      cluster,
+      'SecretDeleted',
+      'Delete',
+      `deleted Secret ${superuser}: superuserAccess is off`,
+    );
+  }
+
+  for (const service of desiredServices(cluster)) {
+    const serviceName = service.metadata?.name ?? '';
+    const current = cache.get(builtin.services, serviceName, namespace);
+    assertOwnedOrAbsent(current, cluster, 'Service');
+    await writeStep(`applying Service ${serviceName}`, () =>
+      client.applyIfChanged(builtin.services, service, current),
+    );
+  }
+
+  const budgets = desiredDisruptionBudgets(cluster);
+  for (const budget of budgets) {
+    const budgetName = budget.metadata?.name ?? '';
+    const current = cache.get(builtin.podDisruptionBudgets, budgetName, namespace);
+    assertOwnedOrAbsent(current, cluster, 'PodDisruptionBudget');
+    await writeStep(`applying PodDisruptionBudget ${budgetName}`, () =>
+      client.applyIfChanged(builtin.podDisruptionBudgets, budget, current),
+    );
+  }
+  const wantedBudgets = new Set(budgets.map((b) => b.metadata?.name));
+  for (const current of cache.list(builtin.podDisruptionBudgets, namespace)) {
+    const budgetName = current.metadata?.name ?? '';
+    if (wantedBudgets.has(budgetName) || !isControlledBy(current, cluster)) continue;
+    await writeStep(`deleting PodDisruptionBudget ${budgetName}`, () =>
+      client.delete(builtin.podDisruptionBudgets, budgetName, namespace, {
+        uid: current.metadata?.uid ?? '',
+      }),
+    );
+  }
+
+  const primary = primaryOf(cluster, state);
+  const operation = state?.operation;
+  const created: string[] = [];
+  for (let ordinal = 0; ordinal < cluster.spec.instances; ordinal++) {
+    const instance = instanceName(name, ordinal);
+    const claim = desiredClaim(cluster, instance);
+    const currentClaim = claims.get(instance);
+    if (currentClaim && cluster.spec.storage.retention === 'Delete') {
+      assertOwnedOrAbsent(currentClaim, cluster, 'PersistentVolumeClaim');
+    }
+    await writeStep(`applying PersistentVolumeClaim ${instance}`, () =>
+      client.applyIfChanged(builtin.persistentVolumeClaims, claim, currentClaim),
+    );
+    // No pod is created while a failover or switchover runs: the fenced ones come back as
+    // replicas once it is over, and nothing may start as a primary in the middle of it.
+    if (pods.has(instance) || operation) continue;
+    const role = instance === primary ? 'primary' : 'replica';
+    const pod = desiredInstancePod(cluster, instance, { image: inputs.image, role });
+    await writeStep(`creating Pod ${instance}`, () => client.apply(builtin.pods, pod));
+    created.push(instance);
+  }
+  if (created.length) {
+    await events.normal(cluster, 'InstancesCreated', 'Create', `created ${created.join(', ')}`);
+  }
+
+  // Routing labels, when no operation is moving them: the primary gets `primary`, the rest `replica`.
+  if (!operation) {
+    for (const [podName, pod] of pods) {
+      if (pod.metadata?.deletionTimestamp) continue;
+      const want: PodRole = podName === primary ? 'primary' : 'replica';
+      if (pod.metadata?.labels?.[labelKeys.role] === want) continue;
+      await writeStep(`labelling Pod ${podName} ${want}`, () =>
+        setPodRole(
+          inputs.routingClient,
+          namespace,
+          podName,
+          want,
+          pod.metadata?.annotations?.[annotationKeys.instanceRole],
+        ),
+      );
+    }
+  }
+
+  const hash = specHash(instancePodSpec(cluster, inputs.image));
+  const restartPending = [...pods.values()]
+    .filter((p) => p.metadata?.annotations?.[annotationKeys.specHash] !== hash)
+    .map((p) => p.metadata?.name ?? '')
+    .sort();
+  const beyond = (instance: string) => (ordinalOf(name, instance) ?? 0) >= cluster.spec.instances;
+  const surplus = [...new Set([...pods.keys(), ...claims.keys()])].filter(beyond).sort();
+  // Scaling down: an instance beyond spec.instances goes with its claim (a claim left behind would
+  // give a later instance of that name data from another timeline). The primary waits for a
+  // switchover, which the controller asks the failover engine for.
+  const removed: string[] = [];
+  for (const instance of surplus) {
+    if (instance === primary || operation) continue;
+    const pod = pods.get(instance);
+    if (pod && !pod.metadata?.deletionTimestamp) {
+      await writeStep(`deleting Pod ${instance}`, () =>
+        client.delete(builtin.pods, instance, namespace, { uid: pod.metadata?.uid ?? '' }),
+      );
+    }
+    const claim = claims.get(instance);
+    if (claim && !claim.metadata?.deletionTimestamp) {
+      await writeStep(`deleting PersistentVolumeClaim ${instance}`, () =>
+        client.delete(builtin.persistentVolumeClaims, instance, namespace, {
+          uid: claim.metadata?.uid ?? '',
+        }),
+      );
+    }
+    if (pod || claim) removed.push(instance);
+  }
+  if (removed.length) {
+    await events.normal(
+      cluster,
+      'InstancesRemoved',
+      'Scale',
+      `removed ${removed.join(', ')} and their claims`,
+    );
+  }
+  return { created, restartPending, surplus: surplus.filter((instance) => !removed.includes(instance)) };
+}

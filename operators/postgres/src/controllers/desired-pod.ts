@@ -1,0 +1,200 @@
+// The pod of one PostgreSQL instance, as the operator wants it (ADR 0202).
+import { createHash } from 'node:crypto';
+import type {
+  V1Affinity,
+  V1Pod,
+  V1PodSpec,
+  V1ResourceRequirements,
+  V1Toleration,
+} from '@kubernetes/client-node';
+import type { PostgresCluster } from '../api/postgres-cluster-types.ts';
+import { postgresPort, readWriteHost, secretNames, serviceNames } from './cluster-names.ts';
+import { annotationKeys, clusterSelector, labelKeys, ownedObjectMeta } from './operand-labels.ts';
+import { renderParameters } from './postgres-parameters.ts';
+
+/** uid and gid of the `postgres` user in the PostgreSQL images (as in the official image). */
+export const postgresUserId = 999;
+
+/** Where the images keep the instance entrypoint (operators/postgres/entrypoint/instance.sh). */
+export const entrypointInImage = '/usr/local/bin/homeostat-instance';
+
+const paths = {
+  volume: '/var/lib/postgresql/data',
+  // A directory inside the volume: a fresh filesystem's lost+found would make initdb refuse it.
+  pgdata: '/var/lib/postgresql/data/pgdata',
+  run: '/var/run/postgresql',
+  secrets: '/etc/homeostat',
+} as const;
+
+export type InstanceRole = 'primary' | 'replica';
+
+export interface PodInputs {
+  /** The image for the cluster's postgresVersion (the spec's `image` wins). */
+  readonly image: string;
+  /** The role the instance starts in when its pod is created. */
+  readonly role: InstanceRole;
+}
+
+function affinityOf(cluster: PostgresCluster): V1Affinity | undefined {
+  const { antiAffinity, topologyKey } = cluster.spec.scheduling;
+  const term = { topologyKey, labelSelector: { matchLabels: clusterSelector(cluster.metadata?.name ?? '') } };
+  if (antiAffinity === 'required') {
+    return { podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [term] } };
+  }
+  if (antiAffinity === 'preferred') {
+    return {
+      podAntiAffinity: {
+        preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: term }],
+      },
+    };
+  }
+  return undefined;
+}
+
+function resourcesOf(cluster: PostgresCluster): V1ResourceRequirements | undefined {
+  const { resources } = cluster.spec;
+  if (!resources) return undefined;
+  const defined = (list: Record<string, string | undefined> | undefined) =>
+    list && Object.keys(list).length
+      ? Object.fromEntries(Object.entries(list).filter((e): e is [string, string] => e[1] !== undefined))
+      : undefined;
+  const requests = defined(resources.requests);
+  const limits = defined(resources.limits);
+  return { ...(requests ? { requests } : {}), ...(limits ? { limits } : {}) };
+}
+
+const secretVolume = (name: string, secretName: string, items: string[]) => ({
+  name,
+  // 0440 with the pod's fsGroup: the postgres user reads it, nobody else in the pod does.
+  secret: { secretName, defaultMode: 0o440, items: items.map((key) => ({ key, path: key })) },
+});
+
+/** The pod spec, without anything that differs between instances (hashed to detect changes). */
+export function instancePodSpec(cluster: PostgresCluster, image: string): V1PodSpec {
+  const name = cluster.metadata?.name ?? '';
+  const namespace = cluster.metadata?.namespace ?? 'default';
+  const { spec } = cluster;
+  const secrets = secretNames(name);
+  const parameters = renderParameters(cluster);
+  const affinity = affinityOf(cluster);
+  const resources = resourcesOf(cluster);
+  const tolerations = spec.scheduling.tolerations as V1Toleration[] | undefined;
+  const nodeSelector = spec.scheduling.nodeSelector;
+  return {
+    subdomain: serviceNames(name).instances,
+    automountServiceAccountToken: false,
+    enableServiceLinks: false,
+    terminationGracePeriodSeconds: 30,
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: postgresUserId,
+      runAsGroup: postgresUserId,
+      fsGroup: postgresUserId,
+      fsGroupChangePolicy: 'OnRootMismatch',
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
+    containers: [
+      {
+        name: 'postgres',
+        image: spec.image ?? image,
+        command: [entrypointInImage],
+        env: [
+          { name: 'PGDATA', value: paths.pgdata },
+          { name: 'PGPORT', value: String(postgresPort) },
+          { name: 'PG_BIN', value: `/usr/lib/postgresql/${spec.postgresVersion}/bin` },
+          { name: 'PG_RUN_DIR', value: paths.run },
+          { name: 'INSTANCE_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+          // Resolved by the kubelet at every container start: the operator changes the annotation
+          // when the instance's role changes, and the next start follows it (ADR 0202).
+          {
+            name: 'INSTANCE_ROLE',
+            valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${annotationKeys.instanceRole}']` } },
+          },
+          { name: 'PRIMARY_HOST', value: readWriteHost(name, namespace) },
+          { name: 'PRIMARY_PORT', value: String(postgresPort) },
+          { name: 'PG_REPLICATION_SECRET_DIR', value: `${paths.secrets}/replication` },
+          { name: 'PG_SUPERUSER_SECRET_DIR', value: `${paths.secrets}/operator` },
+          { name: 'PG_APP_SECRET_DIR', value: `${paths.secrets}/app` },
+          { name: 'PG_APP_DATABASE', value: spec.bootstrap.database },
+          ...(parameters ? [{ name: 'PG_PARAMETERS', value: parameters }] : []),
+        ],
+        ports: [{ name: 'postgresql', containerPort: postgresPort, protocol: 'TCP' }],
+        ...(resources ? { resources } : {}),
+        // A clone of a large primary runs before postgres listens: the startup probe gives it an hour.
+        startupProbe: {
+          exec: { command: ['pg_isready', '-q', '-h', paths.run, '-p', String(postgresPort)] },
+          periodSeconds: 5,
+          failureThreshold: 720,
+        },
+        readinessProbe: {
+          exec: { command: ['pg_isready', '-q', '-h', paths.run, '-p', String(postgresPort)] },
+          periodSeconds: 2,
+          failureThreshold: 2,
+        },
+        livenessProbe: {
+          tcpSocket: { port: 'postgresql' },
+          periodSeconds: 10,
+          failureThreshold: 3,
+        },
+        lifecycle: {
+          // Fast shutdown: sessions end at once and the last WAL reaches the standbys (a smart
+          // shutdown would wait for every client to leave).
+          preStop: { exec: { command: ['bash', '-c', 'pg_ctl stop -D "$PGDATA" -m fast -w -t 25'] } },
+        },
+        securityContext: {
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          runAsNonRoot: true,
+          capabilities: { drop: ['ALL'] },
+        },
+        volumeMounts: [
+          { name: 'data', mountPath: paths.volume },
+          { name: 'run', mountPath: paths.run },
+          { name: 'tmp', mountPath: '/tmp' },
+          { name: 'replication', mountPath: `${paths.secrets}/replication`, readOnly: true },
+          { name: 'operator', mountPath: `${paths.secrets}/operator`, readOnly: true },
+          { name: 'app', mountPath: `${paths.secrets}/app`, readOnly: true },
+        ],
+      },
+    ],
+    volumes: [
+      { name: 'run', emptyDir: {} },
+      { name: 'tmp', emptyDir: {} },
+      secretVolume('replication', secrets.replication, ['username', 'password']),
+      secretVolume('operator', secrets.operator, ['username', 'password']),
+      secretVolume('app', secrets.app, ['username', 'password']),
+    ],
+    ...(affinity ? { affinity } : {}),
+    ...(nodeSelector && Object.keys(nodeSelector).length ? { nodeSelector } : {}),
+    ...(tolerations?.length ? { tolerations } : {}),
+    ...(spec.scheduling.priorityClassName ? { priorityClassName: spec.scheduling.priorityClassName } : {}),
+  };
+}
+
+/** A short hash of what the pod spec should be: a live pod with another hash needs a restart. */
+export function specHash(spec: V1PodSpec): string {
+  return createHash('sha256').update(JSON.stringify(spec)).digest('hex').slice(0, 16);
+}
+
+/** The desired pod of instance `instance` (its claim has the same name). */
+export function desiredInstancePod(cluster: PostgresCluster, instance: string, inputs: PodInputs): V1Pod {
+  const shared = instancePodSpec(cluster, inputs.image);
+  const meta = ownedObjectMeta(cluster, instance);
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      ...meta,
+      labels: { ...meta.labels, [labelKeys.instance]: instance },
+      annotations: {
+        [annotationKeys.instanceRole]: inputs.role,
+        [annotationKeys.specHash]: specHash(shared),
+      },
+    },
+    spec: {
+      ...shared,
+      hostname: instance,
+      volumes: [{ name: 'data', persistentVolumeClaim: { claimName: instance } }, ...(shared.volumes ?? [])],
+    },
+  };
+}

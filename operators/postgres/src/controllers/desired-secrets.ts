@@ -1,0 +1,99 @@
+// The Secrets the operator generates for a cluster. Passwords come from node:crypto, are written
+// once (a Secret that exists is never regenerated: the database holds the same password) and never
+// reach a log, an Event or the status.
+import { randomBytes } from 'node:crypto';
+import type { V1Secret } from '@kubernetes/client-node';
+import type { PostgresCluster } from '../api/postgres-cluster-types.ts';
+import { postgresPort, readWriteHost, secretNames } from './cluster-names.ts';
+import { ownedObjectMeta } from './operand-labels.ts';
+
+/** 192 random bits, URL-safe base64: nothing in it needs quoting in a URI or a pgpass line. */
+export function newPassword(): string {
+  return randomBytes(24).toString('base64url');
+}
+
+/** The role the entrypoint creates for streaming replication (LOGIN REPLICATION, not superuser). */
+export const replicationUser = 'streaming_replica';
+
+/** The superuser initdb creates, which the operator connects as. */
+export const operatorUser = 'homeostat';
+
+/** The superuser published when `superuserAccess` is on. */
+export const superuserName = 'postgres';
+
+function basicAuth(
+  cluster: PostgresCluster,
+  name: string,
+  component: string,
+  data: Record<string, string>,
+): V1Secret {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: ownedObjectMeta(cluster, name, component),
+    type: 'kubernetes.io/basic-auth',
+    stringData: data,
+  };
+}
+
+/** username, password, host, port, dbname, uri and a pgpass line: what a client needs to connect. */
+function connectionData(cluster: PostgresCluster, username: string, password: string, dbname: string) {
+  const host = readWriteHost(cluster.metadata?.name ?? '', cluster.metadata?.namespace ?? 'default');
+  const port = String(postgresPort);
+  return {
+    username,
+    password,
+    host,
+    port,
+    dbname,
+    uri: `postgresql://${encodeURIComponent(username)}:${encodeURIComponent(password)}@${host}:${port}/${encodeURIComponent(dbname)}`,
+    pgpass: `${host}:${port}:${dbname}:${username}:${password}\n`,
+  };
+}
+
+/** `<cluster>-app`: the application role (bootstrap.owner) and database, through the -rw Service. */
+export function appSecret(cluster: PostgresCluster, password: string): V1Secret {
+  const { database, owner } = cluster.spec.bootstrap;
+  return basicAuth(
+    cluster,
+    secretNames(cluster.metadata?.name ?? '').app,
+    'credentials',
+    connectionData(cluster, owner, password, database),
+  );
+}
+
+/** `<cluster>-superuser`: the `postgres` superuser, only while `superuserAccess` is on. */
+export function superuserSecret(cluster: PostgresCluster, password: string): V1Secret {
+  return basicAuth(
+    cluster,
+    secretNames(cluster.metadata?.name ?? '').superuser,
+    'credentials',
+    connectionData(cluster, superuserName, password, 'postgres'),
+  );
+}
+
+/** `<cluster>-replication`: the role replicas stream and pg_rewind with. */
+export function replicationSecret(cluster: PostgresCluster, password: string): V1Secret {
+  return basicAuth(cluster, secretNames(cluster.metadata?.name ?? '').replication, 'credentials', {
+    username: replicationUser,
+    password,
+  });
+}
+
+/** `<cluster>-operator`: the superuser initdb creates, which the operator observes and promotes with. */
+export function operatorSecret(cluster: PostgresCluster, password: string): V1Secret {
+  return basicAuth(cluster, secretNames(cluster.metadata?.name ?? '').operator, 'credentials', {
+    username: operatorUser,
+    password,
+  });
+}
+
+/** The Secrets the cluster should have now, each with a fresh password (used only to create one that is missing). */
+export function desiredSecrets(cluster: PostgresCluster, password: () => string = newPassword): V1Secret[] {
+  return [
+    appSecret(cluster, password()),
+    replicationSecret(cluster, password()),
+    operatorSecret(cluster, password()),
+    ...(cluster.spec.superuserAccess ? [superuserSecret(cluster, password())] : []),
+  ];
+}

@@ -1,0 +1,93 @@
+// The failover engine's state, kept in the PostgreSQLCluster's status (currentPrimary,
+// targetPrimary, failingSince, operation) and written by a field manager of its own: the rest of
+// the status is applied by the operator's main field manager, and server-side apply would drop
+// from one manager's write whatever that manager owns and leaves out.
+import type { KubeClient } from '@homeostat/reconcile';
+import type { FailoverState, FailoverStateStore, Operation } from '../failover-state.ts';
+import { formatLsn, parseLsn } from '../lsn.ts';
+import {
+  postgresClusters,
+  type PostgresCluster,
+  type PostgresClusterStatusFields,
+} from '../api/postgres-cluster-types.ts';
+
+/** The field manager of the failover fields of the status. */
+export const failoverFieldManager = 'postgres-operator-failover';
+
+type FailoverStatusFields = Pick<
+  PostgresClusterStatusFields,
+  'currentPrimary' | 'targetPrimary' | 'failingSince' | 'operation'
+>;
+
+const time = (ms: number) => new Date(ms).toISOString();
+
+/** The engine's state as the status holds it, or undefined before the first primary was ever seen. */
+export function stateFromStatus(cluster: PostgresCluster): FailoverState | undefined {
+  const status = cluster.status;
+  if (!status?.currentPrimary) return undefined;
+  const op = status.operation;
+  const operation: Operation | undefined = op && {
+    kind: op.kind,
+    step: op.step,
+    reason: op.reason,
+    startedAt: Date.parse(op.startedAt),
+    stepStartedAt: Date.parse(op.stepStartedAt),
+    fenced: op.fenced,
+    ...(op.referenceLsn ? { referenceLsn: parseLsn(op.referenceLsn) } : {}),
+    ...(op.quiescedLsn ? { quiescedLsn: parseLsn(op.quiescedLsn) } : {}),
+  };
+  return {
+    currentPrimary: status.currentPrimary,
+    targetPrimary: status.targetPrimary ?? status.currentPrimary,
+    ...(status.failingSince ? { failingSince: Date.parse(status.failingSince) } : {}),
+    ...(operation ? { operation } : {}),
+  };
+}
+
+/** The status fields that hold `state`. */
+export function statusFromState(state: FailoverState): FailoverStatusFields {
+  const op = state.operation;
+  return {
+    currentPrimary: state.currentPrimary,
+    targetPrimary: state.targetPrimary,
+    ...(state.failingSince === undefined ? {} : { failingSince: time(state.failingSince) }),
+    ...(op
+      ? {
+          operation: {
+            kind: op.kind,
+            step: op.step,
+            reason: op.reason,
+            startedAt: time(op.startedAt),
+            stepStartedAt: time(op.stepStartedAt),
+            fenced: [...op.fenced],
+            ...(op.referenceLsn === undefined ? {} : { referenceLsn: formatLsn(op.referenceLsn) }),
+            ...(op.quiescedLsn === undefined ? {} : { quiescedLsn: formatLsn(op.quiescedLsn) }),
+          },
+        }
+      : {}),
+  };
+}
+
+/**
+ * A store on the cluster's status. `load` reads the API server, not a cache that may not have seen
+ * the last save yet; `save` resolves once the API server has the state. `client` must write as
+ * `failoverFieldManager`.
+ */
+export function statusStore(
+  client: KubeClient,
+  key: { namespace: string; name: string },
+  initial: FailoverState,
+): FailoverStateStore {
+  return {
+    async load() {
+      const cluster = await client.get(postgresClusters, key.name, key.namespace);
+      return stateFromStatus(cluster) ?? initial;
+    },
+    async save(state) {
+      await client.applyStatus(postgresClusters, {
+        metadata: { name: key.name, namespace: key.namespace },
+        status: statusFromState(state),
+      });
+    },
+  };
+}

@@ -1,0 +1,268 @@
+// The PostgreSQLCluster reconciler: the objects a cluster is made of (converge-objects.ts), a turn
+// of the failover engine (run-failover.ts) with its state in the status, then the observed status,
+// conditions and Events. It probes the instances on every reconcile and asks to be called again
+// after `probeIntervalMs`, so a primary's failure is seen without any Kubernetes event.
+import type { V1Pod, V1Secret } from '@kubernetes/client-node';
+import {
+  builtin,
+  generationChanged,
+  isBeingDeleted,
+  KubeClient,
+  watch,
+  type Controller,
+  type KubeObject,
+  type Manager,
+  type ObjectKey,
+  type ReconcileContext,
+} from '@homeostat/reconcile';
+import { postgresClusters, type PostgresCluster } from '../api/postgres-cluster-types.ts';
+import type { MajorVersion } from '../api/postgres-versions.ts';
+import { defaultConnectOptions, type ConnectOptions, type InstanceEndpoint } from '../instance.ts';
+import type { Lsn } from '../lsn.ts';
+import { observeInstance } from '../observe.ts';
+import type { EngineEvent } from '../outcomes.ts';
+import { clusterStatus, type ClusterObservation } from './cluster-status.ts';
+import {
+  instanceHost,
+  instanceName,
+  instanceNames,
+  ordinalOf,
+  postgresPort,
+  secretNames,
+} from './cluster-names.ts';
+import { convergeObjects, primaryOf } from './converge-objects.ts';
+import { failoverFieldManager, stateFromStatus } from './failover-status.ts';
+import { podWorld } from './kubernetes-world.ts';
+import { labelKeys, managedSelector, routingFieldManager } from './operand-labels.ts';
+import { runFailover, type FailoverRunResult } from './run-failover.ts';
+import { WriteFailure } from './write-failure.ts';
+
+export interface PostgresClusterControllerOptions {
+  /** The image of each supported PostgreSQL version, for clusters that name none. */
+  readonly imageFor: (version: MajorVersion) => string;
+  readonly maxConcurrentReconciles?: number;
+  /** How often a cluster's instances are probed (default 1000 ms). */
+  readonly probeIntervalMs?: number;
+  /** Where the operator reaches an instance; default its DNS name through the headless Service. */
+  readonly instanceEndpoint?: (cluster: PostgresCluster, instance: string) => InstanceEndpoint;
+  readonly connect?: ConnectOptions;
+  /** A replica further behind than this is never promoted (default 16 MiB). */
+  readonly maxLagBytes?: bigint;
+}
+
+const clusterLabel = labelKeys.cluster;
+
+function byName<T extends KubeObject>(objects: readonly T[]): Map<string, T> {
+  return new Map(objects.map((o) => [o.metadata?.name ?? '', o]));
+}
+
+function decoded(secret: V1Secret | undefined, key: string): string | undefined {
+  const value = secret?.data?.[key];
+  return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
+}
+
+function clusterOf(obj: KubeObject): ObjectKey[] {
+  const cluster = obj.metadata?.labels?.[clusterLabel];
+  return cluster ? [{ namespace: obj.metadata?.namespace ?? 'default', name: cluster }] : [];
+}
+
+/** Engine events worth a Kubernetes Event on the cluster: reason, type. */
+const eventReasons: Partial<Record<EngineEvent['type'], [string, 'Normal' | 'Warning']>> = {
+  'failover-started': ['FailoverStarted', 'Warning'],
+  'switchover-started': ['SwitchoverStarted', 'Normal'],
+  fenced: ['Fenced', 'Normal'],
+  promoted: ['Promoted', 'Normal'],
+  routed: ['Routed', 'Normal'],
+  'rejoin-requested': ['Rejoining', 'Normal'],
+};
+
+/** What a reconcile's turn of the engine leaves: no view when the operator has no credentials yet. */
+type EngineTurn = Omit<FailoverRunResult, 'view'> & { view: FailoverRunResult['view'] | undefined };
+
+/** Adds the PostgreSQLCluster controller to `manager`. */
+export function addPostgresClusterController(
+  manager: Manager,
+  options: PostgresClusterControllerOptions,
+): Controller<PostgresCluster> {
+  // Only what this operator made is cached, never every pod, claim or Secret of the cluster.
+  const selector = { labelSelector: managedSelector };
+  const pods = manager.cache.informer(builtin.pods, selector);
+  const claims = manager.cache.informer(builtin.persistentVolumeClaims, selector);
+  const secrets = manager.cache.informer(builtin.secrets, selector);
+  const ofCluster = <T extends KubeObject>(objects: readonly T[], cluster: string) =>
+    objects.filter((o) => o.metadata?.labels?.[clusterLabel] === cluster);
+  // The primary's last WAL position, per cluster: it moves with every write, so it stays here
+  // and reaches the status only when a failover starts (operation.referenceLsn).
+  const lastPrimaryLsn = new Map<string, Lsn>();
+  const probeIntervalMs = options.probeIntervalMs ?? 1000;
+
+  return manager.controller({
+    name: 'postgresqlcluster',
+    for: postgresClusters,
+    owns: [builtin.services, builtin.podDisruptionBudgets],
+    watches: [
+      watch({ type: builtin.pods, labelSelector: managedSelector, map: clusterOf }),
+      watch({ type: builtin.persistentVolumeClaims, labelSelector: managedSelector, map: clusterOf }),
+      watch({ type: builtin.secrets, labelSelector: managedSelector, map: clusterOf }),
+    ],
+    // The operator's own status writes must not wake it; it probes on a timer instead.
+    predicates: [generationChanged],
+    maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
+    async reconcile({ namespace = 'default', name, object }, ctx) {
+      const key = `${namespace}/${name}`;
+      if (!object || isBeingDeleted(object)) {
+        // Deleted: garbage collection removes what it owns (ownerReferences).
+        lastPrimaryLsn.delete(key);
+        return;
+      }
+      // The failover state must be the API server's, never a cache that has not seen the last save.
+      const cluster = await ctx.client.get(postgresClusters, name, namespace);
+      const state = stateFromStatus(cluster);
+      const instancesOf = <T extends KubeObject>(objects: readonly T[]) =>
+        byName(ofCluster(objects, name).filter((o) => ordinalOf(name, o.metadata?.name ?? '') !== undefined));
+      const podMap = instancesOf(pods.store.byIndex('namespace', namespace));
+      const claimMap = instancesOf(claims.store.byIndex('namespace', namespace));
+      const secretMap = byName(ofCluster(secrets.store.byIndex('namespace', namespace), name));
+      const routingClient = new KubeClient(ctx.client.transport, {
+        fieldManager: routingFieldManager,
+      }).withSignal(ctx.signal);
+      const image = cluster.spec.image ?? options.imageFor(cluster.spec.postgresVersion);
+
+      let failure: WriteFailure | undefined;
+      let converged: Awaited<ReturnType<typeof convergeObjects>> | undefined;
+      try {
+        converged = await convergeObjects(
+          { cluster, state, pods: podMap, claims: claimMap, secrets: secretMap, image, routingClient },
+          ctx,
+        );
+      } catch (error) {
+        if (!(error instanceof WriteFailure)) throw error;
+        failure = error;
+        await ctx.events.warning(cluster, 'ApplyFailed', 'Reconcile', error.message);
+      }
+
+      const run = await turnEngine(cluster, state, podMap, secretMap, key, ctx);
+      const observation: ClusterObservation = {
+        state: run.state,
+        pods: podMap,
+        view: run.view,
+        restartPending: converged?.restartPending ?? [],
+        ...(failure ? { writeError: failure.message } : {}),
+        ...(run.outcome?.outcome === 'refused'
+          ? { refusal: { kind: run.outcome.kind, reason: run.outcome.reason } }
+          : {}),
+        ...(run.outcome?.outcome === 'promoted' ? { completed: { kind: run.outcome.kind } } : {}),
+      };
+      const status = clusterStatus(cluster, observation);
+      await ctx.client.applyStatusIfChanged(
+        postgresClusters,
+        { metadata: { name, namespace }, status },
+        cluster,
+      );
+      // Thrown after the status is written, so the user sees why while the queue backs off.
+      if (failure) throw failure;
+      return { requeueAfterMs: Math.min(run.retryAfterMs ?? probeIntervalMs, probeIntervalMs) };
+    },
+  });
+
+  async function turnEngine(
+    cluster: PostgresCluster,
+    state: ReturnType<typeof stateFromStatus>,
+    podMap: ReadonlyMap<string, V1Pod>,
+    secretMap: ReadonlyMap<string, V1Secret>,
+    key: string,
+    ctx: ReconcileContext,
+  ): Promise<EngineTurn> {
+    const name = cluster.metadata?.name ?? '';
+    const namespace = cluster.metadata?.namespace ?? 'default';
+    const operatorSecret = secretMap.get(secretNames(name).operator);
+    const user = decoded(operatorSecret, 'username');
+    const password = decoded(operatorSecret, 'password');
+    if (!user || !password) return { state, view: undefined };
+
+    const instances = [...new Set([...instanceNames(name, cluster.spec.instances), ...podMap.keys()])].sort(
+      (a, b) => (ordinalOf(name, a) ?? 0) - (ordinalOf(name, b) ?? 0),
+    );
+    const endpointOf = (instance: string): InstanceEndpoint =>
+      options.instanceEndpoint?.(cluster, instance) ?? {
+        name: instance,
+        host: instanceHost(name, namespace, instance),
+        port: postgresPort,
+      };
+    // Scaling down past the primary: it moves to the first instance, by a switchover.
+    const primary = primaryOf(cluster, state);
+    const surplusPrimary = (ordinalOf(name, primary) ?? 0) >= cluster.spec.instances;
+    const desiredPrimary = cluster.spec.primary ?? (surplusPrimary ? instanceName(name, 0) : undefined);
+    const failoverClient = new KubeClient(ctx.client.transport, {
+      fieldManager: failoverFieldManager,
+    }).withSignal(ctx.signal);
+    const routingClient = new KubeClient(ctx.client.transport, {
+      fieldManager: routingFieldManager,
+    }).withSignal(ctx.signal);
+    const events: EngineEvent[] = [];
+    const last = lastPrimaryLsn.get(key);
+    const connect = options.connect ?? defaultConnectOptions;
+    let result: FailoverRunResult;
+    try {
+      result = await runFailover({
+        cluster,
+        state,
+        instances,
+        endpointOf,
+        credentials: { user, password },
+        connect,
+        failoverClient,
+        world: podWorld({
+          client: ctx.client,
+          routingClient,
+          namespace,
+          answers: async (instance) =>
+            (await observeInstance(instance, { user, password }, connect)).reachable,
+        }),
+        ...(desiredPrimary === undefined ? {} : { desiredPrimary }),
+        ...(last === undefined ? {} : { lastPrimaryLsn: last }),
+        ...(options.maxLagBytes === undefined ? {} : { maxLagBytes: options.maxLagBytes }),
+        emit: (event) => {
+          events.push(event);
+          ctx.log.info({ engineEvent: event.type, instance: event.instance }, event.message);
+        },
+      });
+    } finally {
+      await recordEvents(cluster, events, ctx);
+    }
+    if (result.lastPrimaryLsn === undefined) lastPrimaryLsn.delete(key);
+    else lastPrimaryLsn.set(key, result.lastPrimaryLsn);
+    const outcome = result.outcome;
+    if (outcome?.outcome === 'promoted') {
+      await ctx.events.normal(
+        cluster,
+        outcome.kind === 'failover' ? 'FailoverCompleted' : 'SwitchoverCompleted',
+        outcome.kind === 'failover' ? 'Failover' : 'Switchover',
+        `${outcome.newPrimary} is primary (timeline ${outcome.timeline ?? '?'}), replacing ${outcome.oldPrimary}, in ${outcome.durationMs} ms`,
+      );
+    } else if (outcome?.outcome === 'refused') {
+      // Once per distinct refusal: the condition carries it while it lasts.
+      const degraded = cluster.status?.conditions?.find((c) => c.type === 'Degraded');
+      if (degraded?.message !== outcome.reason) {
+        await ctx.events.warning(
+          cluster,
+          outcome.kind === 'failover' ? 'FailoverRefused' : 'SwitchoverRefused',
+          outcome.kind === 'failover' ? 'Failover' : 'Switchover',
+          outcome.reason,
+        );
+      }
+    }
+    return result;
+  }
+}
+
+async function recordEvents(cluster: PostgresCluster, events: readonly EngineEvent[], ctx: ReconcileContext) {
+  for (const event of events) {
+    const reason = eventReasons[event.type];
+    if (!reason) continue;
+    const [why, type] = reason;
+    const action = why.replace(/Started$|Completed$/, '');
+    if (type === 'Warning') await ctx.events.warning(cluster, why, action, event.message);
+    else await ctx.events.normal(cluster, why, action, event.message);
+  }
+}

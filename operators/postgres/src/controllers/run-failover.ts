@@ -1,0 +1,103 @@
+// One reconcile's turn of the failover engine for a cluster: the first primary's bootstrap noticed,
+// then runSteps (drive.ts) with the state in the cluster's status, the instances reached through
+// `endpointOf` and the world made of pods (kubernetes-world.ts).
+import type { KubeClient } from '@homeostat/reconcile';
+import type { Fencing, InstanceActions, Routing } from '../actions.ts';
+import type { PostgresCluster } from '../api/postgres-cluster-types.ts';
+import { clusterView, type ClusterView } from '../cluster-view.ts';
+import { defaultPolicy, type FailoverPolicy } from '../decide.ts';
+import { observeAll, runSteps } from '../drive.ts';
+import { settledState, type FailoverState } from '../failover-state.ts';
+import type { ConnectOptions, Credentials, InstanceEndpoint } from '../instance.ts';
+import type { Lsn } from '../lsn.ts';
+import type { EngineEvent, EngineOutcome } from '../outcomes.ts';
+import type { EngineWorld } from '../perform.ts';
+import { instanceName } from './cluster-names.ts';
+import { statusStore } from './failover-status.ts';
+
+export interface FailoverRunInputs {
+  readonly cluster: PostgresCluster;
+  /** The state read from the API server just now; undefined before the first primary came up. */
+  readonly state: FailoverState | undefined;
+  /** Every instance that exists or should. */
+  readonly instances: readonly string[];
+  readonly endpointOf: (instance: string) => InstanceEndpoint;
+  readonly credentials: Credentials;
+  readonly connect: ConnectOptions;
+  /** Writes as `failoverFieldManager`. */
+  readonly failoverClient: KubeClient;
+  readonly world: { readonly fencing: Fencing; readonly routing: Routing; readonly actions: InstanceActions };
+  /** The instance that should be primary, when one is asked for. */
+  readonly desiredPrimary?: string;
+  readonly lastPrimaryLsn?: Lsn;
+  readonly maxLagBytes?: bigint;
+  readonly emit: (event: EngineEvent) => void;
+}
+
+export interface FailoverRunResult {
+  readonly state: FailoverState | undefined;
+  readonly view: ClusterView;
+  readonly outcome?: EngineOutcome;
+  readonly retryAfterMs?: number;
+  readonly lastPrimaryLsn?: Lsn;
+}
+
+/** `failoverDelay` ("500ms", "2s", "1m") in milliseconds. */
+export function durationMs(text: string): number {
+  const match = /^([0-9]+)(ms|s|m)$/.exec(text);
+  if (!match) throw new Error(`not a duration: '${text}'`);
+  const units = { ms: 1, s: 1000, m: 60_000 } as const;
+  return Number(match[1]) * units[match[2] as keyof typeof units];
+}
+
+/** The engine's policy from the cluster's spec. */
+export function policyOf(cluster: PostgresCluster, maxLagBytes?: bigint): FailoverPolicy {
+  const { synchronous } = cluster.spec.postgresql;
+  return {
+    ...defaultPolicy,
+    failoverDelayMs: durationMs(cluster.spec.failoverDelay),
+    ...(maxLagBytes === undefined ? {} : { maxLagBytes }),
+    ...(synchronous.mode === 'off'
+      ? {}
+      : { synchronous: { number: synchronous.number, dataDurability: synchronous.mode } }),
+  };
+}
+
+export async function runFailover(inputs: FailoverRunInputs): Promise<FailoverRunResult> {
+  const { cluster } = inputs;
+  const key = { name: cluster.metadata?.name ?? '', namespace: cluster.metadata?.namespace ?? 'default' };
+  const world: EngineWorld = {
+    instances: inputs.instances.map(inputs.endpointOf),
+    credentials: inputs.credentials,
+    connect: inputs.connect,
+    ...inputs.world,
+    emit: inputs.emit,
+  };
+  const store = statusStore(inputs.failoverClient, key, settledState(instanceName(key.name, 0)));
+
+  if (!inputs.state) {
+    // Bootstrapping: nothing to fail over to until the first primary has taken writes once.
+    const observed = await observeAll(world);
+    const first = observed.find((s) => s.name === instanceName(key.name, 0));
+    if (!(first?.reachable && first.role === 'primary'))
+      return { state: undefined, view: clusterView(observed) };
+    const state = settledState(first.name);
+    await store.save(state);
+    return { state, view: clusterView(observed), lastPrimaryLsn: first.currentLsn };
+  }
+
+  const result = await runSteps({
+    world,
+    store,
+    policy: policyOf(cluster, inputs.maxLagBytes),
+    ...(inputs.desiredPrimary === undefined ? {} : { desiredPrimary: inputs.desiredPrimary }),
+    ...(inputs.lastPrimaryLsn === undefined ? {} : { lastPrimaryLsn: inputs.lastPrimaryLsn }),
+  });
+  return {
+    state: result.state,
+    view: clusterView(result.observed),
+    ...(result.outcome ? { outcome: result.outcome } : {}),
+    ...(result.retryAfterMs === undefined ? {} : { retryAfterMs: result.retryAfterMs }),
+    ...(result.lastPrimaryLsn === undefined ? {} : { lastPrimaryLsn: result.lastPrimaryLsn }),
+  };
+}

@@ -1,0 +1,221 @@
+import { describe, expect, it } from 'vitest';
+import { decide, defaultPolicy, type DecideInput } from './decide.ts';
+import { settledState, type FailoverState, type Operation } from './failover-state.ts';
+import type { InstanceStatus, PrimaryStatus, ReplicaStatus } from './observe.ts';
+
+const instances = ['pg-0', 'pg-1', 'pg-2'].map((name, i) => ({ name, host: '10.0.0.1', port: 5432 + i }));
+
+function primary(name: string, lsn: bigint, extra: Partial<PrimaryStatus> = {}): PrimaryStatus {
+  return {
+    name,
+    reachable: true,
+    role: 'primary',
+    timeline: 1,
+    synchronousStandbyNames: '',
+    currentLsn: lsn,
+    standbys: [],
+    ...extra,
+  };
+}
+
+function replica(name: string, lsn: bigint, streamingFrom?: number, extra: Partial<ReplicaStatus> = {}) {
+  const status: ReplicaStatus = {
+    name,
+    reachable: true,
+    role: 'replica',
+    timeline: 1,
+    synchronousStandbyNames: '',
+    receivedLsn: lsn,
+    replayLsn: lsn,
+    replayPaused: false,
+    walReceiver:
+      streamingFrom === undefined
+        ? undefined
+        : { status: 'streaming', senderHost: '10.0.0.1', senderPort: streamingFrom },
+    ...extra,
+  };
+  return status;
+}
+
+const down = (name: string): InstanceStatus => ({ name, reachable: false, error: 'connect ECONNREFUSED' });
+
+function input(
+  state: FailoverState,
+  observed: InstanceStatus[],
+  extra: Partial<DecideInput> = {},
+): DecideInput {
+  return { instances, observed, state, now: 100_000, policy: defaultPolicy, ...extra };
+}
+
+function inStep(step: Operation['step'], changes: Partial<Operation> = {}, target = 'pg-0'): FailoverState {
+  return {
+    currentPrimary: 'pg-0',
+    targetPrimary: target,
+    failingSince: 90_000,
+    operation: {
+      kind: 'failover',
+      step,
+      reason: 'test',
+      startedAt: 95_000,
+      stepStartedAt: 99_000,
+      fenced: step === 'fencing' ? [] : ['pg-0'],
+      ...changes,
+    },
+  };
+}
+
+describe('decide', () => {
+  it('keeps a healthy primary: re-points a replica streaming elsewhere, sets synchronous names', () => {
+    const d = decide(
+      input(
+        settledState('pg-0'),
+        [
+          primary('pg-0', 100n, {
+            standbys: [
+              {
+                applicationName: 'pg-1',
+                state: 'streaming',
+                syncState: 'async',
+                flushLsn: 100n,
+                replayLsn: 100n,
+              },
+            ],
+          }),
+          replica('pg-1', 100n, 5432),
+          replica('pg-2', 90n),
+        ],
+        { policy: { ...defaultPolicy, synchronous: { number: 1, dataDurability: 'preferred' } } },
+      ),
+    );
+    expect(d.action).toEqual({
+      type: 'maintain',
+      primary: 'pg-0',
+      repoint: ['pg-2'],
+      synchronousStandbyNames: 'ANY 1 ("pg-1")',
+    });
+    expect(d.next).toEqual(settledState('pg-0'));
+  });
+
+  it('counts the failover delay from the recorded failingSince, so a restart does not reset it', () => {
+    const observed = [down('pg-0'), replica('pg-1', 100n), replica('pg-2', 100n)];
+    const first = decide(input(settledState('pg-0'), observed));
+    expect(first.next.failingSince).toBe(100_000);
+    expect(first.action).toEqual({ type: 'wait', retryAfterMs: 2000 });
+    expect(first.events.map((e) => e.type)).toEqual(['primary-failing']);
+
+    // A new engine, 2.5 s later, with what the first one saved: the delay is over.
+    const later = decide(input(first.next, observed, { now: 102_500, lastPrimaryLsn: 120n }));
+    expect(later.action).toEqual({ type: 'none' });
+    expect(later.next.operation).toMatchObject({ kind: 'failover', step: 'fencing', referenceLsn: 120n });
+    expect(later.events.map((e) => e.type)).toEqual(['failover-started']);
+  });
+
+  it('fences before electing, and records the fenced instance', () => {
+    const d = decide(input(inStep('fencing'), [down('pg-0'), replica('pg-1', 100n), replica('pg-2', 100n)]));
+    expect(d.action).toEqual({ type: 'fence', instance: 'pg-0' });
+    expect(d.next.operation).toMatchObject({ step: 'electing', fenced: ['pg-0'], stepStartedAt: 100_000 });
+    expect(d.onFailure?.code).toBe('fence-failed');
+  });
+
+  it('waits while a replica still streams, then fences again rather than promote', () => {
+    const observed = [down('pg-0'), replica('pg-1', 100n, 5432), replica('pg-2', 100n)];
+    expect(decide(input(inStep('electing'), observed)).action).toEqual({ type: 'wait', retryAfterMs: 100 });
+    const late = decide(input(inStep('electing'), observed, { now: 99_000 + 10_001 }));
+    expect(late.refusal?.code).toBe('old-primary-still-streaming');
+    expect(late.next.operation?.step).toBe('fencing');
+  });
+
+  it('records the chosen instance before anything promotes it', () => {
+    const d = decide(input(inStep('electing'), [down('pg-0'), replica('pg-1', 100n), replica('pg-2', 120n)]));
+    expect(d.action).toEqual({ type: 'none' });
+    expect(d.next).toMatchObject({ targetPrimary: 'pg-2', operation: { step: 'promoting' } });
+    expect(d.verdicts?.map((v) => v.eligible)).toEqual([true, true]);
+  });
+
+  it('never promotes twice: a target found promoted goes on to routing', () => {
+    const d = decide(
+      input(inStep('promoting', {}, 'pg-2'), [down('pg-0'), replica('pg-1', 100n), primary('pg-2', 130n)]),
+    );
+    expect(d.action).toEqual({ type: 'none' });
+    expect(d.next.operation?.step).toBe('routing');
+  });
+
+  it('promotes the recorded target only, and refuses next to another writer', () => {
+    const observed = [down('pg-0'), replica('pg-1', 140n), replica('pg-2', 120n)];
+    const d = decide(input(inStep('promoting', {}, 'pg-2'), observed));
+    expect(d.action).toEqual({ type: 'promote', instance: 'pg-2', synchronousStandbyNames: '' });
+    const twoWriters = decide(
+      input(inStep('promoting', {}, 'pg-2'), [down('pg-0'), primary('pg-1', 140n), replica('pg-2', 120n)]),
+    );
+    expect(twoWriters.refusal?.code).toBe('second-primary');
+    expect(twoWriters.action).toEqual({ type: 'none' });
+  });
+
+  it('fences a target lost before its promotion and chooses among the others', () => {
+    const d = decide(
+      input(inStep('promoting', {}, 'pg-2'), [down('pg-0'), replica('pg-1', 100n), down('pg-2')]),
+    );
+    expect(d.action).toEqual({ type: 'fence', instance: 'pg-2' });
+    expect(d.next).toMatchObject({
+      targetPrimary: 'pg-0',
+      operation: { step: 'electing', fenced: ['pg-0', 'pg-2'] },
+    });
+  });
+
+  it('routes, then rejoins the fenced instances, then settles on the new primary', () => {
+    const routing = decide(
+      input(inStep('routing', {}, 'pg-1'), [down('pg-0'), primary('pg-1', 100n), replica('pg-2', 100n)]),
+    );
+    expect(routing.action).toEqual({
+      type: 'route',
+      primary: 'pg-1',
+      slotsFor: ['pg-0', 'pg-2'],
+      repoint: ['pg-2'],
+    });
+    expect(routing.next).toMatchObject({ currentPrimary: 'pg-1', operation: { step: 'rejoining' } });
+    const rejoining = decide(
+      input(routing.next, [down('pg-0'), primary('pg-1', 100n), replica('pg-2', 100n)]),
+    );
+    expect(rejoining.action).toEqual({ type: 'rejoin', instances: ['pg-0'], primary: 'pg-1' });
+    expect(rejoining.next).toEqual(settledState('pg-1'));
+    expect(rejoining.completes).toBe(true);
+  });
+
+  it('refuses a switchover to a lagging replica and changes nothing', () => {
+    const d = decide(
+      input(
+        settledState('pg-0'),
+        [primary('pg-0', 64n << 20n), replica('pg-1', 0n, 5432), replica('pg-2', 0n, 5432)],
+        {
+          desiredPrimary: 'pg-1',
+        },
+      ),
+    );
+    expect(d.refusal?.code).toBe('target-lagging');
+    expect(d.next).toEqual(settledState('pg-0'));
+  });
+
+  it('gives writes back when the switchover target does not catch up in time', () => {
+    const state: FailoverState = {
+      currentPrimary: 'pg-0',
+      targetPrimary: 'pg-1',
+      operation: {
+        kind: 'switchover',
+        step: 'catching-up',
+        reason: 't',
+        startedAt: 0,
+        stepStartedAt: 0,
+        fenced: [],
+      },
+    };
+    const observed = [primary('pg-0', 200n), replica('pg-1', 100n, 5432), replica('pg-2', 200n, 5432)];
+    const d = decide(input(state, observed, { now: 30_001 }));
+    expect(d.action).toEqual({ type: 'undo-quiesce', instance: 'pg-0' });
+    expect(d.next).toEqual(settledState('pg-0'));
+    expect(d.refusal?.code).toBe('target-did-not-catch-up');
+    const caughtUp = decide(
+      input(state, [primary('pg-0', 200n), replica('pg-1', 200n, 5432), replica('pg-2', 200n)]),
+    );
+    expect(caughtUp.next.operation).toMatchObject({ step: 'stopping', quiescedLsn: 200n });
+  });
+});

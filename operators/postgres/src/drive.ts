@@ -1,0 +1,139 @@
+// Runs the failover engine's steps: load the state, observe every instance, decide, perform the
+// action, save the next state; again, until the cluster is settled (healthy, or waiting out the
+// failover delay), an operation completes, or a step is refused. Stateless between calls: all it
+// needs to continue is in the store, so any process may call it, after a crash of another.
+import { decide, type FailoverPolicy } from './decide.ts';
+import { sameState, type FailoverState, type FailoverStateStore } from './failover-state.ts';
+import { errorMessage } from './instance.ts';
+import type { Lsn } from './lsn.ts';
+import { observeInstance, type InstanceStatus } from './observe.ts';
+import type { CandidateVerdict } from './candidate.ts';
+import type { EngineOutcome, Refusal, RefusalCode } from './outcomes.ts';
+import { perform, type EngineWorld } from './perform.ts';
+
+export interface StepRun {
+  readonly world: EngineWorld;
+  readonly store: FailoverStateStore;
+  readonly policy: FailoverPolicy;
+  /** The instance that should be primary; a switchover starts when it is not. */
+  readonly desiredPrimary?: string;
+  /** Start a failover now (when none is in progress), for this reason. */
+  readonly failoverNow?: string;
+  /** The primary's last WAL position seen by the caller (kept in memory between runs). */
+  readonly lastPrimaryLsn?: Lsn;
+  /** Observed statuses for the first step, when the caller has just observed (saves a round). */
+  readonly observed?: readonly InstanceStatus[];
+}
+
+export interface StepRunResult {
+  readonly state: FailoverState;
+  /** The completed promotion, or the refusal that stopped the run. */
+  readonly outcome?: EngineOutcome;
+  /** The last observation (for status reporting). */
+  readonly observed: readonly InstanceStatus[];
+  /** The primary's WAL position, when it was seen healthy. */
+  readonly lastPrimaryLsn?: Lsn;
+  /** When settled but waiting (the failover delay): how long until a new run may act. */
+  readonly retryAfterMs?: number;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Observes every instance once, in parallel; never throws. */
+export function observeAll(world: EngineWorld): Promise<InstanceStatus[]> {
+  return Promise.all(world.instances.map((i) => observeInstance(i, world.credentials, world.connect)));
+}
+
+/** Runs steps until settled, complete or refused (see the file comment). */
+export async function runSteps(run: StepRun): Promise<StepRunResult> {
+  const { world, store, policy } = run;
+  let state = await store.load();
+  let lastPrimaryLsn = run.lastPrimaryLsn;
+  let failoverNow = run.failoverNow;
+  let observed = run.observed;
+  let verdicts: readonly CandidateVerdict[] = [];
+  let timeline: number | undefined;
+  let rejoin = 'requested';
+
+  const save = async (next: FailoverState) => {
+    if (!sameState(next, state)) await store.save(next);
+    state = next;
+  };
+  const refusal = (code: RefusalCode, reason: string): Refusal => {
+    const kind = state.operation?.kind ?? (run.desiredPrimary !== undefined ? 'switchover' : 'failover');
+    world.emit({ type: 'refused', message: `${kind} refused (${code}): ${reason}` });
+    return { outcome: 'refused', kind, code, reason };
+  };
+
+  for (;;) {
+    const statuses = observed ?? (await observeAll(world));
+    observed = undefined;
+    const primary = statuses.find((s) => s.name === state.currentPrimary);
+    if (!state.operation && primary?.reachable && primary.role === 'primary')
+      lastPrimaryLsn = primary.currentLsn;
+    const operation = state.operation;
+    const decision = decide({
+      instances: world.instances,
+      observed: statuses,
+      state,
+      now: Date.now(),
+      policy,
+      ...(run.desiredPrimary === undefined ? {} : { desiredPrimary: run.desiredPrimary }),
+      ...(failoverNow === undefined ? {} : { failoverNow }),
+      ...(lastPrimaryLsn === undefined ? {} : { lastPrimaryLsn }),
+    });
+    failoverNow = undefined;
+    for (const event of decision.events) world.emit(event);
+    if (decision.verdicts) verdicts = decision.verdicts;
+    const base = { state, observed: statuses, ...(lastPrimaryLsn === undefined ? {} : { lastPrimaryLsn }) };
+
+    try {
+      const result = await perform(decision.action, world);
+      if (decision.action.type === 'promote') {
+        timeline = result.timeline;
+        world.emit({
+          type: 'promoted',
+          instance: decision.action.instance,
+          message: `${decision.action.instance} promoted (${operation?.kind ?? 'failover'}, timeline ${timeline ?? '?'}), replacing ${state.currentPrimary}`,
+        });
+      }
+      if (result.rejoin !== undefined) rejoin = result.rejoin;
+    } catch (error) {
+      const failure = decision.onFailure;
+      if (failure?.action) await perform(failure.action, world).catch(() => undefined);
+      if (failure?.next) await save(failure.next);
+      const outcome = refusal(
+        failure?.code ?? 'promotion-failed',
+        (failure?.reason ?? String)(errorMessage(error)),
+      );
+      return { ...base, state, outcome };
+    }
+    await save(decision.next);
+    if (decision.refusal) {
+      return { ...base, state, outcome: refusal(decision.refusal.code, decision.refusal.reason) };
+    }
+    if (decision.completes && operation) {
+      const newPrimary = state.currentPrimary;
+      const seen = statuses.find((s) => s.name === newPrimary);
+      return {
+        ...base,
+        state,
+        outcome: {
+          outcome: 'promoted',
+          kind: operation.kind,
+          oldPrimary: operation.fenced[0] ?? newPrimary,
+          newPrimary,
+          timeline: timeline ?? (seen?.reachable ? seen.timeline : undefined),
+          verdicts,
+          durationMs: Date.now() - operation.startedAt,
+          rejoin,
+        },
+      };
+    }
+    if (!state.operation) {
+      const wait = decision.action.type === 'wait' ? decision.action.retryAfterMs : undefined;
+      return { ...base, state, ...(wait === undefined ? {} : { retryAfterMs: wait }) };
+    }
+    if (decision.action.type === 'wait') await sleep(decision.action.retryAfterMs);
+  }
+}

@@ -1,0 +1,16 @@
+// The operator's entry point: the kit reads the configuration, builds the manager and runs it until SIGTERM.
+import { runOperator } from '@homeostat/operator-kit';
+import { readConfig } from './config/operator-config.ts';
+import { postgresOperator } from './operator.ts';
+import { operatorName } from './controllers/operand-labels.ts';
+
+await runOperator({
+  name: operatorName,
+  readConfig,
+  build: postgresOperator,
+  describe: (config) => ({
+    postgres17Image: config.postgres17Image,
+    postgres18Image: config.postgres18Image,
+    probeIntervalMs: config.probeIntervalMs,
+  }),
+});

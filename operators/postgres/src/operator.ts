@@ -1,0 +1,27 @@
+// Builds the PostgreSQL operator (a Manager with its controller) from a configuration.
+import type { ClusterSource, Manager } from '@homeostat/reconcile';
+import { operatorManager, type ManagerExtras } from '@homeostat/operator-kit';
+import type { OperatorConfig } from './config/operator-config.ts';
+import {
+  addPostgresClusterController,
+  type PostgresClusterControllerOptions,
+} from './controllers/postgres-cluster-controller.ts';
+import { operatorName } from './controllers/operand-labels.ts';
+
+/** Builds (but does not start) the PostgreSQL operator's manager. `controller` overrides options for tests. */
+export function postgresOperator(
+  kubeConfig: ClusterSource,
+  config: OperatorConfig,
+  extras: ManagerExtras = {},
+  controller: Partial<PostgresClusterControllerOptions> = {},
+): Manager {
+  const manager = operatorManager(kubeConfig, operatorName, config, extras);
+  const images = { 17: config.postgres17Image, 18: config.postgres18Image } as const;
+  addPostgresClusterController(manager, {
+    imageFor: (version) => images[version],
+    maxConcurrentReconciles: config.maxConcurrentReconciles,
+    probeIntervalMs: config.probeIntervalMs,
+    ...controller,
+  });
+  return manager;
+}

@@ -1,0 +1,64 @@
+// What the failover engine reports: events as it goes, and for each failover or switchover either
+// a promotion or a refusal with its reason.
+import type { CandidateVerdict } from './candidate.ts';
+
+/** Something the engine did or saw, for logs, Kubernetes Events and tests. */
+export interface EngineEvent {
+  readonly type:
+    | 'primary-failing'
+    | 'failover-started'
+    | 'switchover-started'
+    | 'fenced'
+    | 'candidates'
+    | 'promoted'
+    | 'repointed'
+    | 'routed'
+    | 'rejoin-requested'
+    | 'synchronous-standbys'
+    | 'refused'
+    | 'warning';
+  readonly instance?: string;
+  readonly message: string;
+}
+
+export type RefusalCode =
+  | 'busy'
+  | 'unknown-instance'
+  | 'already-primary'
+  | 'primary-unreachable'
+  | 'target-unreachable'
+  | 'target-not-replica'
+  | 'target-not-streaming'
+  | 'target-lagging'
+  | 'target-did-not-catch-up'
+  | 'demotion-failed'
+  | 'fence-failed'
+  | 'old-primary-still-streaming'
+  | 'no-eligible-replica'
+  | 'second-primary'
+  | 'promotion-failed'
+  | 'routing-failed';
+
+/** A promotion that happened. */
+export interface Promotion {
+  readonly outcome: 'promoted';
+  readonly kind: 'failover' | 'switchover';
+  readonly oldPrimary: string;
+  readonly newPrimary: string;
+  readonly timeline: number | undefined;
+  readonly verdicts: readonly CandidateVerdict[];
+  /** From the start of the operation (before any restart of the engine) to its end. */
+  readonly durationMs: number;
+  /** 'requested', or why the old primary could not be asked to rejoin. */
+  readonly rejoin: string;
+}
+
+/** A request the engine turned down, or a step it could not take (it is retried on the next probe). */
+export interface Refusal {
+  readonly outcome: 'refused';
+  readonly kind: 'failover' | 'switchover';
+  readonly code: RefusalCode;
+  readonly reason: string;
+}
+
+export type EngineOutcome = Promotion | Refusal;

@@ -1,0 +1,158 @@
+// Carries out the failover engine's actions (decide.ts) on the instances, through SQL and the
+// Fencing, Routing and InstanceActions the operator (or a test) provides. Each action is
+// idempotent: an engine that restarts repeats the action of the step it finds in the state.
+import type { Fencing, InstanceActions, Routing } from './actions.ts';
+import {
+  alterSystem,
+  ensureSlots,
+  promote,
+  quiesceWrites,
+  repointStandby,
+  type ControlTarget,
+} from './control.ts';
+import type { Action } from './decide.ts';
+import { errorMessage, type ConnectOptions, type Credentials, type InstanceEndpoint } from './instance.ts';
+import { formatLsn } from './lsn.ts';
+import { observeInstance } from './observe.ts';
+import type { EngineEvent } from './outcomes.ts';
+
+/** Everything the actions reach: the instances and the world around them. */
+export interface EngineWorld {
+  readonly instances: readonly InstanceEndpoint[];
+  readonly credentials: Credentials;
+  readonly connect: ConnectOptions;
+  readonly fencing: Fencing;
+  readonly routing: Routing;
+  readonly actions: InstanceActions;
+  readonly emit: (event: EngineEvent) => void;
+}
+
+/** What an action learnt that the engine reports. */
+export interface ActionResult {
+  /** promote: the new primary's timeline. */
+  readonly timeline?: number;
+  /** rejoin: 'requested', or why an instance could not be asked to rejoin. */
+  readonly rejoin?: string;
+}
+
+function endpoint(world: EngineWorld, name: string): InstanceEndpoint {
+  const found = world.instances.find((i) => i.name === name);
+  if (!found) throw new Error(`unknown instance '${name}'`);
+  return found;
+}
+
+function control(world: EngineWorld, name: string): ControlTarget {
+  return { endpoint: endpoint(world, name), credentials: world.credentials, options: world.connect };
+}
+
+function emit(world: EngineWorld, type: EngineEvent['type'], instance: string, message: string): void {
+  world.emit({ type, instance, message });
+}
+
+/** Re-points each replica at `primary`; a replica that cannot be reached is left to the next probe. */
+async function repointAll(world: EngineWorld, names: readonly string[], primary: string): Promise<void> {
+  const upstream = endpoint(world, primary);
+  await Promise.all(
+    names.map(async (name) => {
+      try {
+        if (await repointStandby(control(world, name), upstream)) {
+          emit(world, 'repointed', name, `${name} now streams from ${primary}`);
+        }
+      } catch (error) {
+        emit(world, 'warning', name, errorMessage(error));
+      }
+    }),
+  );
+}
+
+/** Performs `action`; throws (with the instance and step in the message) when it did not happen. */
+export async function perform(action: Action, world: EngineWorld): Promise<ActionResult> {
+  switch (action.type) {
+    case 'none':
+    case 'wait':
+      return {};
+    case 'maintain': {
+      await repointAll(world, action.repoint, action.primary);
+      const names = action.synchronousStandbyNames;
+      if (names !== undefined) {
+        try {
+          await alterSystem(control(world, action.primary), { synchronous_standby_names: names });
+          emit(world, 'synchronous-standbys', action.primary, `synchronous_standby_names = '${names}'`);
+        } catch (error) {
+          emit(world, 'warning', action.primary, errorMessage(error));
+        }
+      }
+      return {};
+    }
+    case 'fence': {
+      const target = endpoint(world, action.instance);
+      await world.routing.withdrawWrites(target);
+      await world.fencing.fence(target);
+      emit(world, 'fenced', action.instance, `${action.instance} is fenced`);
+      return {};
+    }
+    case 'quiesce': {
+      await world.routing.withdrawWrites(endpoint(world, action.instance));
+      await quiesceWrites(control(world, action.instance));
+      return {};
+    }
+    case 'undo-quiesce': {
+      try {
+        await alterSystem(control(world, action.instance), { default_transaction_read_only: null });
+        await world.routing.routeWritesTo(endpoint(world, action.instance));
+      } catch (error) {
+        emit(
+          world,
+          'warning',
+          action.instance,
+          `could not give writes back to ${action.instance}: ${errorMessage(error)}`,
+        );
+      }
+      return {};
+    }
+    case 'stop': {
+      const target = endpoint(world, action.instance);
+      await world.actions.stopCleanly(target);
+      await world.fencing.fence(target);
+      const at = action.lastLsn === undefined ? '' : ` after its last write at ${formatLsn(action.lastLsn)}`;
+      emit(world, 'fenced', action.instance, `${action.instance} stopped cleanly${at}`);
+      return {};
+    }
+    case 'promote': {
+      const target = control(world, action.instance);
+      await alterSystem(target, {
+        default_transaction_read_only: null,
+        synchronous_standby_names: action.synchronousStandbyNames,
+      });
+      await promote(target, 60);
+      const promoted = await observeInstance(target.endpoint, world.credentials, world.connect);
+      return promoted.reachable ? { timeline: promoted.timeline } : {};
+    }
+    case 'route': {
+      try {
+        await ensureSlots(control(world, action.primary), action.slotsFor);
+      } catch (error) {
+        emit(world, 'warning', action.primary, errorMessage(error));
+      }
+      await repointAll(world, action.repoint, action.primary);
+      await world.routing.routeWritesTo(endpoint(world, action.primary));
+      emit(world, 'routed', action.primary, `writes go to ${action.primary}`);
+      return {};
+    }
+    case 'rejoin': {
+      const primary = endpoint(world, action.primary);
+      const problems: string[] = [];
+      for (const name of action.instances) {
+        try {
+          await world.actions.rejoinAsReplica(endpoint(world, name), primary);
+          emit(world, 'rejoin-requested', name, `${name} restarts as a replica of ${action.primary}`);
+        } catch (error) {
+          const problem = `could not ask ${name} to rejoin: ${errorMessage(error)}`;
+          problems.push(problem);
+          emit(world, 'warning', name, problem);
+        }
+      }
+      return { rejoin: problems.length ? problems.join('; ') : 'requested' };
+    }
+  }
+}

@@ -1,0 +1,180 @@
+// What a kubelet and kube-proxy would do for one PostgreSQLCluster's pods, with real PostgreSQL
+// processes on loopback, so the operator's failover can be tested against a real API server and
+// real databases without a node: each pod the operator creates is started through the production
+// entrypoint in the role its annotation says (as the downward API would give it), restarted when
+// its process dies while the pod exists, and killed when the pod is deleted; the read-write
+// "Service" is a TCP proxy to the running instance labelled primary, cut when there is none.
+import type { V1Secret } from '@kubernetes/client-node';
+import { builtin, type KubeClient } from '@homeostat/reconcile';
+import { startTcpProxy, waitUntil, type TcpProxy } from '@homeostat/testing';
+import type { InstanceEndpoint } from '../instance.ts';
+import { secretNames } from '../controllers/cluster-names.ts';
+import { annotationKeys, labelKeys } from '../controllers/operand-labels.ts';
+import { PostgresTestBed, type TestInstance } from './postgres-processes.ts';
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+interface Running {
+  /** The pod's uid: a new pod of the same name is a new container. */
+  readonly uid: string;
+  instance?: TestInstance;
+  starting?: Promise<void> | undefined;
+}
+
+export class PodProcesses {
+  readonly #client: KubeClient;
+  readonly #namespace: string;
+  readonly #cluster: string;
+  readonly #parameters: string | undefined;
+  readonly #running = new Map<string, Running>();
+  #bed: PostgresTestBed | undefined;
+  #rw: TcpProxy | undefined;
+  #rwTarget = '';
+  #loop: Promise<void> | undefined;
+  #stopping = false;
+  /** Every start: pod name, role, for assertions. */
+  readonly starts: { pod: string; role: string }[] = [];
+
+  constructor(client: KubeClient, namespace: string, cluster: string, parameters?: string) {
+    this.#client = client;
+    this.#namespace = namespace;
+    this.#cluster = cluster;
+    this.#parameters = parameters;
+  }
+
+  get bed(): PostgresTestBed {
+    if (!this.#bed) throw new Error('PodProcesses not started');
+    return this.#bed;
+  }
+
+  /** The loopback port of the read-write "Service". */
+  get readWritePort(): number {
+    if (!this.#rw) throw new Error('PodProcesses not started');
+    return this.#rw.port;
+  }
+
+  /** The instance the read-write "Service" sends to now, if any. */
+  get readWriteTarget(): string {
+    return this.#rwTarget;
+  }
+
+  /** Where the operator reaches `instance`: its process, or a closed port before it ever ran. */
+  endpoint(instance: string): InstanceEndpoint {
+    const running = this.#bed?.instances.get(instance);
+    return running
+      ? { name: instance, host: running.host, port: running.port }
+      : { name: instance, host: '127.0.0.1', port: 1 };
+  }
+
+  /** The process of a pod (to kill or freeze it, as a node would). */
+  instance(pod: string): TestInstance {
+    const found = this.#bed?.instances.get(pod);
+    if (!found) throw new Error(`no process for ${pod}`);
+    return found;
+  }
+
+  /** Waits for the operator's Secret (its superuser is the operator's), then runs pods until stop(). */
+  async start(): Promise<void> {
+    const name = secretNames(this.#cluster).operator;
+    let secret: V1Secret | undefined;
+    await waitUntil(
+      `Secret ${name}`,
+      async () => (secret = await this.#client.find(builtin.secrets, name, this.#namespace)) !== undefined,
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
+    const field = (key: string) => Buffer.from(secret?.data?.[key] ?? '', 'base64').toString();
+    this.#bed = new PostgresTestBed(`pods-${this.#cluster}`, {
+      user: field('username'),
+      password: field('password'),
+    });
+    this.#rw = await startTcpProxy(1, '127.0.0.1');
+    this.#rw.cut();
+    this.#loop = (async () => {
+      while (!this.#stopping) {
+        try {
+          await this.#sync();
+        } catch (error) {
+          console.warn(`pod-processes: ${String(error)}`);
+        }
+        await sleep(100);
+      }
+    })();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    await this.#loop;
+    await Promise.all([...this.#running.values()].map((r) => r.starting));
+    await this.#rw?.close();
+    await this.#bed?.cleanup();
+  }
+
+  async #sync(): Promise<void> {
+    const pods = (
+      await this.#client.list(builtin.pods, {
+        namespace: this.#namespace,
+        labelSelector: `${labelKeys.cluster}=${this.#cluster}`,
+      })
+    ).items.filter((p) => !p.metadata?.deletionTimestamp);
+    const live = new Map(pods.map((p) => [p.metadata?.name ?? '', p]));
+
+    // Deleted pods: their containers are killed (one still starting, once it has started).
+    for (const [name, running] of this.#running) {
+      if (live.get(name)?.metadata?.uid === running.uid || running.starting) continue;
+      await running.instance?.kill9();
+      this.#running.delete(name);
+    }
+
+    // kube-proxy: the read-write Service follows the primary label, among running instances.
+    const primary = pods.find(
+      (p) =>
+        p.metadata?.labels?.[labelKeys.role] === 'primary' &&
+        this.#running.get(p.metadata?.name ?? '')?.instance?.isRunning(),
+    );
+    const target = primary?.metadata?.name ?? '';
+    if (target !== this.#rwTarget) {
+      this.#rwTarget = target;
+      if (target) {
+        const endpoint = this.endpoint(target);
+        this.#rw?.retarget(endpoint.port, endpoint.host);
+      } else {
+        this.#rw?.cut();
+      }
+    }
+
+    for (const pod of pods) {
+      const name = pod.metadata?.name ?? '';
+      const uid = pod.metadata?.uid ?? '';
+      const running = this.#running.get(name);
+      if (running?.starting || (running?.uid === uid && running.instance?.isRunning())) continue;
+      if (running && running.uid !== uid) continue; // the old pod's process goes first (above)
+      const role = pod.metadata?.annotations?.[annotationKeys.instanceRole] ?? '';
+      // A replica starts from the read-write Service; the entrypoint would wait for it.
+      const upstream = target && target !== name ? this.endpoint(target) : undefined;
+      if (role !== 'primary' && !upstream) continue;
+      const record: Running = running?.uid === uid ? running : { uid };
+      this.#running.set(name, record);
+      this.starts.push({ pod: name, role });
+      record.starting = this.bed
+        .start(name, {
+          role: role === 'primary' ? 'primary' : 'replica',
+          ...(upstream ? { primary: upstream } : {}),
+          ...(this.#parameters ? { parameters: this.#parameters } : {}),
+        })
+        .then(async (instance) => {
+          record.instance = instance;
+          await this.#client
+            .patchStatus(builtin.pods, name, this.#namespace, {
+              phase: 'Running',
+              podIP: '127.0.0.1',
+              conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date().toISOString() }],
+            })
+            .catch(() => undefined);
+        })
+        .catch((error: unknown) => console.warn(`pod-processes: ${name} did not start: ${String(error)}`))
+        .finally(() => {
+          record.starting = undefined;
+        });
+    }
+  }
+}
