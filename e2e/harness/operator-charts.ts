@@ -11,6 +11,10 @@ export interface OperatorChartRef {
 
 export const operatorCharts = {
   memcached: { name: 'memcached-operator', crds: ['memcacheds.cache.homeostat.dev'] },
+  etcd: {
+    name: 'etcd-operator',
+    crds: ['etcdclusters.etcd.homeostat.dev', 'etcdbackups.etcd.homeostat.dev'],
+  },
   postgres: { name: 'postgres-operator', crds: ['postgresqlclusters.postgres.homeostat.dev'] },
 } as const satisfies Record<string, OperatorChartRef>;
 

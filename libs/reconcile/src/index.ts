@@ -112,6 +112,13 @@ export {
   type PrinterColumn,
   type ValidationRule,
 } from './crd/crd-builder.ts';
+export {
+  quantitySchema,
+  resourceRequirementsSchema,
+  requestsWithinLimitsRules,
+  TolerationSchema,
+  affinitySchema,
+} from './crd/kubernetes-schemas.ts';
 export { toCrdSchema, structuralProblems, type JsonSchema } from './crd/structural-schema.ts';
 export { isSubset } from './helpers/desired-state.ts';
 export {

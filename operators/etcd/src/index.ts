@@ -1,4 +1,16 @@
-// The etcd engine: membership, health, backup, restore and maintenance, over etcd3.
+// @homeostat/etcd-operator: the EtcdCluster and EtcdBackup API, and the engine under the operator
+// (membership, health, backup, restore and maintenance, over etcd3).
+export { etcdClusterCrd } from './api/etcd-cluster-crd.ts';
+export { etcdBackupCrd } from './api/etcd-backup-crd.ts';
+export {
+  etcdClusters,
+  clusterConditionTypes,
+  type EtcdCluster,
+  type EtcdClusterSpecFields,
+  type EtcdClusterStatusFields,
+} from './api/etcd-cluster-types.ts';
+export { etcdBackups, backupConditionTypes, type EtcdBackup } from './api/etcd-backup-types.ts';
+export { etcdReleases, supportedVersions, defaultVersion, imageOf } from './api/etcd-versions.ts';
 export { openClient, openMemberClient, withMemberClient, type EtcdConnection } from './connection.ts';
 export { EtcdEngineError, isTransient, type EtcdEngineReason } from './errors.ts';
 export { memberIdHex, isNoMember } from './member-id.ts';

@@ -1,7 +1,12 @@
 // Bundles an operator into one ESM file for its container image: no node_modules in the image, so
 // it stays small and holds only code the operator runs. One bundled file also starts with less
 // memory than the same code loaded module by module (and without Node's type stripping).
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
+import { cp, readFile } from 'node:fs/promises';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
 
 /**
  * The Node flags an operator image runs its bundle with (operators/Dockerfile says the same):
@@ -9,8 +14,38 @@ import { build } from 'esbuild';
  */
 export const operatorNodeFlags = ['--max-semi-space-size=1'] as const;
 
-/** Bundles the entry point (an operator's src/main.ts) into `outfile`, minified, for Node 24. */
-export async function bundleOperator(entry: string, outfile: string): Promise<void> {
+// A CommonJS dependency that reads files next to its own code (etcd3 loads its .proto files from
+// `${__dirname}/../proto`) gets a __dirname that points where those files are copied: the
+// dependency's own folder, from the repository root, under the bundle's folder. Without it the ESM
+// bundle has no __dirname at all, and Node refuses to start it.
+const packageDirname: Plugin = {
+  name: 'package-dirname',
+  setup(builder) {
+    builder.onLoad({ filter: /[\\/]node_modules[\\/].*\.c?js$/ }, async ({ path }) => {
+      const source = await readFile(path, 'utf8');
+      if (!source.includes('__dirname')) return undefined;
+      const folder = JSON.stringify(relative(repoRoot, dirname(path)).split('\\').join('/'));
+      return {
+        contents: source.replaceAll(/\b__dirname\b/g, `(__bundleDir + "/" + ${folder})`),
+        loader: 'js',
+      };
+    });
+  },
+};
+
+/**
+ * Bundles the entry point (an operator's src/main.ts) into `outfile`, minified, for Node 24.
+ * `bundleFiles` (paths from the repository root, e.g. node_modules/etcd3/proto) are files the
+ * bundle reads at run time: copied next to it at the same paths.
+ */
+export async function bundleOperator(
+  entry: string,
+  outfile: string,
+  options: { bundleFiles?: readonly string[] } = {},
+): Promise<void> {
+  for (const path of options.bundleFiles ?? []) {
+    await cp(join(repoRoot, path), join(dirname(outfile), path), { recursive: true });
+  }
   await build({
     entryPoints: [entry],
     outfile,
@@ -23,8 +58,9 @@ export async function bundleOperator(entry: string, outfile: string): Promise<vo
     legalComments: 'linked',
     // Some dependencies are CommonJS and call require(); give the ESM bundle one.
     banner: {
-      js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
+      js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url); const __bundleDir = import.meta.dirname;",
     },
+    plugins: [packageDirname],
     logLevel: 'warning',
   });
 }

@@ -2,7 +2,7 @@
 // kube-apiserver, and credentials of that ServiceAccount: an operator run with them proves the
 // chart's least-privilege rules are enough for everything it does.
 import { KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
-import { installCrds } from '@homeostat/testing';
+import { installCrds, waitUntil } from '@homeostat/testing';
 import { builtin, KubeClient, objectPath, resourceType, type KubeObject } from '@homeostat/reconcile';
 import type { OperatorChart } from '../chart/operator-chart.ts';
 import { helmTemplate, renderedObjects } from './helm-chart.ts';
@@ -59,6 +59,7 @@ export async function installChartAccess(
         spec: { expirationSeconds: 3600 },
       },
     });
+    await waitForBindings(client, docs, `system:serviceaccount:${namespace}:${serviceAccount}`, namespace);
     const cluster = admin.getCurrentCluster();
     if (!cluster) throw new Error('the admin kubeconfig has no current cluster');
     const kubeConfig = new KubeConfig();
@@ -72,4 +73,70 @@ export async function installChartAccess(
   } finally {
     client.close();
   }
+}
+
+interface PolicyRule {
+  apiGroups?: string[];
+  resources?: string[];
+  verbs?: string[];
+  resourceNames?: string[];
+}
+type RbacObject = KubeObject & {
+  rules?: PolicyRule[];
+  roleRef?: { kind: string; name: string };
+};
+
+// New bindings take effect once the API server's authorizer has seen them, which on a loaded
+// machine is not at once: wait until each binding grants the ServiceAccount its role's first rule,
+// so an operator started next is never refused by a binding still on its way.
+async function waitForBindings(client: KubeClient, docs: KubeObject[], user: string, namespace: string) {
+  const objects = docs as RbacObject[];
+  const checks = objects
+    .filter((d) => d.kind === 'RoleBinding' || d.kind === 'ClusterRoleBinding')
+    .flatMap((binding) => {
+      const role = objects.find(
+        (d) => d.kind === binding.roleRef?.kind && d.metadata?.name === binding.roleRef?.name,
+      );
+      const rule = role?.rules?.[0];
+      const [resource = '', subresource] = (rule?.resources?.[0] ?? '').split('/');
+      if (!rule?.verbs?.[0] || !resource) return [];
+      return [
+        {
+          namespace: binding.kind === 'RoleBinding' ? (binding.metadata?.namespace ?? namespace) : namespace,
+          verb: rule.verbs[0],
+          group: rule.apiGroups?.[0] ?? '',
+          resource,
+          ...(subresource ? { subresource } : {}),
+          ...(rule.resourceNames?.[0] ? { name: rule.resourceNames[0] } : {}),
+        },
+      ];
+    });
+  const [, saNamespace = namespace] = user.split(':').slice(1);
+  await waitUntil(
+    'the chart RBAC in effect for its ServiceAccount',
+    async () => {
+      for (const resourceAttributes of checks) {
+        const review = await client.transport.json<{ status?: { allowed?: boolean } }>({
+          method: 'POST',
+          path: '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+          body: {
+            apiVersion: 'authorization.k8s.io/v1',
+            kind: 'SubjectAccessReview',
+            spec: {
+              user,
+              groups: [
+                'system:serviceaccounts',
+                `system:serviceaccounts:${saNamespace}`,
+                'system:authenticated',
+              ],
+              resourceAttributes,
+            },
+          },
+        });
+        if (!review.status?.allowed) return false;
+      }
+      return true;
+    },
+    { timeoutMs: 30_000 },
+  );
 }

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { Type } from '@sinclair/typebox';
 import { buildCrd } from './crd-builder.ts';
+import {
+  quantitySchema,
+  requestsWithinLimitsRules,
+  resourceRequirementsSchema,
+} from './kubernetes-schemas.ts';
 import { widgetCrd } from '../test-support/widget.ts';
 
 describe('buildCrd', () => {
@@ -75,5 +80,31 @@ describe('buildCrd', () => {
         ],
       });
     expect(build).toThrow(/<root>\.spec\.either: anyOf is not supported/);
+  });
+
+  it('bounds metadata.name when asked, so a CEL rule on the name stays within the cost budget', () => {
+    const crd = buildCrd({
+      group: 'x.dev',
+      kind: 'Named',
+      plural: 'nameds',
+      nameMaxLength: 50,
+      versions: [{ name: 'v1', spec: Type.Object({}) }],
+    });
+    const root = (crd.spec['versions'] as { schema: { openAPIV3Schema: Record<string, unknown> } }[])[0]
+      ?.schema.openAPIV3Schema;
+    expect(root?.['properties']).toMatchObject({
+      metadata: { type: 'object', properties: { name: { type: 'string', maxLength: 50 } } },
+    });
+  });
+
+  it('gives core/v1 pieces with readable CEL messages: quantities, requests within limits', () => {
+    expect(quantitySchema('Memory.')['x-kubernetes-validations']).toEqual([
+      { rule: 'isQuantity(self)', message: 'must be a Kubernetes quantity such as 128Mi, 1Gi, 250m or 1' },
+    ]);
+    expect(resourceRequirementsSchema('Resources.').properties).toHaveProperty('limits');
+    expect(requestsWithinLimitsRules('members').map((r) => [r.message, r.fieldPath])).toEqual([
+      ['members.requests.memory must not be larger than members.limits.memory', '.members.requests.memory'],
+      ['members.requests.cpu must not be larger than members.limits.cpu', '.members.requests.cpu'],
+    ]);
   });
 });

@@ -45,6 +45,12 @@ export interface CrdOptions {
   versions: CrdVersion[];
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
+  /**
+   * Bounds metadata.name (the only metadata field a CRD schema may describe). A rule on the name
+   * (e.g. a DNS label pattern, because the name becomes a Service's) needs the bound to stay within
+   * the API server's CEL cost budget.
+   */
+  nameMaxLength?: number;
 }
 
 /** An apiextensions.k8s.io/v1 CustomResourceDefinition as plain data. */
@@ -71,7 +77,10 @@ export function buildCrd(options: CrdOptions): CustomResourceDefinition {
     const properties: JsonSchema = {
       apiVersion: { type: 'string' },
       kind: { type: 'string' },
-      metadata: { type: 'object' },
+      metadata:
+        options.nameMaxLength === undefined
+          ? { type: 'object' }
+          : { type: 'object', properties: { name: { type: 'string', maxLength: options.nameMaxLength } } },
       spec: toCrdSchema(version.spec),
     };
     if (version.status) properties['status'] = toCrdSchema(version.status);

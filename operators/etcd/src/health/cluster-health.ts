@@ -1,7 +1,7 @@
 import type { Etcd3 } from 'etcd3';
 import { withMemberClient, type EtcdConnection } from '../connection.ts';
 import { EtcdEngineError, messageOf } from '../errors.ts';
-import { listMembers, type EtcdMember } from '../membership/members.ts';
+import { listMembersOfCluster, type EtcdMember } from '../membership/members.ts';
 import { probeMember, type MemberHealth } from './member-status.ts';
 
 /** An alarm raised in the cluster: which member, which alarm (NOSPACE, CORRUPT). */
@@ -28,6 +28,8 @@ export interface ClusterHealth {
   readonly state: ClusterState;
   /** Whether the member list came from a linearizable read (false: read from one member, may be stale). */
   readonly linearizableList: boolean;
+  /** The etcd cluster ID (decimal uint64) of the member that answered the member list. */
+  readonly clusterId: string;
 }
 
 /** Majority of `voters`. */
@@ -65,24 +67,22 @@ async function readAlarms(connection: EtcdConnection): Promise<RaisedAlarm[]> {
 
 async function readMemberList(
   connection: EtcdConnection,
-): Promise<{ members: EtcdMember[]; linearizable: boolean }> {
+): Promise<{ members: EtcdMember[]; linearizable: boolean; clusterId: string }> {
   try {
-    return {
-      members: await askAnyEndpoint(connection, 'list members', (c) => listMembers(c)),
-      linearizable: true,
-    };
+    const list = await askAnyEndpoint(connection, 'list members', (c) => listMembersOfCluster(c));
+    return { ...list, linearizable: true };
   } catch {
     // Without quorum a linearizable read fails; one member's local view still lets us report state.
-    const members = await askAnyEndpoint(connection, 'list members (serializable)', (c) =>
-      listMembers(c, false),
+    const list = await askAnyEndpoint(connection, 'list members (serializable)', (c) =>
+      listMembersOfCluster(c, false),
     );
-    return { members, linearizable: false };
+    return { ...list, linearizable: false };
   }
 }
 
 /** Health of every member and of the cluster: leader, quorum, alarms, learners. */
 export async function readClusterHealth(connection: EtcdConnection): Promise<ClusterHealth> {
-  const { members, linearizable } = await readMemberList(connection);
+  const { members, linearizable, clusterId } = await readMemberList(connection);
   const alarms = await readAlarms(connection);
   const healths = await Promise.all(
     members.map((m) =>
@@ -116,5 +116,6 @@ export async function readClusterHealth(connection: EtcdConnection): Promise<Clu
     alarms,
     state: !hasQuorum || !leader ? 'Unavailable' : everyoneWell ? 'Healthy' : 'Degraded',
     linearizableList: linearizable,
+    clusterId,
   };
 }

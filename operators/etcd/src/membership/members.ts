@@ -28,8 +28,16 @@ function toMember(member: IMember): EtcdMember {
  * committed, or it could add the same member twice.
  */
 export async function listMembers(client: Etcd3, linearizable = true): Promise<EtcdMember[]> {
+  return (await listMembersOfCluster(client, linearizable)).members;
+}
+
+/** The member list with the ID of the cluster that answered (decimal uint64). */
+export async function listMembersOfCluster(
+  client: Etcd3,
+  linearizable = true,
+): Promise<{ clusterId: string; members: EtcdMember[] }> {
   const response = await client.cluster.memberList({ linearizable });
-  return response.members.map(toMember);
+  return { clusterId: response.header.cluster_id, members: response.members.map(toMember) };
 }
 
 /** The member that owns `peerUrl`, if any. */

@@ -18,6 +18,8 @@ export interface JoinSpec {
   /** `name=peerURL,...` of every member including the new one. */
   readonly initialCluster: string;
   readonly initialClusterState: 'existing';
+  /** The ID etcd gave the joining member (decimal uint64): what its data directory will belong to. */
+  readonly memberId: string;
 }
 
 /** Runs member processes (pods later, local processes in tests). Both calls must be idempotent. */
@@ -102,7 +104,11 @@ async function stepOnce(
     if (!learner.member.started || !learner.reachable) {
       await options.runtime.ensureRunning(
         wanted,
-        { initialCluster: initialClusterFor(health, wanted), initialClusterState: 'existing' },
+        {
+          initialCluster: initialClusterFor(health, wanted),
+          initialClusterState: 'existing',
+          memberId: learner.member.id,
+        },
         !learner.member.started,
       );
       return { kind: 'changed', action: 'start-member', member: wanted.name };

@@ -53,6 +53,7 @@ function cluster(...members: MemberHealth[]): ClusterHealth {
     alarms: [],
     state: 'Healthy',
     linearizableList: true,
+    clusterId: '1',
   };
 }
 

@@ -10,7 +10,15 @@ export function localMemberRuntime(cluster: EtcdTestCluster): MemberRuntime {
       const address = await cluster.address(member.name);
       if (fresh) await rm(address.dataDir, { recursive: true, force: true });
       // A learner reports unhealthy until it is promoted: wait only for its client port.
-      await cluster.start(address, { ...join, initialClusterToken: cluster.token }, false);
+      await cluster.start(
+        address,
+        {
+          initialCluster: join.initialCluster,
+          initialClusterState: join.initialClusterState,
+          initialClusterToken: cluster.token,
+        },
+        false,
+      );
     },
     async ensureStopped(member) {
       const running = [...cluster.members.values()].find(

@@ -1,42 +1,19 @@
 // The Memcached API, written once: the TypeScript types (memcached-types.ts) and the CRD YAML in
 // the chart (npm run generate) are both derived from these schemas.
 import { Type } from '@sinclair/typebox';
-import { ConditionSchema } from '@homeostat/reconcile';
+import {
+  ConditionSchema,
+  TolerationSchema,
+  affinitySchema,
+  requestsWithinLimitsRules,
+  resourceRequirementsSchema,
+} from '@homeostat/reconcile';
 
 export const group = 'cache.homeostat.dev';
 export const version = 'v1alpha1';
 
 /** The most pods one Memcached may ask for: a bound that keeps a typo (1000) from a cluster-wide outage. */
 export const maxSize = 64;
-
-// Quantities stay strings (never int-or-string) so CEL's isQuantity() can check each one.
-const quantity = (what: string) =>
-  Type.String({
-    maxLength: 64,
-    description: what,
-    'x-kubernetes-validations': [
-      { rule: 'isQuantity(self)', message: 'must be a Kubernetes quantity such as 128Mi, 1Gi, 250m or 1' },
-    ],
-  });
-
-const resourceList = (what: string) =>
-  Type.Object(
-    {
-      cpu: Type.Optional(quantity(`CPU ${what}, e.g. 100m.`)),
-      memory: Type.Optional(quantity(`Memory ${what}, e.g. 128Mi.`)),
-    },
-    { description: `Resource ${what}.` },
-  );
-
-const Toleration = Type.Object({
-  key: Type.Optional(Type.String({ maxLength: 316 })),
-  operator: Type.Optional(Type.Union([Type.Literal('Exists'), Type.Literal('Equal')])),
-  value: Type.Optional(Type.String({ maxLength: 63 })),
-  effect: Type.Optional(
-    Type.Union([Type.Literal('NoSchedule'), Type.Literal('PreferNoSchedule'), Type.Literal('NoExecute')]),
-  ),
-  tolerationSeconds: Type.Optional(Type.Integer()),
-});
 
 export const MemcachedSpec = Type.Object(
   {
@@ -70,31 +47,19 @@ export const MemcachedSpec = Type.Object(
         'Memory for items in megabytes (memcached -m). The container memory limit defaults to this plus 32Mi of headroom.',
     }),
     resources: Type.Optional(
-      Type.Object(
-        {
-          requests: Type.Optional(resourceList('requests')),
-          limits: Type.Optional(resourceList('limits')),
-        },
-        {
-          description:
-            'CPU and memory requests and limits of the memcached container. Unset memory values are derived from memoryLimitMB.',
-        },
+      resourceRequirementsSchema(
+        'CPU and memory requests and limits of the memcached container. Unset memory values are derived from memoryLimitMB.',
       ),
     ),
     nodeSelector: Type.Optional(
       Type.Record(Type.String(), Type.String(), { description: 'Node labels the pods must match.' }),
     ),
     tolerations: Type.Optional(
-      Type.Array(Toleration, { maxItems: 32, description: 'Tolerations of the memcached pods.' }),
+      Type.Array(TolerationSchema, { maxItems: 32, description: 'Tolerations of the memcached pods.' }),
     ),
     affinity: Type.Optional(
-      Type.Object(
-        {},
-        {
-          'x-kubernetes-preserve-unknown-fields': true,
-          description:
-            'Pod affinity rules (core/v1 Affinity), passed to the pods as written. Without it the operator prefers spreading pods across nodes.',
-        },
+      affinitySchema(
+        'Pod affinity rules (core/v1 Affinity), passed to the pods as written. Without it the operator prefers spreading pods across nodes.',
       ),
     ),
     podDisruptionBudget: Type.Optional(
@@ -122,16 +87,7 @@ export const MemcachedSpec = Type.Object(
           'resources.limits.memory must be larger than memoryLimitMB: memcached needs memory beyond its item storage for connections and its hash table',
         fieldPath: '.resources.limits.memory',
       },
-      {
-        rule: '!has(self.resources) || !has(self.resources.limits) || !has(self.resources.requests) || !has(self.resources.limits.memory) || !has(self.resources.requests.memory) || !quantity(self.resources.requests.memory).isGreaterThan(quantity(self.resources.limits.memory))',
-        message: 'resources.requests.memory must not be larger than resources.limits.memory',
-        fieldPath: '.resources.requests.memory',
-      },
-      {
-        rule: '!has(self.resources) || !has(self.resources.limits) || !has(self.resources.requests) || !has(self.resources.limits.cpu) || !has(self.resources.requests.cpu) || !quantity(self.resources.requests.cpu).isGreaterThan(quantity(self.resources.limits.cpu))',
-        message: 'resources.requests.cpu must not be larger than resources.limits.cpu',
-        fieldPath: '.resources.requests.cpu',
-      },
+      ...requestsWithinLimitsRules(),
     ],
   },
 );

@@ -1,0 +1,40 @@
+{{/* What only the etcd operator has; everything else comes from charts/homeostat-operator-lib. */}}
+
+{{/* The rules the operator needs on what it manages, wherever it watches (no wildcards). */}}
+{{- define "etcd-operator.managerRules" -}}
+- apiGroups: [etcd.homeostat.dev]
+  resources: [etcdclusters]
+  verbs: [get, list, watch]
+- apiGroups: [etcd.homeostat.dev]
+  resources: [etcdclusters/status]
+  verbs: [get, update, patch]
+# ownerReferences with blockOwnerDeletion need update on the owner's finalizers.
+- apiGroups: [etcd.homeostat.dev]
+  resources: [etcdclusters/finalizers]
+  verbs: [update]
+# Member pods and their claims are made and deleted one at a time; never updated in place yet.
+- apiGroups: [""]
+  resources: [pods, persistentvolumeclaims]
+  verbs: [get, list, watch, create, delete]
+- apiGroups: [""]
+  resources: [services]
+  verbs: [get, list, watch, create, update, patch, delete]
+- apiGroups: [policy]
+  resources: [poddisruptionbudgets]
+  verbs: [get, list, watch, create, update, patch, delete]
+# The CA and certificates it generates (made once, never rewritten), and a provided client Secret.
+- apiGroups: [""]
+  resources: [secrets]
+  verbs: [get, list, watch, create]
+- apiGroups: [events.k8s.io]
+  resources: [events]
+  verbs: [create, patch]
+{{- end }}
+
+{{/* The operator's own environment variables (its flags: operators/etcd/src/config). */}}
+{{- define "etcd-operator.env" -}}
+- name: ETCD_IMAGE_REPOSITORY
+  value: {{ .Values.etcdImageRepository | quote }}
+- name: CLUSTER_DOMAIN
+  value: {{ .Values.clusterDomain | quote }}
+{{- end }}

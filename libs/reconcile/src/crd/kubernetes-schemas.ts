@@ -1,0 +1,67 @@
+// TypeBox schemas of the core/v1 pieces operators put in their specs (quantities, resource
+// requirements, tolerations, affinity), with the CEL rules that give their errors a readable message.
+import { Type } from '@sinclair/typebox';
+import type { ValidationRule } from './crd-builder.ts';
+
+/**
+ * A Kubernetes quantity. Kept a string (never int-or-string) so CEL's `isQuantity()` can check it
+ * and `quantity()` can compare it in other rules.
+ */
+export function quantitySchema(description: string) {
+  return Type.String({
+    maxLength: 64,
+    description,
+    'x-kubernetes-validations': [
+      { rule: 'isQuantity(self)', message: 'must be a Kubernetes quantity such as 128Mi, 1Gi, 250m or 1' },
+    ],
+  });
+}
+
+function resourceList(what: string) {
+  return Type.Object(
+    {
+      cpu: Type.Optional(quantitySchema(`CPU ${what}, e.g. 100m.`)),
+      memory: Type.Optional(quantitySchema(`Memory ${what}, e.g. 128Mi.`)),
+    },
+    { description: `Resource ${what}.` },
+  );
+}
+
+/** CPU and memory requests and limits of a container (core/v1 ResourceRequirements, cpu and memory only). */
+export function resourceRequirementsSchema(description: string) {
+  return Type.Object(
+    { requests: Type.Optional(resourceList('requests')), limits: Type.Optional(resourceList('limits')) },
+    { description },
+  );
+}
+
+/**
+ * CEL rules, for the object that holds a `resources` field made by `resourceRequirementsSchema`,
+ * refusing requests larger than limits (the API server would refuse the pod, too late for the user).
+ */
+export function requestsWithinLimitsRules(field = 'resources'): ValidationRule[] {
+  return (['memory', 'cpu'] as const).map((resource) => ({
+    rule: `!has(self.${field}) || !has(self.${field}.limits) || !has(self.${field}.requests) || !has(self.${field}.limits.${resource}) || !has(self.${field}.requests.${resource}) || !quantity(self.${field}.requests.${resource}).isGreaterThan(quantity(self.${field}.limits.${resource}))`,
+    message: `${field}.requests.${resource} must not be larger than ${field}.limits.${resource}`,
+    fieldPath: `.${field}.requests.${resource}`,
+  }));
+}
+
+/** A core/v1 Toleration. */
+export const TolerationSchema = Type.Object({
+  key: Type.Optional(Type.String({ maxLength: 316 })),
+  operator: Type.Optional(Type.Union([Type.Literal('Exists'), Type.Literal('Equal')])),
+  value: Type.Optional(Type.String({ maxLength: 63 })),
+  effect: Type.Optional(
+    Type.Union([Type.Literal('NoSchedule'), Type.Literal('PreferNoSchedule'), Type.Literal('NoExecute')]),
+  ),
+  tolerationSeconds: Type.Optional(Type.Integer()),
+});
+
+/**
+ * A core/v1 Affinity, kept as written (its schema is large and the pod's own validation checks it);
+ * an operator that passes it to pods reports what the API server refuses.
+ */
+export function affinitySchema(description: string) {
+  return Type.Object({}, { 'x-kubernetes-preserve-unknown-fields': true, description });
+}

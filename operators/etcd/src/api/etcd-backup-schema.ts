@@ -1,0 +1,72 @@
+// The EtcdBackup API: one snapshot of one cluster, taken once, to a destination.
+import { Type } from '@sinclair/typebox';
+import { ConditionSchema } from '@homeostat/reconcile';
+import { BackupDestination } from './destination-schema.ts';
+
+export const EtcdBackupSpec = Type.Object(
+  {
+    clusterName: Type.String({
+      minLength: 1,
+      maxLength: 63,
+      description: 'The EtcdCluster in this namespace to back up.',
+    }),
+    destination: Type.Optional(BackupDestination),
+  },
+  {
+    description:
+      "A backup is taken once: to take another, create another EtcdBackup. Without destination, the cluster's backup.destination is used.",
+    'x-kubernetes-validations': [
+      {
+        rule: 'self == oldSelf',
+        message: 'spec is immutable: a backup is taken once; create a new EtcdBackup for another one',
+        reason: 'FieldValueForbidden',
+      },
+    ],
+  },
+);
+
+export const backupPhases = ['Pending', 'Running', 'Succeeded', 'Failed'] as const;
+
+export const EtcdBackupStatus = Type.Object({
+  observedGeneration: Type.Optional(
+    Type.Integer({ description: 'The metadata.generation this status describes.' }),
+  ),
+  phase: Type.Optional(
+    Type.Union(
+      backupPhases.map((p) => Type.Literal(p)),
+      { description: 'Pending, Running, Succeeded or Failed; the conditions say why.' },
+    ),
+  ),
+  conditions: Type.Optional(
+    Type.Array(ConditionSchema, {
+      description: 'Complete and Failed (KEP-1623 conditions; see the guide).',
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['type'],
+    }),
+  ),
+  location: Type.Optional(
+    Type.String({ description: 'Where the snapshot is: s3://bucket/key or pvc://claim/path.' }),
+  ),
+  key: Type.Optional(
+    Type.String({
+      description:
+        'Object key in the bucket, or file path in the claim (what bootstrap.fromBackup.location.key takes).',
+    }),
+  ),
+  sizeBytes: Type.Optional(
+    Type.Integer({ description: 'Bytes in the snapshot file, its sha256 trailer included.' }),
+  ),
+  sha256: Type.Optional(
+    Type.String({
+      description:
+        'Hex sha256 of the database, checked against the snapshot stream before the file was committed.',
+    }),
+  ),
+  revision: Type.Optional(Type.String({ description: 'The etcd revision the snapshot holds.' })),
+  etcdVersion: Type.Optional(
+    Type.String({ description: 'Version of the member the snapshot was taken from.' }),
+  ),
+  member: Type.Optional(Type.String({ description: 'Name of the member the snapshot was taken from.' })),
+  startedAt: Type.Optional(Type.String({ format: 'date-time' })),
+  finishedAt: Type.Optional(Type.String({ format: 'date-time' })),
+});

@@ -1,0 +1,398 @@
+// The EtcdCluster API, written once: the TypeScript types (etcd-cluster-types.ts) and the CRD YAML in
+// the chart (npm run generate) are both derived from these schemas.
+import { Type } from '@sinclair/typebox';
+import {
+  ConditionSchema,
+  TolerationSchema,
+  affinitySchema,
+  quantitySchema,
+  requestsWithinLimitsRules,
+  resourceRequirementsSchema,
+} from '@homeostat/reconcile';
+import { BackupDestination } from './destination-schema.ts';
+import { supportedVersions } from './etcd-versions.ts';
+
+/** The most members an EtcdCluster may have: beyond 7, every write waits for more peers and gains little. */
+export const maxSize = 7;
+
+/** CEL: the major and minor numbers of a version string ("3.6.16" → 3, 6). */
+export const celMajor = (v: string) => `int(${v}.split('.')[0])`;
+export const celMinor = (v: string) => `int(${v}.split('.')[1])`;
+
+const versionSchema = (versions: readonly string[]) =>
+  Type.Union(
+    versions.map((v) => Type.Literal(v)),
+    {
+      default: versions[versions.length - 1],
+      maxLength: 16,
+      description: `etcd version the members run, one of those this operator ships (${versions.join(', ')}). Changing it rolls the members one at a time; move one minor version at a time, never down.`,
+      'x-kubernetes-validations': [
+        {
+          rule: `${celMajor('self')} > ${celMajor('oldSelf')} || (${celMajor('self')} == ${celMajor('oldSelf')} && ${celMinor('self')} >= ${celMinor('oldSelf')})`,
+          messageExpression: `'cannot downgrade from ' + oldSelf + ' to ' + self + ': etcd data written by a newer minor version cannot be read by an older one; restore a backup into a new cluster instead'`,
+          reason: 'FieldValueForbidden',
+        },
+        {
+          rule: `${celMajor('self')} != ${celMajor('oldSelf')} || ${celMinor('self')} - ${celMinor('oldSelf')} <= 1`,
+          messageExpression: `'cannot upgrade from ' + oldSelf + ' to ' + self + ' at once: etcd upgrades one minor version at a time; upgrade to the next minor version first and wait until status.currentVersion shows it'`,
+          reason: 'FieldValueForbidden',
+        },
+      ],
+    },
+  );
+
+const Storage = Type.Object(
+  {
+    size: quantitySchema(
+      "Size of each member's PersistentVolumeClaim, e.g. 8Gi. It may grow (when the storage class allows expansion), never shrink.",
+    ),
+    storageClassName: Type.Optional(
+      Type.String({
+        maxLength: 253,
+        description: "Storage class of the members' claims; the cluster's default class when empty.",
+      }),
+    ),
+  },
+  {
+    default: { size: '8Gi' },
+    description:
+      "Each member's data lives in its own PersistentVolumeClaim, kept when the member's pod is deleted.",
+    'x-kubernetes-validations': [
+      {
+        rule: '!quantity(self.size).isLessThan(quantity(oldSelf.size))',
+        message: 'storage.size cannot shrink: a PersistentVolumeClaim can only grow',
+        fieldPath: '.size',
+      },
+      {
+        rule: 'has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)',
+        message:
+          'storage.storageClassName cannot change: existing claims keep their class; create a new cluster and restore a backup into it',
+        fieldPath: '.storageClassName',
+      },
+      {
+        rule: "quantity(self.size).isGreaterThan(quantity('256Mi'))",
+        message:
+          'storage.size must be larger than 256Mi: etcd needs room for its database and write-ahead log',
+        fieldPath: '.size',
+      },
+    ],
+  },
+);
+
+const Spread = Type.Object(
+  {
+    policy: Type.Union([Type.Literal('Preferred'), Type.Literal('Required'), Type.Literal('Disabled')], {
+      default: 'Preferred',
+      description:
+        'Preferred: members go to different topology domains when they can (they still start on a single node). Required: a member stays Pending rather than leave the members unevenly spread by more than one (with fewer domains than members, some share one). Disabled: no spreading rule.',
+    }),
+    topologyKey: Type.String({
+      maxLength: 316,
+      default: 'kubernetes.io/hostname',
+      description:
+        'Node label whose values are the domains to spread across, e.g. topology.kubernetes.io/zone.',
+    }),
+  },
+  { default: {}, description: 'How members are spread so that one failure takes at most one of them.' },
+);
+
+const Scheduling = Type.Object(
+  {
+    spread: Spread,
+    nodeSelector: Type.Optional(
+      Type.Record(Type.String(), Type.String(), { description: 'Node labels member pods must match.' }),
+    ),
+    tolerations: Type.Optional(
+      Type.Array(TolerationSchema, { maxItems: 32, description: 'Tolerations of the member pods.' }),
+    ),
+    affinity: Type.Optional(
+      affinitySchema('Affinity rules of the member pods (core/v1 Affinity), passed as written.'),
+    ),
+    priorityClassName: Type.Optional(
+      Type.String({ maxLength: 253, description: 'PriorityClass of the member pods.' }),
+    ),
+  },
+  { default: {}, description: 'Where member pods may run.' },
+);
+
+const ProvidedTls = Type.Object(
+  {
+    serverSecretName: Type.String({
+      minLength: 1,
+      maxLength: 253,
+      description:
+        'kubernetes.io/tls Secret (tls.crt, tls.key, ca.crt) the members serve clients with. Its certificate must name the client Service and every member (see the guide).',
+    }),
+    peerSecretName: Type.String({
+      minLength: 1,
+      maxLength: 253,
+      description:
+        'kubernetes.io/tls Secret the members use between themselves, for server and client authentication.',
+    }),
+    clientSecretName: Type.String({
+      minLength: 1,
+      maxLength: 253,
+      description:
+        'kubernetes.io/tls Secret with a client certificate signed by the server CA; the operator connects with it, and status.clientSecret names it.',
+    }),
+  },
+  {
+    description:
+      'Certificates you manage (e.g. with cert-manager) instead of the ones the operator generates.',
+  },
+);
+
+const Tls = Type.Object(
+  {
+    enabled: Type.Boolean({
+      default: true,
+      description:
+        'TLS for peers and clients, with client certificate authentication. Fixed at creation: switching it changes every peer URL.',
+    }),
+    provided: Type.Optional(ProvidedTls),
+  },
+  {
+    // Written out: the API server checks a default against the rules below without defaulting inside it.
+    default: { enabled: true },
+    description:
+      'TLS between members and for clients. By default the operator generates a CA (kept in the Secret <name>-ca) and the certificates.',
+    'x-kubernetes-validations': [
+      {
+        rule: 'self.enabled == oldSelf.enabled',
+        message:
+          'tls.enabled cannot change on an existing cluster: every peer URL would change; create a new cluster and restore a backup into it',
+        fieldPath: '.enabled',
+        reason: 'FieldValueForbidden',
+      },
+      {
+        rule: 'self.enabled || !has(self.provided)',
+        message: 'tls.provided needs tls.enabled: true',
+        fieldPath: '.provided',
+      },
+    ],
+  },
+);
+
+// Five fields (minute hour day-of-month month day-of-week) or a macro; the operator parses it fully
+// and reports what this pattern lets through as a condition.
+// (no backslashes: the pattern sits in a CEL string literal).
+const cronPattern = '^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|[^ ]+( +[^ ]+){4})$';
+
+const Backup = Type.Object(
+  {
+    schedule: Type.Optional(
+      Type.String({
+        maxLength: 128,
+        'x-kubernetes-validations': [
+          {
+            rule: `self.matches('${cronPattern}')`,
+            message:
+              'schedule must be a cron expression of five fields (minute hour day-of-month month day-of-week), e.g. "0 */6 * * *", or one of @hourly, @daily, @weekly, @monthly, @yearly',
+          },
+        ],
+        description:
+          'When to take scheduled backups, in cron syntax (e.g. "0 */6 * * *", or @daily), in UTC. No scheduled backups when empty.',
+      }),
+    ),
+    keep: Type.Integer({
+      minimum: 1,
+      maximum: 1000,
+      default: 7,
+      description:
+        'Scheduled backups to keep: older ones (objects and files) are deleted. Backups you create yourself are never deleted.',
+    }),
+    destination: BackupDestination,
+  },
+  {
+    description:
+      'Scheduled backups, and the destination EtcdBackups of this cluster use when they name none.',
+  },
+);
+
+const BackupLocation = Type.Object(
+  {
+    destination: BackupDestination,
+    key: Type.String({
+      minLength: 1,
+      maxLength: 1024,
+      description: 'Object key in the bucket, or file path inside the claim (relative to directory).',
+    }),
+    sha256: Type.Optional(
+      Type.String({
+        pattern: '^[0-9a-f]{64}$',
+        description:
+          'Expected sha256 of the snapshot (as EtcdBackup status gives it); refused when it differs.',
+      }),
+    ),
+  },
+  { description: 'A backup file by its location.' },
+);
+
+const Bootstrap = Type.Object(
+  {
+    fromBackup: Type.Optional(
+      Type.Object(
+        {
+          backupName: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 253,
+              description: 'An EtcdBackup in this namespace that has completed.',
+            }),
+          ),
+          location: Type.Optional(BackupLocation),
+        },
+        {
+          description:
+            'Start from a backup: its keys at its revision, in a new cluster (new member IDs). The source cluster is never touched.',
+          'x-kubernetes-validations': [
+            {
+              rule: 'has(self.backupName) != has(self.location)',
+              message: 'bootstrap.fromBackup takes exactly one of backupName and location',
+            },
+          ],
+        },
+      ),
+    ),
+  },
+  { description: 'How a new cluster starts. Fixed at creation.' },
+);
+
+/**
+ * The spec schema for a list of supported versions. The operator's CRD uses the versions it ships;
+ * tests build it with more, to exercise the upgrade rules on a real API server.
+ */
+export function etcdClusterSpecSchema(versions: readonly string[]) {
+  return Type.Object(
+    {
+      size: Type.Integer({
+        minimum: 1,
+        maximum: maxSize,
+        default: 3,
+        description:
+          'Number of members: 1, 3, 5 or 7. Changed one member at a time (a learner is added, caught up and promoted; or a member removed).',
+        'x-kubernetes-validations': [
+          {
+            rule: 'self % 2 == 1',
+            // Fixed: a messageExpression with string(self) is beyond the API server's CEL cost budget.
+            message:
+              'size must be odd (1, 3, 5 or 7): etcd needs a majority of members to agree on every write, so an even size survives no more failures than the odd size below it (4 members survive 1 failure, as 3 do) and adds one more member every write must wait for',
+          },
+        ],
+      }),
+      version: versionSchema(versions),
+      storage: Storage,
+      resources: Type.Optional(
+        resourceRequirementsSchema(
+          'CPU and memory requests and limits of each member. Default: requests of 100m CPU and 256Mi memory, no limits.',
+        ),
+      ),
+      scheduling: Scheduling,
+      tls: Tls,
+      backup: Type.Optional(Backup),
+      bootstrap: Type.Optional(Bootstrap),
+      paused: Type.Boolean({
+        default: false,
+        description:
+          'Stop changing anything for this cluster (members, objects, backups); status keeps being reported. For maintenance by hand.',
+      }),
+    },
+    {
+      'x-kubernetes-validations': [
+        ...requestsWithinLimitsRules(),
+        {
+          rule: 'has(self.bootstrap) == has(oldSelf.bootstrap) && (!has(self.bootstrap) || self.bootstrap == oldSelf.bootstrap)',
+          message: 'bootstrap cannot change: it applies only when the cluster is created',
+          fieldPath: '.bootstrap',
+          reason: 'FieldValueForbidden',
+        },
+      ],
+    },
+  );
+}
+
+/** The spec of an EtcdCluster, for the versions this operator ships. */
+export const EtcdClusterSpec = etcdClusterSpecSchema(supportedVersions);
+
+export const phases = [
+  'Creating',
+  'Running',
+  'Scaling',
+  'Upgrading',
+  'Restoring',
+  'Degraded',
+  'QuorumLost',
+  'Paused',
+  'Failed',
+] as const;
+
+const MemberStatus = Type.Object({
+  name: Type.String({ description: 'Member name (its pod and claim are named after it).' }),
+  id: Type.Optional(Type.String({ description: 'etcd member ID in hex, as etcdctl prints it.' })),
+  role: Type.Optional(
+    Type.Union([Type.Literal('Voter'), Type.Literal('Learner')], {
+      description: 'Learner: catching up, not voting yet. Voter: a full member.',
+    }),
+  ),
+  ready: Type.Boolean({ description: 'The member answers and follows the leader.' }),
+  leader: Type.Optional(Type.Boolean({ description: 'The member is the leader.' })),
+  version: Type.Optional(Type.String({ description: 'etcd version the member runs.' })),
+  dbSizeBytes: Type.Optional(Type.Integer({ description: 'Size of its database file.' })),
+  dbSizeInUseBytes: Type.Optional(
+    Type.Integer({ description: 'Bytes of the database in use; the rest is reclaimed by defragmentation.' }),
+  ),
+});
+
+export const EtcdClusterStatus = Type.Object({
+  observedGeneration: Type.Optional(
+    Type.Integer({ description: 'The metadata.generation this status describes.' }),
+  ),
+  phase: Type.Optional(
+    Type.Union(
+      phases.map((p) => Type.Literal(p)),
+      { description: 'One word for the state; the conditions say why.' },
+    ),
+  ),
+  conditions: Type.Optional(
+    Type.Array(ConditionSchema, {
+      description:
+        'Available, Progressing, Degraded, Scaling, Upgrading, Restoring, QuorumLost (KEP-1623 conditions; see the guide).',
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['type'],
+    }),
+  ),
+  clusterId: Type.Optional(
+    Type.String({
+      description:
+        'etcd cluster ID in hex, set once the first member answers. A cluster with an ID is never bootstrapped again.',
+    }),
+  ),
+  members: Type.Optional(
+    Type.Array(MemberStatus, {
+      description: 'Members as etcd lists them, and members the operator is creating.',
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['name'],
+    }),
+  ),
+  memberCount: Type.Optional(
+    Type.Integer({ description: 'Members etcd lists (the scale subresource reads this).' }),
+  ),
+  readyMembers: Type.Optional(Type.Integer({ description: 'Members that are ready.' })),
+  selector: Type.Optional(
+    Type.String({ description: 'Label selector of the member pods (the scale subresource reads this).' }),
+  ),
+  currentVersion: Type.Optional(
+    Type.String({
+      maxLength: 32,
+      pattern: '^[0-9]+\\.[0-9]+\\.[0-9]+$',
+      description: 'The oldest etcd version any member runs (the cluster version while an upgrade rolls).',
+    }),
+  ),
+  leader: Type.Optional(Type.String({ description: 'Name of the leader member.' })),
+  clientEndpoint: Type.Optional(Type.String({ description: 'URL clients connect to (the client Service).' })),
+  clientSecret: Type.Optional(
+    Type.String({
+      description: 'Secret with the client certificate (tls.crt, tls.key, ca.crt) that clients connect with.',
+    }),
+  ),
+});

@@ -1,0 +1,27 @@
+// The etcd operator's chart as the operator kit generates and tests it: its CRDs and the values
+// only this operator has. Everything else in charts/etcd-operator is shared.
+import { Type } from '@sinclair/typebox';
+import type { OperatorChart } from '@homeostat/operator-kit/chart';
+import { etcdBackupCrd } from '../api/etcd-backup-crd.ts';
+import { etcdClusterCrd } from '../api/etcd-cluster-crd.ts';
+import { defaultEtcdRepository } from '../api/etcd-versions.ts';
+
+export const etcdChart: OperatorChart = {
+  name: 'etcd-operator',
+  workspace: 'operators/etcd',
+  crds: [etcdClusterCrd, etcdBackupCrd],
+  values: {
+    etcdImageRepository: Type.String({
+      minLength: 1,
+      description:
+        "Repository of the etcd images members run, tagged v<version> as etcd publishes them (the operator's ETCD_IMAGE_REPOSITORY).",
+      default: defaultEtcdRepository,
+    }),
+    clusterDomain: Type.String({
+      minLength: 1,
+      description:
+        "The cluster's DNS domain: members' peer URLs and certificates end with it (CLUSTER_DOMAIN).",
+      default: 'cluster.local',
+    }),
+  },
+};

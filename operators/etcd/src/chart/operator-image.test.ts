@@ -1,0 +1,5 @@
+// The chart's default image is the one images.json builds and the README documents.
+import { describeOperatorImage } from '@homeostat/operator-kit/testing';
+import { etcdChart } from './etcd-chart.ts';
+
+describeOperatorImage(etcdChart);

@@ -1,0 +1,301 @@
+// Status of an EtcdCluster, computed from what one reconcile observed: etcd's own view of its
+// members (through the engine), what the membership step did, and what went wrong.
+import { setCondition, type ConditionInput } from '@homeostat/reconcile';
+import {
+  clusterConditionTypes as types,
+  type EtcdCluster,
+  type EtcdClusterPhase,
+  type EtcdClusterStatusFields,
+  type MemberStatusFields,
+} from '../api/etcd-cluster-types.ts';
+import type { ClusterHealth } from '../health/cluster-health.ts';
+import type { MemberHealth } from '../health/member-status.ts';
+import { memberIdHex } from '../member-id.ts';
+import { normalizeUrl } from '../membership/members.ts';
+import type { DesiredMember, StepOutcome } from '../membership/membership-reconciler.ts';
+import { selectorString, nameOf } from './cluster-names.ts';
+
+/** A problem that needs a person: a condition reason (CamelCase) and a sentence. */
+export interface Problem {
+  readonly reason: string;
+  readonly message: string;
+}
+
+export interface ClusterObservation {
+  /** The members the spec asks for, with their URLs. */
+  readonly desired: readonly DesiredMember[];
+  /** etcd's view, or undefined when no member answered (or none was started yet). */
+  readonly health: ClusterHealth | undefined;
+  /** Why etcd could not be read, when it could not. */
+  readonly unreachable?: string | undefined;
+  /** What this reconcile's membership step did, if one ran. */
+  readonly step?: StepOutcome | undefined;
+  /** What keeps the operator from carrying out the spec (a refusal, a write the API server refused). */
+  readonly problem?: Problem | undefined;
+  readonly clientEndpoint: string;
+  readonly clientSecret?: string | undefined;
+}
+
+/** The status members: desired ones first, in order, then any etcd lists that nobody wants. */
+export function memberStatuses(observation: ClusterObservation): MemberStatusFields[] {
+  const listed = observation.health?.members ?? [];
+  const byPeerUrl = (peerUrl: string) =>
+    listed.find((m) => m.member.peerUrls.some((u) => normalizeUrl(u) === normalizeUrl(peerUrl)));
+  const leaderId = observation.health?.leader?.member.id;
+  const describe = (name: string, health: MemberHealth | undefined): MemberStatusFields => {
+    if (!health) return { name, ready: false };
+    const status = health.status;
+    return {
+      name,
+      id: memberIdHex(health.member.id),
+      role: health.member.isLearner ? 'Learner' : 'Voter',
+      ready: health.healthy,
+      ...(health.member.id === leaderId ? { leader: true } : {}),
+      ...(status
+        ? {
+            version: status.version,
+            dbSizeBytes: status.dbSizeBytes,
+            dbSizeInUseBytes: status.dbSizeInUseBytes,
+          }
+        : {}),
+    };
+  };
+  const wanted = observation.desired.map((d) => describe(d.name, byPeerUrl(d.peerUrl)));
+  const unwanted = listed
+    .filter((m) => !observation.desired.some((d) => byPeerUrl(d.peerUrl) === m))
+    .map((m) => describe(m.member.name || `unstarted-${memberIdHex(m.member.id)}`, m));
+  return [...wanted, ...unwanted];
+}
+
+/** A major.minor.patch version as one comparable number. */
+export function versionRank(version: string): number {
+  return version.split('.').reduce((rank, part) => rank * 1000 + Number(part), 0);
+}
+
+/** The oldest version any member runs (the cluster's version while an upgrade rolls). */
+export function oldestVersion(members: readonly MemberStatusFields[]): string | undefined {
+  return members
+    .map((m) => m.version)
+    .filter((v): v is string => v !== undefined && /^\d+\.\d+\.\d+$/.test(v))
+    .sort((a, b) => versionRank(a) - versionRank(b))[0];
+}
+
+function stepMessage(step: StepOutcome | undefined): string {
+  if (!step) return '';
+  if (step.kind === 'waiting') return `waiting: ${step.reason}`;
+  if (step.kind === 'converged') return '';
+  const what = {
+    'add-learner': 'added as a learner',
+    'start-member': 'starting',
+    promote: 'promoted to voter',
+    remove: 'removed',
+  }[step.action];
+  return `${step.member} ${what}`;
+}
+
+interface Facts {
+  readonly bootstrapped: boolean;
+  readonly quorum: boolean;
+  readonly voters: number;
+  readonly learners: number;
+  readonly size: number;
+  readonly paused: boolean;
+}
+
+function available(facts: Facts, o: ClusterObservation): ConditionInput {
+  const type = types.available;
+  const health = o.health;
+  if (health?.hasQuorum) {
+    const leader = health.leader?.member.name || 'unknown';
+    return {
+      type,
+      status: 'True',
+      reason: 'QuorumHealthy',
+      message: `${health.healthyVoters} of ${health.votingMembers} voting members healthy, leader ${leader}`,
+    };
+  }
+  if (!facts.bootstrapped) {
+    return { type, status: 'False', reason: 'Creating', message: 'the first member is starting' };
+  }
+  return {
+    type,
+    status: 'False',
+    reason: 'QuorumLost',
+    message: health
+      ? `${health.healthyVoters} of ${health.votingMembers} voting members healthy, ${health.quorum} needed`
+      : `no member answers (${o.unreachable ?? 'no member reachable'})`,
+  };
+}
+
+function quorumLost(facts: Facts, o: ClusterObservation): ConditionInput {
+  const type = types.quorumLost;
+  if (!facts.bootstrapped || facts.quorum) {
+    return {
+      type,
+      status: 'False',
+      reason: facts.bootstrapped ? 'QuorumPresent' : 'NotCreated',
+      message: '',
+    };
+  }
+  const health = o.health;
+  const what = health
+    ? `${health.healthyVoters} of ${health.votingMembers} voting members are healthy and ${health.quorum} are needed`
+    : `no member answers (${o.unreachable ?? 'no member reachable'})`;
+  return {
+    type,
+    status: 'True',
+    reason: health ? 'MajorityUnavailable' : 'NoMemberAnswers',
+    message:
+      `${what}: etcd refuses every write until a majority is back. Members whose pods come back with their ` +
+      'data restore quorum by themselves; if a majority lost its data, restore the newest backup into a new ' +
+      'cluster (see the guide, "Disaster recovery")',
+  };
+}
+
+function scaling(facts: Facts, o: ClusterObservation): ConditionInput {
+  const type = types.scaling;
+  if (!facts.bootstrapped || !o.health || (facts.learners === 0 && facts.voters === facts.size)) {
+    return { type, status: 'False', reason: 'AtSize', message: '' };
+  }
+  const up = facts.voters + facts.learners <= facts.size && facts.voters < facts.size;
+  const detail = stepMessage(o.step);
+  return {
+    type,
+    status: 'True',
+    reason: up ? 'ScalingUp' : 'ScalingDown',
+    message: `${facts.voters} voting members, ${facts.size} wanted${detail ? `; ${detail}` : ''}`,
+  };
+}
+
+function upgrading(cluster: EtcdCluster, members: readonly MemberStatusFields[]): ConditionInput {
+  const type = types.upgrading;
+  const behind = members.filter((m) => m.version !== undefined && m.version !== cluster.spec.version);
+  if (behind.length === 0) return { type, status: 'False', reason: 'AtVersion', message: '' };
+  return {
+    type,
+    status: 'True',
+    reason: 'RollingUpgrade',
+    message: `${behind.map((m) => `${m.name} runs ${m.version ?? '?'}`).join(', ')}; ${cluster.spec.version} wanted`,
+  };
+}
+
+function progressing(facts: Facts, o: ClusterObservation): ConditionInput {
+  const type = types.progressing;
+  if (facts.paused) {
+    return {
+      type,
+      status: 'False',
+      reason: 'Paused',
+      message: 'spec.paused is true: the operator changes nothing',
+    };
+  }
+  if (!facts.bootstrapped) {
+    return { type, status: 'True', reason: 'Creating', message: 'starting the first member' };
+  }
+  const step = o.step;
+  if (step && step.kind !== 'converged') {
+    const reason =
+      step.kind === 'waiting'
+        ? 'Waiting'
+        : {
+            'add-learner': 'AddingMember',
+            'start-member': 'StartingMember',
+            promote: 'PromotingMember',
+            remove: 'RemovingMember',
+          }[step.action];
+    return { type, status: 'True', reason, message: stepMessage(step) };
+  }
+  if (!step) {
+    return {
+      type,
+      status: 'Unknown',
+      reason: 'NotObserved',
+      message: o.unreachable ?? 'membership was not checked',
+    };
+  }
+  return { type, status: 'False', reason: 'Converged', message: `${facts.voters} voting members, as asked` };
+}
+
+function degraded(o: ClusterObservation, members: readonly MemberStatusFields[]): ConditionInput {
+  const type = types.degraded;
+  if (o.problem) return { type, status: 'True', reason: o.problem.reason, message: o.problem.message };
+  const alarms = o.health?.alarms ?? [];
+  if (alarms.length) {
+    return {
+      type,
+      status: 'True',
+      reason: 'Alarm',
+      message: `etcd raised ${alarms.map((a) => `${a.alarm} on ${memberIdHex(a.memberId)}`).join(', ')}`,
+    };
+  }
+  const notReady = members.filter((m) => m.id !== undefined && !m.ready);
+  if (o.health && notReady.length) {
+    return {
+      type,
+      status: 'True',
+      reason: 'MemberUnhealthy',
+      message: `${notReady.map((m) => m.name).join(', ')} not healthy`,
+    };
+  }
+  return { type, status: 'False', reason: 'AsExpected', message: '' };
+}
+
+function phaseOf(facts: Facts, conditions: Record<string, ConditionInput>): EtcdClusterPhase {
+  if (facts.paused) return 'Paused';
+  if (!facts.bootstrapped) return 'Creating';
+  if (conditions[types.quorumLost]?.status === 'True') return 'QuorumLost';
+  if (conditions[types.upgrading]?.status === 'True') return 'Upgrading';
+  if (conditions[types.scaling]?.status === 'True') return 'Scaling';
+  if (conditions[types.degraded]?.status === 'True') return 'Degraded';
+  return 'Running';
+}
+
+/** The status to write. `clusterId` (hex) is kept once known: it marks the cluster as created. */
+export function clusterStatus(
+  cluster: EtcdCluster,
+  observation: ClusterObservation,
+  now = new Date(),
+): EtcdClusterStatusFields {
+  const generation = cluster.metadata?.generation;
+  const health = observation.health;
+  const clusterId = cluster.status?.clusterId ?? (health ? memberIdHex(health.clusterId) : undefined);
+  const members = memberStatuses(observation);
+  const facts: Facts = {
+    bootstrapped: clusterId !== undefined,
+    quorum: health?.hasQuorum ?? false,
+    voters: health?.votingMembers ?? 0,
+    learners: health?.learners.length ?? 0,
+    size: cluster.spec.size,
+    paused: cluster.spec.paused,
+  };
+  const inputs: Record<string, ConditionInput> = {};
+  for (const input of [
+    available(facts, observation),
+    progressing(facts, observation),
+    degraded(observation, members),
+    scaling(facts, observation),
+    upgrading(cluster, members),
+    { type: types.restoring, status: 'False', reason: 'NotRestoring', message: '' } satisfies ConditionInput,
+    quorumLost(facts, observation),
+  ]) {
+    inputs[input.type] = input;
+  }
+  let conditions = cluster.status?.conditions;
+  for (const input of Object.values(inputs)) conditions = setCondition(conditions, input, generation, now);
+  const currentVersion = oldestVersion(members);
+  const leader = members.find((m) => m.leader)?.name;
+  return {
+    ...(generation === undefined ? {} : { observedGeneration: generation }),
+    phase: phaseOf(facts, inputs),
+    conditions: conditions ?? [],
+    ...(clusterId === undefined ? {} : { clusterId }),
+    members,
+    memberCount: health?.members.length ?? 0,
+    readyMembers: members.filter((m) => m.ready).length,
+    selector: selectorString(nameOf(cluster)),
+    ...(currentVersion ? { currentVersion } : {}),
+    ...(leader ? { leader } : {}),
+    clientEndpoint: observation.clientEndpoint,
+    ...(observation.clientSecret ? { clientSecret: observation.clientSecret } : {}),
+  };
+}

@@ -1,0 +1,108 @@
+// The TLS Secrets of an EtcdCluster. Generated (the default): a CA kept in <name>-ca, and from it a
+// serving certificate for clients, one for peers (server and client use) and a client certificate
+// for the operator and users. Each is made once, when missing, and never rewritten: a certificate
+// is not something to converge byte by byte. Provided: the user's Secrets, read as they are.
+import type { V1Secret } from '@kubernetes/client-node';
+import { builtin, type KubeClient } from '@homeostat/reconcile';
+import type { EtcdCluster } from '../api/etcd-cluster-types.ts';
+import type { EtcdConnection } from '../connection.ts';
+import { createCertificateAuthority, issueCertificate, type CertificatePem } from '../tls/certificates.ts';
+import { caSecretName, nameOf, namespaceOf, ownedMeta, tlsSecretNames } from './cluster-names.ts';
+import type { MemberAddressing } from './member-addressing.ts';
+import type { OwnedObjects } from './owned-objects.ts';
+
+/** The CA lives ten years; what it signs, five. (Renewal before expiry is not written yet.) */
+export const caValidDays = 3650;
+export const certificateValidDays = 1825;
+
+const decode = (secret: V1Secret | undefined, key: string): string | undefined => {
+  const value = secret?.data?.[key];
+  return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
+};
+const encode = (text: string) => Buffer.from(text, 'utf8').toString('base64');
+
+function tlsSecret(cluster: EtcdCluster, name: string, ca: string, pem: CertificatePem): V1Secret {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: ownedMeta(cluster, name),
+    type: 'kubernetes.io/tls',
+    data: { 'tls.crt': encode(pem.certificate), 'tls.key': encode(pem.privateKey), 'ca.crt': encode(ca) },
+  };
+}
+
+/**
+ * Makes whichever generated TLS Secrets of `cluster` are missing. Returns the names of those it
+ * made (for an Event). Does nothing when TLS is off or the Secrets are provided.
+ */
+export async function ensureGeneratedTls(
+  cluster: EtcdCluster,
+  client: KubeClient,
+  owned: OwnedObjects,
+  addressing: MemberAddressing,
+): Promise<string[]> {
+  const names = tlsSecretNames(cluster);
+  if (!names || cluster.spec.tls.provided) return [];
+  const name = nameOf(cluster);
+  const made: string[] = [];
+  let caSecret = owned.secret(cluster, caSecretName(name));
+  if (!caSecret) {
+    const pem = await createCertificateAuthority(`${name}.${namespaceOf(cluster)} etcd CA`, caValidDays);
+    caSecret = await client.create(builtin.secrets, {
+      metadata: ownedMeta(cluster, caSecretName(name)),
+      type: 'Opaque',
+      data: { 'ca.crt': encode(pem.certificate), 'ca.key': encode(pem.privateKey) },
+    });
+    made.push(caSecretName(name));
+  }
+  const ca: CertificatePem = {
+    certificate: decode(caSecret, 'ca.crt') ?? '',
+    privateKey: decode(caSecret, 'ca.key') ?? '',
+  };
+  const { dnsNames, ipAddresses } = addressing.certificateNames(cluster);
+  const wanted = [
+    {
+      secret: names.server,
+      commonName: `${name}-server`,
+      usages: ['server', 'client'] as const,
+      hosts: true,
+    },
+    { secret: names.peer, commonName: `${name}-peer`, usages: ['server', 'client'] as const, hosts: true },
+    { secret: names.client, commonName: `${name}-client`, usages: ['client'] as const, hosts: false },
+  ];
+  for (const want of wanted) {
+    if (owned.secret(cluster, want.secret)) continue;
+    const pem = await issueCertificate(ca, {
+      commonName: want.commonName,
+      usages: want.usages,
+      validDays: certificateValidDays,
+      ...(want.hosts ? { dnsNames, ipAddresses } : {}),
+    });
+    await client.create(builtin.secrets, tlsSecret(cluster, want.secret, ca.certificate, pem));
+    made.push(want.secret);
+  }
+  return made;
+}
+
+/**
+ * What the operator connects to the members with: the client certificate Secret (generated ones
+ * from the cache; a provided one read from the API server, since only labelled Secrets are cached).
+ */
+export async function clientCredentials(
+  cluster: EtcdCluster,
+  client: KubeClient,
+  owned: OwnedObjects,
+): Promise<EtcdConnection['credentials']> {
+  const names = tlsSecretNames(cluster);
+  if (!names) return undefined;
+  const secret =
+    owned.secret(cluster, names.client) ??
+    (await client.find(builtin.secrets, names.client, namespaceOf(cluster)));
+  const [ca, cert, key] = ['ca.crt', 'tls.crt', 'tls.key'].map((k) => decode(secret, k));
+  if (!ca || !cert || !key) {
+    throw new Error(
+      `Secret ${names.client} must hold ca.crt, tls.crt and tls.key (a kubernetes.io/tls Secret with the CA)`,
+    );
+  }
+  return { rootCertificate: Buffer.from(ca), certChain: Buffer.from(cert), privateKey: Buffer.from(key) };
+}

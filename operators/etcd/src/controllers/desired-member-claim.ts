@@ -1,0 +1,34 @@
+// The PersistentVolumeClaim of one member: its data directory, kept when its pod is deleted.
+import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import type { EtcdCluster } from '../api/etcd-cluster-types.ts';
+import { claimName, memberIdAnnotation, memberLabels, nameOf, ownedMeta } from './cluster-names.ts';
+
+/**
+ * The claim of `member`, made for the etcd member `memberId` (hex, or `seed`): a claim made for
+ * another ID holds data of an older identity (ADR 0301).
+ */
+export function desiredMemberClaim(
+  cluster: EtcdCluster,
+  member: string,
+  memberId: string,
+): V1PersistentVolumeClaim {
+  const { storage } = cluster.spec;
+  return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: {
+      ...ownedMeta(cluster, claimName(member), memberLabels(nameOf(cluster), member)),
+      annotations: { [memberIdAnnotation]: memberId },
+    },
+    spec: {
+      accessModes: ['ReadWriteOnce'],
+      resources: { requests: { storage: storage.size } },
+      ...(storage.storageClassName ? { storageClassName: storage.storageClassName } : {}),
+    },
+  };
+}
+
+/** The member ID a claim was made for, if it says. */
+export function claimMemberId(claim: V1PersistentVolumeClaim | undefined): string | undefined {
+  return claim?.metadata?.annotations?.[memberIdAnnotation];
+}

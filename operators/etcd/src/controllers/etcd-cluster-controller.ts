@@ -1,0 +1,458 @@
+// The EtcdCluster reconciler: Services and PodDisruptionBudget by server-side apply; members as
+// pods and claims driven one step at a time by the engine (ADR 0301); status from etcd's own view.
+// Every line is safe to repeat: what exists is read from the caches and etcd, never remembered.
+import {
+  KubeApiError,
+  PermanentError,
+  builtin,
+  generationChanged,
+  isBeingDeleted,
+  isControlledBy,
+  watch,
+  type Controller,
+  type KubeObject,
+  type Manager,
+  type ObjectKey,
+  type ReconcileContext,
+  type ReconcileResult,
+} from '@homeostat/reconcile';
+import { etcdClusters, type EtcdCluster } from '../api/etcd-cluster-types.ts';
+import { imageOf } from '../api/etcd-versions.ts';
+import type { EtcdConnection } from '../connection.ts';
+import { EtcdEngineError, messageOf } from '../errors.ts';
+import { readClusterHealth, type ClusterHealth } from '../health/cluster-health.ts';
+import { memberIdHex } from '../member-id.ts';
+import { normalizeUrl } from '../membership/members.ts';
+import {
+  reconcileMembershipStep,
+  replaceMember,
+  type DesiredMember,
+  type StepOutcome,
+} from '../membership/membership-reconciler.ts';
+import {
+  claimName,
+  desiredMemberNames,
+  managedSelector,
+  nameOf,
+  namespaceOf,
+  ordinalOf,
+  seedMemberId,
+  tlsSecretNames,
+} from './cluster-names.ts';
+import { clusterStatus, type Problem } from './cluster-status.ts';
+import { clientCredentials, ensureGeneratedTls } from './cluster-tls.ts';
+import { claimMemberId } from './desired-member-claim.ts';
+import { desiredPodDisruptionBudget } from './desired-pdb.ts';
+import { desiredClientService, desiredPeerService } from './desired-services.ts';
+import {
+  deleteMemberObjects,
+  ensureMemberObjects,
+  kubeMemberRuntime,
+  type KubeMemberRuntimeDeps,
+} from './kube-member-runtime.ts';
+import type { MemberAddressing } from './member-addressing.ts';
+import { OwnedObjects, ownedKinds } from './owned-objects.ts';
+
+export interface EtcdClusterControllerOptions {
+  /** Where members are reached and listen: DNS names in a cluster, loopback ports in tests. */
+  readonly addressing: MemberAddressing;
+  /** Repository of the etcd images (tags v<version>); etcd's own by default. */
+  readonly imageRepository?: string;
+  /** Deadline of each call to etcd, in ms (default 5000). */
+  readonly etcdCallTimeoutMs?: number;
+  /** How often a converged cluster's health is read again, in ms (default 30 s). */
+  readonly healthIntervalMs?: number;
+  /** How soon a cluster that is changing (creating, scaling) is looked at again, in ms (default 2 s). */
+  readonly stepIntervalMs?: number;
+  readonly maxConcurrentReconciles?: number;
+}
+
+/**
+ * Something keeps the operator from carrying out the spec; becomes Degraded and a Warning Event.
+ * `permanent`: only a change of the spec can help (the reconcile is not retried until one comes).
+ */
+class Refusal extends Error {
+  override readonly name = 'Refusal';
+  /** The condition reason (CamelCase). */
+  readonly reason: string;
+  readonly permanent: boolean;
+  constructor(reason: string, message: string, options: { cause?: unknown; permanent?: boolean } = {}) {
+    super(message, options.cause === undefined ? {} : { cause: options.cause });
+    this.reason = reason;
+    this.permanent = options.permanent ?? false;
+  }
+}
+
+/** A write the API server refused, as a sentence for `kubectl describe`. */
+async function write<T>(what: string, action: () => Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (error) {
+    const detail = error instanceof KubeApiError ? (error.status.message ?? error.message) : messageOf(error);
+    throw new Refusal('ApplyFailed', `${what}: ${detail}`, { cause: error });
+  }
+}
+
+function assertOwnedOrAbsent(
+  current: KubeObject | undefined,
+  cluster: EtcdCluster,
+  kind: string,
+  name: string,
+) {
+  if (current && !isControlledBy(current, cluster)) {
+    throw new Refusal(
+      'NameTaken',
+      `${kind} ${name} exists and is not controlled by this EtcdCluster; rename or delete it`,
+    );
+  }
+}
+
+/** What one reconcile of one cluster works with. */
+interface Round {
+  readonly cluster: EtcdCluster;
+  readonly ctx: ReconcileContext;
+  readonly deps: KubeMemberRuntimeDeps;
+  readonly desired: readonly DesiredMember[];
+  readonly connection: EtcdConnection;
+}
+
+async function applyClusterObjects(round: Round): Promise<void> {
+  const { cluster, ctx, deps } = round;
+  for (const service of [desiredPeerService(cluster), desiredClientService(cluster)]) {
+    const name = service.metadata?.name ?? '';
+    // Only labelled Services are cached; one of this name without the label is someone else's.
+    const current =
+      deps.owned.service(cluster, name) ??
+      (await ctx.client.find(builtin.services, name, namespaceOf(cluster)));
+    assertOwnedOrAbsent(current, cluster, 'Service', name);
+    await write(`applying Service ${name}`, () =>
+      ctx.client.applyIfChanged(builtin.services, service, current),
+    );
+  }
+  const pdb = desiredPodDisruptionBudget(cluster);
+  const current = deps.owned.podDisruptionBudget(cluster, nameOf(cluster));
+  if (pdb) {
+    await write(`applying PodDisruptionBudget ${nameOf(cluster)}`, () =>
+      ctx.client.applyIfChanged(builtin.podDisruptionBudgets, pdb, current),
+    );
+  } else if (current && isControlledBy(current, cluster)) {
+    await write(`deleting PodDisruptionBudget ${nameOf(cluster)}`, () =>
+      ctx.client.delete(builtin.podDisruptionBudgets, nameOf(cluster), namespaceOf(cluster), {
+        uid: current.metadata?.uid ?? '',
+      }),
+    );
+  }
+}
+
+/** Reads etcd through every member that has a pod; undefined (with why) when none answers. */
+async function observe(round: Round): Promise<{ health?: ClusterHealth; unreachable?: string }> {
+  if (round.connection.endpoints.length === 0) return { unreachable: 'no member pod exists' };
+  try {
+    return { health: await readClusterHealth(round.connection) };
+  } catch (error) {
+    return { unreachable: messageOf(error) };
+  }
+}
+
+/** A new cluster: member 0 alone, as a new etcd cluster (ADR 0301: seed, then grow). */
+async function seed(round: Round): Promise<void> {
+  const [first] = round.desired;
+  if (!first) return;
+  if (round.cluster.spec.bootstrap?.fromBackup) {
+    throw new Refusal(
+      'RestoreNotSupported',
+      'bootstrap.fromBackup is not carried out by this version of the operator yet; nothing was created',
+      { permanent: true },
+    );
+  }
+  await write(`creating member ${first.name}`, () =>
+    ensureMemberObjects(
+      round.deps,
+      first.name,
+      { initialCluster: `${first.name}=${first.peerUrl}`, state: 'new' },
+      seedMemberId,
+    ),
+  );
+}
+
+/**
+ * No member answers, but the cluster exists: bring back every member whose claim still holds its
+ * data (after all pods were deleted, say). Their data directories decide who they are; the
+ * initial-cluster flags are ignored by a member that has data.
+ */
+async function restartMembers(round: Round): Promise<void> {
+  const { cluster, deps } = round;
+  const withData = round.desired.filter((d) => deps.owned.claim(cluster, claimName(d.name)));
+  const initialCluster = withData.map((d) => `${d.name}=${d.peerUrl}`).join(',');
+  for (const member of withData) {
+    if (deps.owned.pod(cluster, member.name)) continue;
+    const claim = deps.owned.claim(cluster, claimName(member.name));
+    await write(`recreating pod ${member.name}`, () =>
+      ensureMemberObjects(
+        deps,
+        member.name,
+        { initialCluster, state: 'existing' },
+        claimMemberId(claim) ?? '',
+      ),
+    );
+  }
+}
+
+/**
+ * Members etcd lists as started whose pods or claims are gone: a missing pod is made again (its
+ * claim still holds the data); a claim deleted or being deleted means the data is lost, so the
+ * member is replaced (its pod goes first, which lets a claim in use finish deleting).
+ */
+async function healMembers(round: Round, health: ClusterHealth): Promise<StepOutcome | undefined> {
+  const { cluster, deps, ctx } = round;
+  const started = health.members.filter((m) => m.member.started);
+  const initialCluster = health.members
+    .map((m) => {
+      const desired = round.desired.find((d) =>
+        m.member.peerUrls.some((u) => normalizeUrl(u) === normalizeUrl(d.peerUrl)),
+      );
+      return desired ? `${desired.name}=${desired.peerUrl}` : undefined;
+    })
+    .filter(Boolean)
+    .join(',');
+  for (const listed of started) {
+    const desired = round.desired.find((d) =>
+      listed.member.peerUrls.some((u) => normalizeUrl(u) === normalizeUrl(d.peerUrl)),
+    );
+    if (!desired) continue;
+    const claim = deps.owned.claim(cluster, claimName(desired.name));
+    // A claim being deleted is data about to go (it waits only for the pod to let go of it).
+    if (!claim || claim.metadata?.deletionTimestamp) {
+      await replaceMember(round.connection, desired, {
+        runtime: kubeMemberRuntime(deps),
+        allowTwoMemberRemoval: false,
+      });
+      await ctx.events.warning(
+        cluster,
+        'MemberReplaced',
+        'Replace',
+        `the claim of ${desired.name} is deleted, so its data is lost: removed it from etcd; it joins again empty as a learner`,
+      );
+      return { kind: 'changed', action: 'remove', member: desired.name };
+    }
+    if (!deps.owned.pod(cluster, desired.name)) {
+      await write(`recreating pod ${desired.name}`, () =>
+        ensureMemberObjects(
+          deps,
+          desired.name,
+          { initialCluster, state: 'existing' },
+          memberIdHex(listed.member.id),
+        ),
+      );
+    }
+  }
+  return undefined;
+}
+
+/** Pods and claims of members that are neither wanted nor listed by etcd (left over by a removal). */
+async function collectLeftovers(round: Round, health: ClusterHealth): Promise<void> {
+  const { cluster, deps } = round;
+  const wanted = new Set(round.desired.map((d) => d.name));
+  const names = new Set(
+    [...deps.owned.podsOf(cluster), ...deps.owned.claimsOf(cluster)].map(
+      (o) => o.metadata?.labels?.['etcd.homeostat.dev/member'] ?? '',
+    ),
+  );
+  for (const name of names) {
+    if (!name || wanted.has(name) || ordinalOf(nameOf(cluster), name) === undefined) continue;
+    const urls = await deps.addressing.urls(cluster, name);
+    const listed = health.members.some((m) =>
+      m.member.peerUrls.some((u) => normalizeUrl(u) === normalizeUrl(urls.peerUrl)),
+    );
+    if (!listed) await write(`deleting the pod and claim of ${name}`, () => deleteMemberObjects(deps, name));
+  }
+}
+
+const stepEvents: Record<string, { reason: string; note: (m: string) => string }> = {
+  'add-learner': { reason: 'MemberAdded', note: (m) => `added ${m} to etcd as a learner` },
+  promote: { reason: 'MemberPromoted', note: (m) => `promoted ${m} to a voting member` },
+  remove: { reason: 'MemberRemoved', note: (m) => `removed ${m} from etcd` },
+};
+
+async function convergeMembers(round: Round, health: ClusterHealth): Promise<StepOutcome> {
+  const healed = await healMembers(round, health);
+  if (healed) return healed;
+  let step: StepOutcome;
+  try {
+    step = await reconcileMembershipStep(round.connection, round.desired, {
+      runtime: kubeMemberRuntime(round.deps),
+      // Going to one member is what the spec asks for; the engine still refuses unless both are healthy.
+      allowTwoMemberRemoval: round.cluster.spec.size === 1,
+    });
+  } catch (error) {
+    if (error instanceof EtcdEngineError) throw new Refusal(error.reason, error.message, { cause: error });
+    throw error;
+  }
+  if (step.kind === 'changed') {
+    const event = stepEvents[step.action];
+    if (event) await round.ctx.events.normal(round.cluster, event.reason, 'Scale', event.note(step.member));
+  }
+  if (step.kind === 'converged') await collectLeftovers(round, health);
+  return step;
+}
+
+async function desiredMembers(cluster: EtcdCluster, addressing: MemberAddressing): Promise<DesiredMember[]> {
+  return Promise.all(
+    desiredMemberNames(cluster).map(async (name) => ({ name, ...(await addressing.urls(cluster, name)) })),
+  );
+}
+
+/** Client URLs of every member that has a pod: the engine asks each in turn. */
+async function endpointsOf(
+  cluster: EtcdCluster,
+  owned: OwnedObjects,
+  addressing: MemberAddressing,
+): Promise<string[]> {
+  const names = owned
+    .podsOf(cluster)
+    .map((p) => p.metadata?.name ?? '')
+    .filter((n) => ordinalOf(nameOf(cluster), n) !== undefined)
+    .sort((a, b) => (ordinalOf(nameOf(cluster), a) ?? 0) - (ordinalOf(nameOf(cluster), b) ?? 0));
+  return Promise.all(names.map(async (n) => (await addressing.urls(cluster, n)).clientUrl));
+}
+
+/** The operator's client certificate for this cluster; a Secret it cannot use is a Refusal. */
+async function credentialsOf(
+  cluster: EtcdCluster,
+  ctx: ReconcileContext,
+  owned: OwnedObjects,
+): Promise<EtcdConnection['credentials']> {
+  try {
+    return await clientCredentials(cluster, ctx.client, owned);
+  } catch (error) {
+    throw new Refusal('ClientCertificateUnusable', messageOf(error), { cause: error });
+  }
+}
+
+/** Adds the EtcdCluster controller to `manager`. */
+export function addEtcdClusterController(
+  manager: Manager,
+  options: EtcdClusterControllerOptions,
+): Controller<EtcdCluster> {
+  const owned = new OwnedObjects(manager);
+  const healthIntervalMs = options.healthIntervalMs ?? 30_000;
+  const stepIntervalMs = options.stepIntervalMs ?? 2000;
+
+  return manager.controller({
+    name: 'etcdcluster',
+    for: etcdClusters,
+    // Everything the operator makes carries its label; a change to any of it wakes the cluster.
+    watches: ownedKinds.map((type) => watch({ type, labelSelector: managedSelector, map: clusterOf })),
+    predicates: [generationChanged],
+    maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
+    async reconcile({ name, object: cluster }, ctx): Promise<ReconcileResult> {
+      // Deleted or being deleted: garbage collection removes what it owns (ownerReferences).
+      if (!cluster || isBeingDeleted(cluster)) return {};
+
+      const image = imageOf(cluster.spec.version, options.imageRepository) ?? '';
+      const deps: KubeMemberRuntimeDeps = {
+        cluster,
+        client: ctx.client,
+        events: ctx.events,
+        owned,
+        addressing: options.addressing,
+        image,
+      };
+      const desired = await desiredMembers(cluster, options.addressing);
+
+      let problem: Problem | undefined;
+      let refusal: Refusal | undefined;
+      let step: StepOutcome | undefined;
+      let observed: { health?: ClusterHealth; unreachable?: string } = {};
+      try {
+        if (!image) {
+          throw new Refusal('UnknownVersion', `no image for etcd ${cluster.spec.version}`, {
+            permanent: true,
+          });
+        }
+        if (!cluster.spec.paused) {
+          // Certificates first: no member pod may start without the Secrets it mounts.
+          const made = await write('making the TLS Secrets', () =>
+            ensureGeneratedTls(cluster, ctx.client, owned, options.addressing),
+          );
+          if (made.length) {
+            await ctx.events.normal(
+              cluster,
+              'CertificatesCreated',
+              'Create',
+              `created Secrets ${made.join(', ')}`,
+            );
+          }
+        }
+        const round: Round = {
+          cluster,
+          ctx,
+          deps,
+          desired,
+          connection: {
+            endpoints: await endpointsOf(cluster, owned, options.addressing),
+            callTimeoutMs: options.etcdCallTimeoutMs ?? 5000,
+            credentials: await credentialsOf(cluster, ctx, owned),
+          },
+        };
+        if (!cluster.spec.paused) await applyClusterObjects(round);
+        observed = await observe(round);
+        if (!cluster.spec.paused) {
+          if (observed.health) step = await convergeMembers(round, observed.health);
+          else if (!cluster.status?.clusterId) await seed(round);
+          else await restartMembers(round);
+        }
+      } catch (error) {
+        if (!(error instanceof Refusal)) throw error;
+        problem = { reason: error.reason, message: error.message };
+        refusal = error;
+        // A permanent refusal's Event comes with the PermanentError below.
+        if (!error.permanent) await ctx.events.warning(cluster, error.reason, 'Reconcile', error.message);
+      }
+
+      const status = clusterStatus(cluster, {
+        desired,
+        health: observed.health,
+        unreachable: observed.unreachable,
+        step,
+        problem,
+        clientEndpoint: options.addressing.clientEndpoint(cluster),
+        clientSecret: tlsSecretNames(cluster)?.client,
+      });
+      const before = cluster.status;
+      if (!before?.clusterId && status.clusterId) {
+        await ctx.events.normal(
+          cluster,
+          'ClusterCreated',
+          'Create',
+          `etcd cluster ${status.clusterId} answers`,
+        );
+      }
+      if (status.phase === 'QuorumLost' && before?.phase !== 'QuorumLost') {
+        await ctx.events.warning(
+          cluster,
+          'QuorumLost',
+          'Observe',
+          status.conditions?.find((c) => c.type === 'QuorumLost')?.message ?? '',
+        );
+      }
+      await ctx.client.applyStatusIfChanged(
+        etcdClusters,
+        { metadata: { name, namespace: namespaceOf(cluster) }, status },
+        cluster,
+      );
+      // After the status says why: a spec that cannot be carried out waits for a change of it; a
+      // refused write is retried with backoff.
+      if (refusal?.permanent) throw new PermanentError(refusal.reason, refusal.message);
+      if (refusal?.reason === 'ApplyFailed') throw refusal;
+      // Membership moves in steps: come back soon while it does, otherwise poll health.
+      const busy = (step !== undefined && step.kind !== 'converged') || !status.clusterId || !observed.health;
+      return { requeueAfterMs: busy && !problem ? stepIntervalMs : healthIntervalMs };
+    },
+  });
+}
+
+function clusterOf(obj: KubeObject): ObjectKey[] {
+  const instance = obj.metadata?.labels?.['app.kubernetes.io/instance'];
+  return instance ? [{ namespace: obj.metadata?.namespace ?? 'default', name: instance }] : [];
+}

@@ -1,0 +1,279 @@
+// The EtcdCluster controller with both sides real: a real kube-apiserver holds the EtcdCluster,
+// its claims and pods, and a stand-in for the kubelet (MemberPodRunner) runs a real etcd process
+// from each pod's own flags, with a data directory per claim. Bootstrap, scaling, a deleted pod,
+// a lost claim, an operator restart in the middle of a scale and every pod deleted at once, with
+// every key checked on every member.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { installCrds, waitUntil } from '@homeostat/testing';
+import { sharedKubeConfig } from '@homeostat/testing/shared';
+import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
+import { memoryLogger } from '@homeostat/reconcile/testing';
+import { etcdClusterCrd } from '../api/etcd-cluster-crd.ts';
+import { etcdClusters, type EtcdCluster } from '../api/etcd-cluster-types.ts';
+import { defaultVersion } from '../api/etcd-versions.ts';
+import type { EtcdConnection } from '../connection.ts';
+import { readClusterHealth } from '../health/cluster-health.ts';
+import { memberIdHex } from '../member-id.ts';
+import {
+  conditionOf,
+  createEtcdCluster,
+  createTestNamespace,
+  eventsAbout,
+  startTestOperator,
+} from '../test-support/etcd-cluster-fixtures.ts';
+import { expectKeyspaceOnEveryMember, writeKeys } from '../test-support/keyspace.ts';
+import { loopbackAddressing } from '../test-support/loopback-addressing.ts';
+import { MemberPodRunner } from '../test-support/member-pod-runner.ts';
+
+const kubeConfig = sharedKubeConfig();
+const namespace = `etcd-run-${process.pid}`;
+const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
+const poll = { timeoutMs: 90_000, intervalMs: 200 };
+const get = (name: string) => client.get(etcdClusters, name, namespace);
+const addressing = loopbackAddressing();
+
+/** Client URLs of members `0 … size-1` of a cluster. */
+async function clientUrls(cluster: EtcdCluster, size: number): Promise<string[]> {
+  const names = Array.from({ length: size }, (_, i) => `${cluster.metadata?.name ?? ''}-${i}`);
+  return Promise.all(names.map(async (n) => (await addressing.urls(cluster, n)).clientUrl));
+}
+
+/** How a client reaches the cluster: the members' URLs and the client certificate the operator made. */
+async function connectionTo(cluster: EtcdCluster, size: number): Promise<EtcdConnection> {
+  const secret = await client.get(builtin.secrets, `${cluster.metadata?.name ?? ''}-client-tls`, namespace);
+  const file = (key: string) => Buffer.from(secret.data?.[key] ?? '', 'base64');
+  return {
+    endpoints: await clientUrls(cluster, size),
+    credentials: { rootCertificate: file('ca.crt'), certChain: file('tls.crt'), privateKey: file('tls.key') },
+  };
+}
+
+/** Waits until status shows `size` ready voting members, Running and converged. */
+async function waitForVoters(name: string, size: number): Promise<EtcdCluster> {
+  await waitUntil(
+    `${name}: ${size} ready voting members, Running`,
+    async () => {
+      const status = (await get(name)).status;
+      const voters = status?.members?.filter((m) => m.role === 'Voter' && m.ready) ?? [];
+      return (
+        status?.phase === 'Running' &&
+        voters.length === size &&
+        status.members?.length === size &&
+        conditionOf(await get(name), 'Progressing')?.reason === 'Converged'
+      );
+    },
+    poll,
+  );
+  return get(name);
+}
+
+describe('EtcdCluster controller driving real etcd members on a real kube-apiserver', () => {
+  const { log, lines } = memoryLogger();
+  let manager: Manager | undefined;
+  let runner: MemberPodRunner;
+  let workDir: string;
+  let keys: Map<string, string>;
+
+  beforeAll(async () => {
+    await installCrds(kubeConfig, [etcdClusterCrd]);
+    await createTestNamespace(client, namespace);
+    workDir = await mkdtemp(join(tmpdir(), 'homeostat-etcd-pods-'));
+    runner = new MemberPodRunner(client, namespace, workDir);
+    runner.start();
+    manager = await startTestOperator(kubeConfig, namespace, addressing, log);
+  });
+
+  // A failure says what the operator logged and what status it wrote, not only what timed out.
+  afterEach(async (context) => {
+    if (context.task.result?.state !== 'fail') return;
+    const notable = lines.filter((l) => Number(l['level']) >= 40).slice(-20);
+    console.warn(JSON.stringify({ operatorLog: notable, status: (await get('main')).status }, null, 1));
+  });
+
+  afterAll(async () => {
+    await manager?.stop();
+    await runner?.stop();
+    await client.delete(builtin.namespaces, namespace).catch(() => undefined);
+    client.close();
+    await rm(workDir, { recursive: true, force: true });
+  });
+
+  it('creates a one-member cluster with TLS: Running, Available, its ID, leader and version in status', async () => {
+    await createEtcdCluster(client, 'main', namespace, { size: 1 });
+    const cluster = await waitForVoters('main', 1);
+    const status = cluster.status;
+    expect(status?.clusterId).toMatch(/^[0-9a-f]+$/);
+    expect(status?.members).toEqual([
+      expect.objectContaining({
+        name: 'main-0',
+        role: 'Voter',
+        ready: true,
+        leader: true,
+        version: defaultVersion,
+      }),
+    ]);
+    expect((await clientUrls(cluster, 1))[0]).toMatch(/^https:/);
+    expect(status).toMatchObject({
+      clientSecret: 'main-client-tls',
+      readyMembers: 1,
+      memberCount: 1,
+      leader: 'main-0',
+      currentVersion: defaultVersion,
+    });
+    expect(conditionOf(cluster, 'Available')).toMatchObject({ status: 'True', reason: 'QuorumHealthy' });
+    expect(conditionOf(cluster, 'QuorumLost')).toMatchObject({ status: 'False' });
+    expect((await eventsAbout(client, namespace, 'main', 'ClusterCreated'))[0]?.note).toBe(
+      `etcd cluster ${status?.clusterId ?? ''} answers`,
+    );
+    keys = await writeKeys(await connectionTo(cluster, 1), 'k/', 200);
+    // Client certificates are required: a client with only the CA is turned away.
+    const { credentials, endpoints } = await connectionTo(cluster, 1);
+    const anonymous = {
+      endpoints,
+      credentials: { rootCertificate: credentials?.rootCertificate ?? Buffer.alloc(0) },
+      callTimeoutMs: 3000,
+    };
+    await expect(writeKeys(anonymous, 'anonymous/', 1)).rejects.toThrow();
+  });
+
+  it('scales 1 → 3 one learner at a time (added, started, promoted), every key on every member', async () => {
+    await client.patch(etcdClusters, 'main', namespace, { spec: { size: 3 } });
+    const cluster = await waitForVoters('main', 3);
+    await expectKeyspaceOnEveryMember(await connectionTo(cluster, 3), await clientUrls(cluster, 3), keys);
+    const added = await eventsAbout(client, namespace, 'main', 'MemberAdded');
+    const promoted = await eventsAbout(client, namespace, 'main', 'MemberPromoted');
+    expect(added.map((e) => e.note)).toEqual([
+      'added main-1 to etcd as a learner',
+      'added main-2 to etcd as a learner',
+    ]);
+    expect(promoted.map((e) => e.note)).toEqual([
+      'promoted main-1 to a voting member',
+      'promoted main-2 to a voting member',
+    ]);
+    // Each claim says which etcd member its data belongs to.
+    for (const member of cluster.status?.members ?? []) {
+      const claim = await client.get(builtin.persistentVolumeClaims, `${member.name}-data`, namespace);
+      const recorded = claim.metadata?.annotations?.['etcd.homeostat.dev/member-id'];
+      expect(member.name === 'main-0' ? 'seed' : member.id).toBe(recorded);
+    }
+    expect(await client.find(builtin.podDisruptionBudgets, 'main', namespace)).toBeDefined();
+  });
+
+  it('brings a deleted member pod back with its identity and data', async () => {
+    const before = (await get('main')).status?.members?.find((m) => m.name === 'main-1')?.id;
+    const uid = (await client.get(builtin.pods, 'main-1', namespace)).metadata?.uid;
+    await client.delete(builtin.pods, 'main-1', namespace);
+    await waitUntil(
+      'main-1 made again, and ready',
+      async () => {
+        const pod = await client.find(builtin.pods, 'main-1', namespace);
+        const ready = pod?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+        return pod !== undefined && pod.metadata?.uid !== uid && ready === true;
+      },
+      poll,
+    );
+    const cluster = await waitForVoters('main', 3);
+    expect(cluster.status?.members?.find((m) => m.name === 'main-1')?.id).toBe(before);
+    await expectKeyspaceOnEveryMember(await connectionTo(cluster, 3), await clientUrls(cluster, 3), keys);
+  });
+
+  it('replaces a member whose claim is deleted: removed, added back empty as a learner, promoted', async () => {
+    const before = (await get('main')).status?.members?.find((m) => m.name === 'main-2')?.id;
+    // Its pod still uses the claim, so the claim stays Terminating until the operator lets go.
+    await client.delete(builtin.persistentVolumeClaims, 'main-2-data', namespace);
+    await waitUntil(
+      'main-2 replaced',
+      async () => {
+        const id = (await get('main')).status?.members?.find((m) => m.name === 'main-2')?.id;
+        return id !== undefined && id !== before;
+      },
+      poll,
+    );
+    const cluster = await waitForVoters('main', 3);
+    expect((await eventsAbout(client, namespace, 'main', 'MemberReplaced'))[0]).toMatchObject({
+      type: 'Warning',
+      note: 'the claim of main-2 is deleted, so its data is lost: removed it from etcd; it joins again empty as a learner',
+    });
+    await expectKeyspaceOnEveryMember(await connectionTo(cluster, 3), await clientUrls(cluster, 3), keys);
+  });
+
+  it('converges with no duplicate member when the operator is stopped right after a member is added', async () => {
+    const addedBefore = (await eventsAbout(client, namespace, 'main', 'MemberAdded')).length;
+    await client.patch(etcdClusters, 'main', namespace, { spec: { size: 5 } });
+    await waitUntil(
+      'a member added',
+      async () => (await eventsAbout(client, namespace, 'main', 'MemberAdded')).length > addedBefore,
+      poll,
+    );
+    await manager?.stop();
+    manager = await startTestOperator(kubeConfig, namespace, addressing, log);
+    const cluster = await waitForVoters('main', 5);
+    const health = await readClusterHealth(await connectionTo(cluster, 5));
+    expect(health.members.map((m) => m.member.name).sort()).toEqual([
+      'main-0',
+      'main-1',
+      'main-2',
+      'main-3',
+      'main-4',
+    ]);
+    expect(new Set(health.members.map((m) => memberIdHex(m.member.id))).size).toBe(5);
+    await expectKeyspaceOnEveryMember(await connectionTo(cluster, 5), await clientUrls(cluster, 5), keys);
+  });
+
+  it('brings every member back with its data when all pods are deleted at once', async () => {
+    const ids = (await get('main')).status?.members?.map((m) => [m.name, m.id]);
+    const pods = await client.list(builtin.pods, {
+      namespace,
+      labelSelector: 'app.kubernetes.io/instance=main',
+    });
+    const uids = new Set(pods.items.map((p) => p.metadata?.uid));
+    await Promise.all(pods.items.map((p) => client.delete(builtin.pods, p.metadata?.name ?? '', namespace)));
+    await waitUntil(
+      'five new pods, ready',
+      async () => {
+        const now = await client.list(builtin.pods, {
+          namespace,
+          labelSelector: 'app.kubernetes.io/instance=main',
+        });
+        return (
+          now.items.length === 5 &&
+          now.items.every(
+            (p) =>
+              !uids.has(p.metadata?.uid) &&
+              p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+          )
+        );
+      },
+      poll,
+    );
+    const cluster = await waitForVoters('main', 5);
+    expect(cluster.status?.members?.map((m) => [m.name, m.id])).toEqual(ids);
+    await expectKeyspaceOnEveryMember(await connectionTo(cluster, 5), await clientUrls(cluster, 5), keys);
+  });
+
+  it('scales 5 → 1, removing one member at a time with its pod and claim, keys intact', async () => {
+    await client.patch(etcdClusters, 'main', namespace, { spec: { size: 1 } });
+    const cluster = await waitForVoters('main', 1);
+    await waitUntil(
+      'pods and claims of removed members deleted',
+      async () => {
+        const pods = await client.list(builtin.pods, {
+          namespace,
+          labelSelector: 'app.kubernetes.io/instance=main',
+        });
+        const claims = await client.list(builtin.persistentVolumeClaims, {
+          namespace,
+          labelSelector: 'app.kubernetes.io/instance=main',
+        });
+        return pods.items.length === 1 && claims.items.length === 1;
+      },
+      poll,
+    );
+    expect((await eventsAbout(client, namespace, 'main', 'MemberRemoved')).length).toBeGreaterThanOrEqual(4);
+    expect(await client.find(builtin.podDisruptionBudgets, 'main', namespace)).toBeUndefined();
+    await expectKeyspaceOnEveryMember(await connectionTo(cluster, 1), await clientUrls(cluster, 1), keys);
+  });
+});

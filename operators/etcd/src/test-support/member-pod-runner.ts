@@ -1,0 +1,207 @@
+// A stand-in for the kubelet in the controller tests: the test control plane has no node, so
+// nothing would ever run the member pods the operator creates. This runs a real etcd process for
+// each of them, from the pod's own command line (so the flags the operator writes are what is
+// tested), with a data directory per claim that outlives the pod, as a volume does, and the
+// Secrets it mounts written out as files where the flags expect them. It reports
+// readiness from etcd's /readyz into the pod status, restarts a process that exits while its pod
+// exists (restartPolicy Always), and releases a deleted claim once no pod uses it (what the
+// kube-controller-manager's pvc-protection controller does).
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
+import { binaryPath, httpGet, startProcess, type ManagedProcess } from '@homeostat/testing';
+import { builtin, type KubeClient } from '@homeostat/reconcile';
+import { managedSelector } from '../controllers/cluster-names.ts';
+import { dataDir } from '../controllers/desired-member-pod.ts';
+
+interface Running {
+  readonly uid: string;
+  readonly pod: string;
+  readonly metricsUrl: string;
+  /** The pod's flags with its volumes' paths replaced by directories on this machine. */
+  readonly args: readonly string[];
+  process: ManagedProcess;
+  ready: boolean | undefined;
+  restarts: number;
+}
+
+// Faster elections and no fsync: the disk of a test machine is not what these tests are about.
+const testFlags = [
+  '--unsafe-no-fsync',
+  '--heartbeat-interval=100',
+  '--election-timeout=1000',
+  '--log-level=warn',
+];
+
+export class MemberPodRunner {
+  readonly #client: KubeClient;
+  readonly #namespace: string;
+  readonly #workDir: string;
+  readonly #running = new Map<string, Running>();
+  #timer: NodeJS.Timeout | undefined;
+  #tick: Promise<void> = Promise.resolve();
+  #stopped = false;
+
+  constructor(client: KubeClient, namespace: string, workDir: string) {
+    this.#client = client;
+    this.#namespace = namespace;
+    this.#workDir = workDir;
+  }
+
+  /** The directory that stands for a claim's volume. */
+  volumeDir(claim: string): string {
+    return join(this.#workDir, claim);
+  }
+
+  /** Pods whose etcd runs now, by name. */
+  runningPods(): string[] {
+    return [...this.#running.values()].filter((r) => r.process.isRunning()).map((r) => r.pod);
+  }
+
+  /** Kills a pod's etcd as a crash would (SIGKILL); the runner restarts it while the pod exists. */
+  async crash(pod: string): Promise<void> {
+    const running = [...this.#running.values()].find((r) => r.pod === pod);
+    await running?.process.stop(0);
+  }
+
+  start(intervalMs = 200): void {
+    const loop = () => {
+      if (this.#stopped) return;
+      this.#tick = this.#sync()
+        .catch(() => undefined)
+        .finally(() => {
+          if (!this.#stopped) this.#timer = setTimeout(loop, intervalMs);
+        });
+    };
+    loop();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    await this.#tick;
+    await Promise.all([...this.#running.values()].map((r) => r.process.stop(2000)));
+    this.#running.clear();
+  }
+
+  async #sync(): Promise<void> {
+    const options = { namespace: this.#namespace, labelSelector: managedSelector };
+    const [pods, claims] = await Promise.all([
+      this.#client.list(builtin.pods, options),
+      this.#client.list(builtin.persistentVolumeClaims, options),
+    ]);
+    const live = new Map(
+      pods.items.filter((p) => !p.metadata?.deletionTimestamp).map((p) => [p.metadata?.uid ?? '', p]),
+    );
+    for (const [uid, running] of this.#running) {
+      if (!live.has(uid)) {
+        await running.process.stop(2000);
+        this.#running.delete(uid);
+      }
+    }
+    for (const [uid, pod] of live) {
+      const running = this.#running.get(uid);
+      if (!running) await this.#startPod(uid, pod);
+      else if (!running.process.isRunning()) {
+        running.restarts++;
+        running.ready = undefined;
+        running.process = this.#spawn(running.pod, running.args);
+      }
+    }
+    await Promise.all([...this.#running.values()].map((r) => this.#reportReadiness(r)));
+    await this.#releaseClaims(claims.items, [...live.values()]);
+  }
+
+  #claimOf(pod: V1Pod): string {
+    return pod.spec?.volumes?.find((v) => v.persistentVolumeClaim)?.persistentVolumeClaim?.claimName ?? '';
+  }
+
+  /** Writes the pod's Secret volumes out as files; returns mount path → local directory. */
+  async #secretVolumes(uid: string, pod: V1Pod): Promise<Map<string, string>> {
+    const mounts = new Map<string, string>();
+    for (const volume of pod.spec?.volumes ?? []) {
+      const secretName = volume.secret?.secretName;
+      const mount = pod.spec?.containers[0]?.volumeMounts?.find((m) => m.name === volume.name);
+      if (!secretName || !mount) continue;
+      const dir = join(this.#workDir, `${pod.metadata?.name ?? ''}-${uid.slice(0, 8)}`, volume.name);
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      const secret = await this.#client.get(builtin.secrets, secretName, this.#namespace);
+      for (const [key, value] of Object.entries(secret.data ?? {})) {
+        await writeFile(join(dir, key), Buffer.from(value, 'base64'), { mode: 0o600 });
+      }
+      mounts.set(mount.mountPath, dir);
+    }
+    return mounts;
+  }
+
+  #args(pod: V1Pod, secretDirs: ReadonlyMap<string, string>): string[] {
+    const volume = join(this.volumeDir(this.#claimOf(pod)), 'data');
+    const local = (arg: string) => {
+      if (arg === `--data-dir=${dataDir}`) return `--data-dir=${volume}`;
+      let result = arg;
+      for (const [mountPath, dir] of secretDirs) result = result.replace(`=${mountPath}/`, `=${dir}/`);
+      return result;
+    };
+    return [...(pod.spec?.containers[0]?.args ?? []).map(local), ...testFlags];
+  }
+
+  #spawn(name: string, args: readonly string[]): ManagedProcess {
+    return startProcess({
+      name: `etcd pod ${name}`,
+      command: binaryPath('etcd'),
+      args,
+      logFile: join(this.#workDir, `${name}.log`),
+    });
+  }
+
+  async #startPod(uid: string, pod: V1Pod): Promise<void> {
+    await mkdir(this.volumeDir(this.#claimOf(pod)), { recursive: true, mode: 0o700 });
+    const args = this.#args(pod, await this.#secretVolumes(uid, pod));
+    const metricsFlag = args.find((a) => a.startsWith('--listen-metrics-urls='));
+    const name = pod.metadata?.name ?? '';
+    this.#running.set(uid, {
+      uid,
+      pod: name,
+      metricsUrl: metricsFlag?.slice('--listen-metrics-urls='.length) ?? '',
+      args,
+      process: this.#spawn(name, args),
+      ready: undefined,
+      restarts: 0,
+    });
+  }
+
+  async #reportReadiness(running: Running): Promise<void> {
+    let ready = false;
+    if (running.process.isRunning()) {
+      try {
+        ready = (await httpGet(`${running.metricsUrl}/readyz`)).status === 200;
+      } catch {
+        ready = false;
+      }
+    }
+    if (ready === running.ready) return;
+    await this.#client.patchStatus(builtin.pods, running.pod, this.#namespace, {
+      phase: 'Running',
+      conditions: [
+        { type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: new Date().toISOString() },
+      ],
+    });
+    running.ready = ready;
+  }
+
+  async #releaseClaims(claims: V1PersistentVolumeClaim[], pods: V1Pod[]): Promise<void> {
+    const inUse = new Set(pods.map((p) => this.#claimOf(p)));
+    for (const claim of claims) {
+      const name = claim.metadata?.name ?? '';
+      if (!claim.metadata?.deletionTimestamp || inUse.has(name)) continue;
+      await rm(this.volumeDir(name), { recursive: true, force: true });
+      await this.#client.patch(
+        builtin.persistentVolumeClaims,
+        name,
+        this.#namespace,
+        [{ op: 'remove', path: '/metadata/finalizers' }],
+        { patchType: 'json' },
+      );
+    }
+  }
+}
