@@ -117,7 +117,7 @@ async function repositoryFiles(recipe: ImageRecipe): Promise<Record<string, stri
 function inputsOf(recipe: ImageRecipe, files: Record<string, string>, baseId: string | undefined): string {
   const hash = createHash('sha256');
   hash.update(JSON.stringify({ ref: recipe.ref, kind: recipe.kind, args: recipe.buildArgs ?? {}, baseId }));
-  if (recipe.kind === 'debian-rootfs') hash.update(debianRootfsKey());
+  if (recipe.kind === 'debian-rootfs') hash.update(debianRootfsKey(recipe.suite));
   for (const name of Object.keys(files).sort()) {
     const path = files[name] ?? '';
     hash.update(`${name}\0${statSync(path).mode & 0o111 ? 'x' : '-'}\0`);
@@ -143,7 +143,7 @@ async function buildOne(
   ]);
   if (existing.trim()) return existing.trim().split('\n')[0] ?? '';
   if (recipe.kind === 'debian-rootfs') {
-    const tarball = await debianRootfs(log);
+    const tarball = await debianRootfs(log, recipe.suite);
     log(`importing the Debian root filesystem as ${recipe.ref}`);
     await run(dockerCli, [
       'import',

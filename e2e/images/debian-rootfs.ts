@@ -1,6 +1,7 @@
-// The Debian base every operand and operator image starts from: `debootstrap --variant=minbase
-// bookworm`, tidied into a root filesystem tarball and cached outside the repository under a
-// key made of its inputs, so it is built once per machine (and again only when a recipe changes).
+// The Debian bases operand and operator images start from: `debootstrap --variant=minbase <suite>`
+// (bookworm for most; trixie and forky for the PostgreSQL versions only they carry), tidied into a
+// root filesystem tarball and cached outside the repository under a key made of its inputs, so it
+// is built once per machine (and again only when a recipe changes).
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
@@ -8,7 +9,9 @@ import { join } from 'node:path';
 import { cacheDir } from '@homeostat/testing';
 import { run } from '../cluster/run-command.ts';
 
-const suite = 'bookworm';
+/** The suites a base is built from; the default one serves every image that needs no other. */
+export type DebianSuite = 'bookworm' | 'trixie' | 'forky';
+
 const mirror = 'http://deb.debian.org/debian';
 const securityMirror = 'http://deb.debian.org/debian-security';
 
@@ -19,21 +22,27 @@ const recipeVersion = '1';
 export const rootfsCacheDir = (): string => join(cacheDir(), 'rootfs');
 
 /** The cache key: everything that decides the tarball's content. */
-export function debianRootfsKey(): string {
+export function debianRootfsKey(suite: DebianSuite = 'bookworm'): string {
   const inputs = JSON.stringify({ suite, variant: 'minbase', mirror, securityMirror, recipeVersion });
   return createHash('sha256').update(inputs).digest('hex').slice(0, 16);
 }
 
 /** Path of the tarball for the current inputs, building it first when it is not cached. */
-export async function debianRootfs(log: (line: string) => void): Promise<string> {
-  const tarball = join(rootfsCacheDir(), `debian-${suite}-minbase-${debianRootfsKey()}.tar`);
+export async function debianRootfs(
+  log: (line: string) => void,
+  suite: DebianSuite = 'bookworm',
+): Promise<string> {
+  const tarball = join(rootfsCacheDir(), `debian-${suite}-minbase-${debianRootfsKey(suite)}.tar`);
   if (existsSync(tarball)) return tarball;
   await mkdir(rootfsCacheDir(), { recursive: true });
   const work = `${tarball}.rootfs`;
   await rm(work, { recursive: true, force: true });
   log(`debootstrap --variant=minbase ${suite} from ${mirror} (about two minutes)`);
-  await run('debootstrap', ['--variant=minbase', suite, work, mirror], { timeoutMs: 30 * 60_000 });
-  await tidy(work);
+  // A suite newer than the host's debootstrap knows is bootstrapped like testing (the sid script).
+  const known = existsSync(join('/usr/share/debootstrap/scripts', suite));
+  const script = known ? [] : ['/usr/share/debootstrap/scripts/sid'];
+  await run('debootstrap', ['--variant=minbase', suite, work, mirror, ...script], { timeoutMs: 30 * 60_000 });
+  await tidy(work, suite);
   log('packing the root filesystem');
   // /dev, /proc and /sys are provided by the container runtime; the rest is the image.
   await run('tar', [
@@ -52,7 +61,7 @@ export async function debianRootfs(log: (line: string) => void): Promise<string>
   return tarball;
 }
 
-async function tidy(root: string): Promise<void> {
+async function tidy(root: string, suite: DebianSuite): Promise<void> {
   // Derived images install packages with apt-get at build time: give them the release, its
   // updates and the security archive, as the official debian image does.
   await writeFile(

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { binaryPath, cacheDir } from '@homeostat/testing';
 import { run } from '../cluster/run-command.ts';
 import { baseImages, clusterImages, operandImages, operatorImages } from './image-names.ts';
+import type { DebianSuite } from './debian-rootfs.ts';
 
 const imagesDir = dirname(fileURLToPath(import.meta.url));
 const repoRoot = join(imagesDir, '..', '..');
@@ -32,6 +33,8 @@ export interface ImageRecipe {
   base?: string;
   /** Build arguments. */
   buildArgs?: Record<string, string>;
+  /** `debian-rootfs`: the suite (default bookworm). */
+  suite?: DebianSuite;
   /** Files built elsewhere to add to the context: context name → absolute path (made on demand). */
   extraFiles?: () => Promise<Record<string, string>>;
 }
@@ -43,6 +46,8 @@ const npmVersion = '11.19.1';
 /** Every image the project builds, bases before the images built FROM them. */
 export const imageRecipes: readonly ImageRecipe[] = [
   { ref: baseImages.debian, kind: 'debian-rootfs' },
+  { ref: baseImages.debianTrixie, kind: 'debian-rootfs', suite: 'trixie' },
+  { ref: baseImages.debianForky, kind: 'debian-rootfs', suite: 'forky' },
   {
     ref: clusterImages.pause,
     kind: 'dockerfile',
@@ -67,7 +72,9 @@ export const imageRecipes: readonly ImageRecipe[] = [
       etcdutl: await builtBinary('etcdutl'),
     }),
   },
-  { ref: operandImages.postgres, kind: 'dockerfile', dir: 'postgres', base: baseImages.debian },
+  // Debian's PostgreSQL of each supported major version, with the operator's instance entrypoint.
+  postgresRecipe(operandImages.postgres17, baseImages.debianTrixie, '17'),
+  postgresRecipe(operandImages.postgres18, baseImages.debianForky, '18'),
   {
     ref: baseImages.node,
     kind: 'dockerfile',
@@ -81,6 +88,17 @@ export const imageRecipes: readonly ImageRecipe[] = [
   },
   ...Object.entries(operatorImages).map(([operator, ref]) => operatorRecipe(operator, ref)),
 ];
+
+function postgresRecipe(ref: string, base: string, major: string): ImageRecipe {
+  return {
+    ref,
+    kind: 'repo-dockerfile',
+    dockerfile: 'e2e/images/postgres/Dockerfile',
+    base,
+    buildArgs: { DEBIAN_IMAGE: base, PG_MAJOR: major },
+    sources: ['e2e/images/postgres', 'operators/postgres/entrypoint'],
+  };
+}
 
 // Every operator image comes from the one operators/Dockerfile, told which workspace to bundle.
 function operatorRecipe(operator: string, ref: string): ImageRecipe {

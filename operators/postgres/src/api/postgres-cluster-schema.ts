@@ -2,7 +2,13 @@
 // CRD YAML in the chart (npm run generate) are both derived from these schemas. Every rule a person
 // can break carries a message that says what to do instead.
 import { Type } from '@sinclair/typebox';
-import { ConditionSchema } from '@homeostat/reconcile';
+import {
+  ConditionSchema,
+  quantitySchema,
+  requestsWithinLimitsRules,
+  resourceRequirementsSchema,
+  TolerationSchema,
+} from '@homeostat/reconcile';
 import { operatorOwnedParameterNames, operatorOwnedParameters } from './operator-owned-parameters.ts';
 import { defaultMajorVersion, supportedMajorVersions } from './postgres-versions.ts';
 
@@ -19,36 +25,6 @@ export const maxInstances = 9;
  */
 export const maxClusterNameLength = 48;
 
-// Quantities stay strings (never int-or-string) so CEL's isQuantity() can check each one.
-const quantity = (what: string, extra: Record<string, unknown> = {}) =>
-  Type.String({
-    maxLength: 64,
-    description: what,
-    'x-kubernetes-validations': [
-      { rule: 'isQuantity(self)', message: 'must be a Kubernetes quantity such as 128Mi, 1Gi, 250m or 1' },
-    ],
-    ...extra,
-  });
-
-const resourceList = (what: string) =>
-  Type.Object(
-    {
-      cpu: Type.Optional(quantity(`CPU ${what}, e.g. 500m.`)),
-      memory: Type.Optional(quantity(`Memory ${what}, e.g. 512Mi.`)),
-    },
-    { description: `Resource ${what}.` },
-  );
-
-const Toleration = Type.Object({
-  key: Type.Optional(Type.String({ maxLength: 316 })),
-  operator: Type.Optional(Type.Union([Type.Literal('Exists'), Type.Literal('Equal')])),
-  value: Type.Optional(Type.String({ maxLength: 63 })),
-  effect: Type.Optional(
-    Type.Union([Type.Literal('NoSchedule'), Type.Literal('PreferNoSchedule'), Type.Literal('NoExecute')]),
-  ),
-  tolerationSeconds: Type.Optional(Type.Integer()),
-});
-
 // A PostgreSQL identifier the operator creates without quoting surprises: lowercase, <= 63 bytes.
 const identifier = (description: string, defaultValue: string) =>
   Type.String({
@@ -61,7 +37,10 @@ const identifier = (description: string, defaultValue: string) =>
 
 export const Storage = Type.Object(
   {
-    size: quantity("Size of each instance's PersistentVolumeClaim, e.g. 10Gi. It may grow, never shrink.", {
+    size: Type.String({
+      ...quantitySchema(
+        "Size of each instance's PersistentVolumeClaim, e.g. 10Gi. It may grow, never shrink.",
+      ),
       default: '1Gi',
     }),
     storageClassName: Type.Optional(
@@ -113,7 +92,7 @@ export const Scheduling = Type.Object(
       Type.Record(Type.String(), Type.String(), { description: 'Node labels the instances must match.' }),
     ),
     tolerations: Type.Optional(
-      Type.Array(Toleration, { maxItems: 32, description: 'Tolerations of the instance pods.' }),
+      Type.Array(TolerationSchema, { maxItems: 32, description: 'Tolerations of the instance pods.' }),
     ),
     priorityClassName: Type.Optional(
       Type.String({ minLength: 1, maxLength: 253, description: 'PriorityClass of the instance pods.' }),
@@ -241,13 +220,7 @@ export const PostgresClusterSpec = Type.Object(
     ),
     storage: Storage,
     resources: Type.Optional(
-      Type.Object(
-        {
-          requests: Type.Optional(resourceList('requests')),
-          limits: Type.Optional(resourceList('limits')),
-        },
-        { description: 'CPU and memory requests and limits of the postgres container.' },
-      ),
+      resourceRequirementsSchema('CPU and memory requests and limits of the postgres container.'),
     ),
     scheduling: Scheduling,
     postgresql: Postgresql,
@@ -293,16 +266,7 @@ export const PostgresClusterSpec = Type.Object(
           'postgresql.synchronous.number must be less than instances: each synchronous standby is another instance',
         fieldPath: '.postgresql.synchronous.number',
       },
-      {
-        rule: '!has(self.resources) || !has(self.resources.limits) || !has(self.resources.requests) || !has(self.resources.limits.memory) || !has(self.resources.requests.memory) || !quantity(self.resources.requests.memory).isGreaterThan(quantity(self.resources.limits.memory))',
-        message: 'resources.requests.memory must not be larger than resources.limits.memory',
-        fieldPath: '.resources.requests.memory',
-      },
-      {
-        rule: '!has(self.resources) || !has(self.resources.limits) || !has(self.resources.requests) || !has(self.resources.limits.cpu) || !has(self.resources.requests.cpu) || !quantity(self.resources.requests.cpu).isGreaterThan(quantity(self.resources.limits.cpu))',
-        message: 'resources.requests.cpu must not be larger than resources.limits.cpu',
-        fieldPath: '.resources.requests.cpu',
-      },
+      ...requestsWithinLimitsRules(),
     ],
   },
 );
