@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { binaryPath, kubernetesVersion } from '@homeostat/testing';
+import { binaryPath, kubernetesVersion, pinnedKubernetesVersions } from '@homeostat/testing';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
 import { KubeClient } from '@homeostat/reconcile';
 import { memcachedCrd } from '../api/memcached-crd.ts';
@@ -125,6 +125,22 @@ describe('memcached-operator chart with helm and kubeconform', () => {
       encoding: 'utf8',
     });
     expect(out).toContain('0 chart(s) failed');
+  });
+
+  it('declares the Kubernetes it supports: every pinned minor, not the one before the oldest', () => {
+    for (const version of pinnedKubernetesVersions) {
+      const rendered = spawnSync(helm, ['template', 'mc', chartDir, '--kube-version', version], {
+        encoding: 'utf8',
+      });
+      expect(rendered.stderr, version).toBe('');
+    }
+    const [major, minor] = (pinnedKubernetesVersions[0] ?? '').slice(1).split('.').map(Number);
+    const unsupported = `v${major}.${(minor ?? 0) - 1}.0`;
+    const refused = spawnSync(helm, ['template', 'mc', chartDir, '--kube-version', unsupported], {
+      encoding: 'utf8',
+    });
+    expect(refused.status).not.toBe(0);
+    expect(refused.stderr).toContain(`chart requires kubeVersion: >=${major}.${minor}.0-0`);
   });
 
   it.each([
