@@ -27,6 +27,9 @@ export const paths = {
   kubeconfig: join(stateDir, 'kubeconfig'),
 };
 
+/** The OCI runtime containerd's shim runs: Debian's runc (docs/adr/0502 says why not a built one). */
+export const runcPath = '/usr/sbin/runc';
+
 /** The node's name and the addresses on the bridge that carries pod traffic. */
 export const network = {
   nodeName: 'homeostat-node',
