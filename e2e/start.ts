@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { note, seconds, step } from './cluster/progress.ts';
 import { apply, getObject, kubectl } from './harness/cluster-access.ts';
-import { helm } from './harness/helm.ts';
+import { helm, installableChart } from './harness/helm.ts';
+import { chartDir } from './harness/operator-charts.ts';
 import { localClusterWithImages } from './local-cluster.ts';
 import {
   homeostatOperators,
@@ -75,7 +76,7 @@ await step(`namespaces ${operatorNamespace} and ${samplesNamespace} (Pod Securit
 );
 
 for (const operator of homeostatOperators) {
-  await step(`helm upgrade --install ${operator.release} (${operator.image})`, () => install(operator));
+  await step(`helm upgrade --install ${operator.chart.name} (${operator.image})`, () => install(operator));
 }
 
 for (const operator of homeostatOperators) {
@@ -118,12 +119,12 @@ const summary = [
 process.stdout.write(`${summary.join('\n')}\n`);
 
 async function install(operator: InstallableOperator): Promise<void> {
-  for (const crd of operator.crds) await adoptKeptCrd(crd, operator.release);
+  for (const crd of operator.chart.crds) await adoptKeptCrd(crd, operator.chart.name);
   await helm([
     'upgrade',
     '--install',
-    operator.release,
-    operator.chartDir,
+    operator.chart.name,
+    await installableChart(chartDir(operator.chart)),
     '--namespace',
     operatorNamespace,
     '--wait',
@@ -182,7 +183,7 @@ async function waitForSamples(operator: InstallableOperator): Promise<void> {
         '--namespace',
         samplesNamespace,
       ]).catch((e: unknown) => String(e));
-      throw new Error(`samples of ${operator.release} did not reach ${condition}:\n${details}`, {
+      throw new Error(`samples of ${operator.chart.name} did not reach ${condition}:\n${details}`, {
         cause: error,
       });
     }

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Builds pinned Kubernetes, etcd, containerd, CoreDNS, helm, kubeconform and kind binaries from the Go module proxy into the version-keyed cache.
+# Builds pinned Kubernetes, etcd, containerd, CoreDNS, helm, kubeconform and kind binaries, and the
+# benchmark's controller-runtime operator, from the Go module proxy into the version-keyed cache.
 # Usage: tools/build-binaries.sh [component[@minor]...]   (default: what the test suites need)
+#        tools/build-binaries.sh --path <component[@minor]>   (prints where its binary is; builds nothing)
 # Kubernetes components come from the newest minor pinned under tools/kubernetes/ (one wrapper
 # module per minor), or from the minor HOMEOSTAT_KUBERNETES_VERSION names (1.35, oldest, newest);
 # a suffix picks one for a single component: kube-apiserver@oldest, kubectl@1.35.
@@ -44,6 +46,11 @@ coredns_version="$(module_version "$here/coredns" github.com/coredns/coredns)"
 helm_version="$(module_version "$here/helm" helm.sh/helm/v3)"
 kubeconform_version="$(module_version "$here/helm" github.com/yannh/kubeconform)"
 kind_version="$(module_version "$here/kind" sigs.k8s.io/kind)"
+bench_operator="$here/../bench/reconcile/controller-runtime"
+
+sources_hash() { # sources_hash <dir>: the key of a module whose sources live in this repository
+  cat "$1/go.mod" "$1/go.sum" "$1"/*.go | sha256sum | cut -c1-12
+}
 
 resolve_component() { # resolve_component <component[@minor]>: sets component, wrapper, pkg, out, ldflags, tags, cgo
   component="${1%@*}" tags="" cgo=0
@@ -109,6 +116,12 @@ resolve_component() { # resolve_component <component[@minor]>: sets component, w
       out="$HOMEOSTAT_CACHE_DIR/bin/kind-$kind_version"
       ldflags="-s -w"
       ;;
+    bench-widget-operator) # bench:reconcile's controller-runtime side; its sources are ours, so they key it too
+      wrapper="$bench_operator"
+      pkg="."
+      out="$HOMEOSTAT_CACHE_DIR/bin/bench-widget-operator-$(module_version "$wrapper" sigs.k8s.io/controller-runtime)-$(sources_hash "$wrapper")"
+      ldflags="-s -w"
+      ;;
     *)
       echo "build-binaries: unknown component '$component'" >&2
       return 2
@@ -132,8 +145,17 @@ build_one() { # build_one <component>
   (cd "$wrapper" && CGO_ENABLED=$cgo GOFLAGS=-mod=readonly nice -n 10 go build -trimpath ${tags:+-tags "$tags"} \
     -ldflags "$ldflags" -o "$out/$component.partial" "$pkg")
   mv "$out/$component.partial" "$out/$component"
+  if [[ "$component" == bench-widget-operator ]]; then
+    # Keyed by its sources, it would otherwise leave one stale build per edit.
+    find "${out%/*}" -maxdepth 1 -name 'bench-widget-operator-*' ! -path "$out" -exec rm -rf {} +
+  fi
   echo "build-binaries: $component ready in $((SECONDS - started)) s -> $out/$component" >&2
 }
+
+if [[ "${1:-}" == --path ]]; then
+  cached_path "${2:?usage: build-binaries.sh --path <component>}"
+  exit 0
+fi
 
 components=("$@")
 if ((${#components[@]} == 0)); then

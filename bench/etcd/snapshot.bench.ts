@@ -1,9 +1,9 @@
 // npm run bench:snapshot -- [--size-mb S] [--runs N]
-// Fills one real etcd member to S MB (default 256), then takes snapshots alternately with the
-// engine (takeBackup into a file sink, hash checked while streaming) and with `etcdctl snapshot
-// save`, N of each (default 3), and restores alternately with the engine's steps (verify, then
-// etcdutl) and with plain `etcdutl snapshot restore`. Prints every run, then one JSON line with the
-// medians. It prints figures; it asserts nothing about time.
+// Fills one real etcd member to S MB (default 256; 16 under BENCH_SMOKE=1), then takes snapshots
+// alternately with the engine (takeBackup into a file sink, hash checked while streaming) and with
+// `etcdctl snapshot save`, N of each (default 3; 1 under BENCH_SMOKE=1), and restores alternately
+// with the engine's steps (verify, then etcdutl) and with plain `etcdutl snapshot restore`. Prints
+// every run, then one JSON line with the medians. It prints figures; it asserts nothing about time.
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -21,11 +21,13 @@ import {
   takeBackup,
   type EtcdConnection,
 } from '@homeostat/etcd-operator';
+import { sized } from '../support/bench-size.ts';
+import { Teardown } from '../support/teardown.ts';
 
 const { values } = parseArgs({
   options: {
-    'size-mb': { type: 'string', default: '256' },
-    runs: { type: 'string', default: '3' },
+    'size-mb': { type: 'string', default: sized('256', '16') },
+    runs: { type: 'string', default: sized('3', '1') },
   },
 });
 const sizeMb = Number(values['size-mb']);
@@ -68,13 +70,17 @@ async function fill(connection: EtcdConnection, clientUrl: string, targetMb: num
   return dbBytes;
 }
 
-const cluster = await startEtcdCluster({
-  size: 1,
-  namePrefix: 'bench',
-  extraFlags: [`--quota-backend-bytes=${Math.max(2, Math.ceil((sizeMb * 3) / 1024)) * 1024 * 1024 * 1024}`],
-});
-const work = await mkdtemp(join(tmpdir(), 'homeostat-bench-snapshot-'));
+const teardown = new Teardown();
+teardown.exitOnSignals('bench:snapshot');
 try {
+  const cluster = await startEtcdCluster({
+    size: 1,
+    namePrefix: 'bench',
+    extraFlags: [`--quota-backend-bytes=${Math.max(2, Math.ceil((sizeMb * 3) / 1024)) * 1024 * 1024 * 1024}`],
+  });
+  teardown.add('stop etcd', () => cluster.stop());
+  const work = await mkdtemp(join(tmpdir(), 'homeostat-bench-snapshot-'));
+  teardown.add('remove the snapshots', () => rm(work, { recursive: true, force: true }));
   const member = [...cluster.members.values()][0];
   if (!member) throw new Error('no member started');
   const connection: EtcdConnection = { endpoints: [member.clientUrl] };
@@ -164,6 +170,5 @@ try {
     })}\n`,
   );
 } finally {
-  await cluster.stop();
-  await rm(work, { recursive: true, force: true });
+  await teardown.run();
 }

@@ -1,13 +1,19 @@
-// npm run bench:failover [-- K]: kills the primary under write load K times (default 10) on real
-// PostgreSQL processes, once with asynchronous and once with synchronous (required, ANY 1)
-// replication per run, and prints each failover, then one JSON line. Failover seconds run from
-// the kill to the first write acknowledged by the new primary. It prints; it asserts nothing.
+// npm run bench:failover [-- K]: kills the primary under write load K times (default 10; 1 under
+// BENCH_SMOKE=1) on real PostgreSQL processes, once with asynchronous and once with synchronous
+// (required, ANY 1) replication per run, and prints each failover, then one JSON line. Failover
+// seconds run from the kill to the first write acknowledged by the new primary. It prints; it
+// asserts nothing.
 import { waitUntil } from '@homeostat/testing';
 import { TestCluster, missingIds } from '../../operators/postgres/src/test-support/test-cluster.ts';
 import { startWriteLoad } from '../../operators/postgres/src/test-support/write-load.ts';
 import type { SynchronousReplication } from '../../operators/postgres/src/synchronous.ts';
+import { sized } from '../support/bench-size.ts';
+import { Teardown } from '../support/teardown.ts';
 
-const runs = Number(process.argv[2] ?? process.env['BENCH_RUNS'] ?? 10);
+// SIGINT or SIGTERM stops the cluster of the current run and removes its files.
+const teardown = new Teardown();
+teardown.exitOnSignals('bench:failover');
+const runs = Number(process.argv[2] ?? process.env['BENCH_RUNS'] ?? sized(10, 1));
 const detection = {
   failoverDelayMs: 1000,
   probeIntervalMs: 250,
@@ -26,6 +32,7 @@ async function killPrimaryUnderLoad(
   synchronous: SynchronousReplication | undefined,
 ): Promise<RunResult> {
   const cluster = await new TestCluster({ size: 3, label }).start();
+  const forget = teardown.add(`clean up the ${label} cluster`, () => cluster.cleanup());
   let routedAt = Number.POSITIVE_INFINITY;
   const engine = cluster.engine({
     ...detection,
@@ -74,6 +81,7 @@ async function killPrimaryUnderLoad(
     await writer.stop();
     await engine.stop();
     await cluster.cleanup();
+    forget();
   }
 }
 

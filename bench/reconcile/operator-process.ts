@@ -1,32 +1,36 @@
-// The benchmark's operator, in its own process so its memory is measured alone. It runs the
-// Widget operator from libs/reconcile's test support (one owned ConfigMap and a status write per
-// Widget) and answers the parent's `stats` messages over the IPC channel.
-import { KubeConfig } from '@kubernetes/client-node';
+// The benchmark's TypeScript operator, in its own process so that its memory is measured alone:
+// the Widget operator of libs/reconcile's test support (one owned ConfigMap, an Event and a status
+// per Widget; no finalizer), watching one namespace and serving /metrics on loopback. This file is
+// the one place the benchmark builds it.
+import { parseArgs } from 'node:util';
 import { pino } from 'pino';
+import { fromKubeconfigFiles } from '@homeostat/reconcile';
 import { widgetOperator } from '../../libs/reconcile/src/test-support/widget-operator.ts';
 
-const [kubeconfigPath, namespace] = process.argv.slice(2);
-if (!kubeconfigPath || !namespace) throw new Error('usage: operator-process <kubeconfig> <namespace>');
-const kubeConfig = new KubeConfig();
-kubeConfig.loadFromFile(kubeconfigPath);
+const { values } = parseArgs({
+  options: {
+    kubeconfig: { type: 'string' },
+    namespace: { type: 'string' },
+    workers: { type: 'string', default: '4' },
+    'metrics-port': { type: 'string' },
+  },
+});
+if (!values.kubeconfig || !values.namespace || !values['metrics-port']) {
+  throw new Error(
+    'usage: operator-process --kubeconfig=PATH --namespace=NS --metrics-port=PORT [--workers=N]',
+  );
+}
+
 const manager = widgetOperator(
-  kubeConfig,
-  { logger: pino({ level: 'warn' }), namespaces: [namespace], maxConcurrentReconciles: 4 },
+  await fromKubeconfigFiles([values.kubeconfig]),
+  {
+    logger: pino({ level: 'warn' }),
+    namespaces: [values.namespace],
+    maxConcurrentReconciles: Number(values.workers),
+    metricsPort: Number(values['metrics-port']),
+    bindAddress: '127.0.0.1',
+  },
   { finalizer: false },
 );
+manager.stopOnSignals();
 await manager.start();
-
-process.on('message', (message: unknown) => {
-  if (message !== 'stats') return;
-  const counts = manager.client.transport.counts;
-  const writes = ['POST', 'PUT', 'PATCH', 'DELETE'].reduce((sum, verb) => sum + (counts[verb] ?? 0), 0);
-  void manager.metrics.registry
-    .getSingleMetric('controller_runtime_reconcile_total')
-    ?.get()
-    .then((metric) => {
-      const reconciles = metric.values.reduce((sum, v) => sum + v.value, 0);
-      process.send?.({ writes, reconciles, rssBytes: process.memoryUsage().rss });
-    });
-});
-process.on('SIGTERM', () => void manager.stop().then(() => process.exit(0)));
-process.send?.('ready');

@@ -8,5 +8,8 @@ export const operandImages: { memcached: string; etcd: string; postgres: string 
 export const baseImages: { debian: string; node: string } = catalogue.bases;
 /** Images only the local cluster itself runs: the pod sandbox and the cluster DNS. */
 export const clusterImages: { pause: string; coredns: string } = catalogue.cluster;
-/** Operator images, built from operators/<name>/Dockerfile: each chart's default image. */
-export const operatorImages: { memcached: string } = catalogue.operators;
+/**
+ * Operator images by workspace folder under operators/, each built from operators/Dockerfile
+ * with that folder as OPERATOR: each chart's default image. An operator joins by a line in images.json.
+ */
+export const operatorImages: Readonly<typeof catalogue.operators> = catalogue.operators;

@@ -79,11 +79,17 @@ export const imageRecipes: readonly ImageRecipe[] = [
       'npm.tgz': await fetchNpm(),
     }),
   },
-  {
-    ref: operatorImages.memcached,
+  ...Object.entries(operatorImages).map(([operator, ref]) => operatorRecipe(operator, ref)),
+];
+
+// Every operator image comes from the one operators/Dockerfile, told which workspace to bundle.
+function operatorRecipe(operator: string, ref: string): ImageRecipe {
+  return {
+    ref,
     kind: 'repo-dockerfile',
-    dockerfile: 'operators/memcached/Dockerfile',
+    dockerfile: 'operators/Dockerfile',
     base: baseImages.node,
+    buildArgs: { OPERATOR: operator },
     sources: [
       '.dockerignore',
       'package.json',
@@ -91,10 +97,11 @@ export const imageRecipes: readonly ImageRecipe[] = [
       'tsconfig.base.json',
       'libs/testing/package.json',
       'libs/reconcile',
-      'operators/memcached',
+      'libs/operator-kit',
+      `operators/${operator}`,
     ],
-  },
-];
+  };
+}
 
 /** Absolute path of a recipe's folder. */
 export function recipeDir(recipe: ImageRecipe): string {

@@ -3,16 +3,14 @@
 // sample is up. An operator joins `npm start` by being listed here.
 import { join } from 'node:path';
 import { repoRoot } from '@homeostat/testing';
+import { operatorCharts, type OperatorChartRef } from '../harness/operator-charts.ts';
 import { operatorImages } from '../images/image-names.ts';
 
 export interface InstallableOperator {
-  /** Helm release and chart name. */
-  release: string;
-  chartDir: string;
+  /** Its chart (the Helm release is named like the chart) and CRDs. */
+  chart: OperatorChartRef;
   /** The image the chart runs by default. */
   image: string;
-  /** Its CRDs, which carry helm.sh/resource-policy: keep and may outlive a release. */
-  crds: readonly string[];
   /** Sample custom resources (YAML files), applied into the samples namespace. */
   samples: readonly string[];
   /** The resource (as kubectl names it), and the conditions (kubectl wait --for=condition=…) of a sample that is fully up. */
@@ -24,10 +22,8 @@ export interface InstallableOperator {
 
 export const homeostatOperators: readonly InstallableOperator[] = [
   {
-    release: 'memcached-operator',
-    chartDir: join(repoRoot, 'charts', 'memcached-operator'),
+    chart: operatorCharts.memcached,
     image: operatorImages.memcached,
-    crds: ['memcacheds.cache.homeostat.dev'],
     samples: [join(repoRoot, 'operators', 'memcached', 'config', 'samples', 'memcached.yaml')],
     sampleResource: 'memcacheds.cache.homeostat.dev',
     // Available: enough pods serve; Progressing=False: every pod is updated and ready.

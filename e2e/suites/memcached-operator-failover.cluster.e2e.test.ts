@@ -6,10 +6,8 @@ import type { V1Lease, V1Pod } from '@kubernetes/client-node';
 import { waitUntil } from '@homeostat/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply, getObject, kubectl, listObjects } from '../harness/cluster-access.ts';
-import {
-  installMemcachedOperator,
-  type MemcachedOperatorRelease,
-} from '../harness/memcached-operator-release.ts';
+import { operatorCharts } from '../harness/operator-charts.ts';
+import { installOperator, type OperatorRelease } from '../harness/operator-release.ts';
 import { createTestNamespace, type TestNamespace } from '../harness/test-namespace.ts';
 import { isPodReady } from '../harness/workloads.ts';
 
@@ -21,7 +19,7 @@ interface MemcachedObject {
 describe('Memcached operator with two replicas, on the cluster in KUBECONFIG', () => {
   let namespace: TestNamespace;
   let ns: string;
-  let operator: MemcachedOperatorRelease;
+  let operator: OperatorRelease;
 
   const lease = () => getObject<V1Lease>('lease', operator.release, ns);
   const operatorPods = () => listObjects<V1Pod>('pods', ns, `app.kubernetes.io/instance=${operator.release}`);
@@ -71,7 +69,7 @@ describe('Memcached operator with two replicas, on the cluster in KUBECONFIG', (
   beforeAll(async () => {
     namespace = await createTestNamespace('e2e-memcached-ha');
     ns = namespace.name;
-    operator = await installMemcachedOperator(ns, { replicaCount: 2 });
+    operator = await installOperator(operatorCharts.memcached, ns, { replicaCount: 2 });
   });
 
   afterAll(async () => {

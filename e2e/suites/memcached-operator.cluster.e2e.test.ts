@@ -2,18 +2,15 @@
 // operator installed from its Helm chart, as a user installs it, into a namespace that enforces
 // the `restricted` Pod Security Standard; then a Memcached's whole life: pods Ready, a value
 // stored and read through its Service, scaled 3 → 1 → 2, deleted and garbage-collected, and
-// the chart uninstalled. The operator's image is the one built from operators/memcached/Dockerfile.
+// the chart uninstalled. The operator's image is the one built from operators/Dockerfile.
 import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
 import { waitUntil } from '@homeostat/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operandImages } from '../images/image-names.ts';
 import { apply, getObject, kubectl, listObjects } from '../harness/cluster-access.ts';
 import { memcachedSetGet } from '../harness/memcached-client.ts';
-import {
-  installMemcachedOperator,
-  memcachedCrdName,
-  type MemcachedOperatorRelease,
-} from '../harness/memcached-operator-release.ts';
+import { operatorCharts } from '../harness/operator-charts.ts';
+import { installOperator, type OperatorRelease } from '../harness/operator-release.ts';
 import { createTestNamespace, type TestNamespace } from '../harness/test-namespace.ts';
 import { isPodReady } from '../harness/workloads.ts';
 
@@ -43,7 +40,7 @@ const condition = (m: MemcachedObject | undefined, type: string) =>
 describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG', () => {
   let namespace: TestNamespace;
   let ns: string;
-  let operator: MemcachedOperatorRelease;
+  let operator: OperatorRelease;
 
   const memcached = () => getObject<MemcachedObject>('memcached', cacheName, ns);
   const pods = async () => listObjects<V1Pod>('pods', ns, podSelector);
@@ -91,7 +88,7 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
   beforeAll(async () => {
     namespace = await createTestNamespace('e2e-memcached-operator');
     ns = namespace.name;
-    operator = await installMemcachedOperator(ns);
+    operator = await installOperator(operatorCharts.memcached, ns);
   });
 
   afterAll(async () => {
@@ -204,6 +201,6 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
     expect(await getObject('serviceaccount', operator.release, ns)).toBeUndefined();
     expect(await getObject('role', operator.release, ns)).toBeUndefined();
     // helm.sh/resource-policy: keep: uninstalling never takes every Memcached in the cluster with it.
-    expect(await getObject('customresourcedefinition', memcachedCrdName)).toBeDefined();
+    expect(await getObject('customresourcedefinition', operatorCharts.memcached.crds[0])).toBeDefined();
   });
 });

@@ -11,7 +11,13 @@ export {
   toolVersion,
 } from './binaries.ts';
 export type { EtcdComponent, KubernetesComponent, ToolComponent } from './binaries.ts';
-export { startProcess, logTail, type ManagedProcess, type StartProcessOptions } from './managed-process.ts';
+export {
+  startProcess,
+  diesWithParent,
+  logTail,
+  type ManagedProcess,
+  type StartProcessOptions,
+} from './managed-process.ts';
 export { freeLoopbackPort } from './free-port.ts';
 export { waitUntil } from './readiness.ts';
 export { startTcpProxy, type TcpProxy } from './tcp-proxy.ts';

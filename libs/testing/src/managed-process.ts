@@ -50,6 +50,17 @@ function killGroup(pgid: number, signal: NodeJS.Signals): void {
 const setprivPath = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p));
 
 /**
+ * `command args` wrapped so that the kernel SIGKILLs it when this Node process dies, even by
+ * SIGKILL (`setpriv --pdeathsig`; unwrapped where setpriv is missing). For children that must not
+ * outlive their parent but are not servers (a benchmark run by the smoke runner).
+ */
+export function diesWithParent(command: string, args: readonly string[]): [file: string, args: string[]] {
+  return setprivPath
+    ? [setprivPath, ['--pdeathsig', 'SIGKILL', '--', command, ...args]]
+    : [command, [...args]];
+}
+
+/**
  * Starts `command` detached in a new process group. When this Node process dies, even by
  * SIGKILL, the kernel sends the child SIGKILL too (`setpriv --pdeathsig`); on an ordinary exit the
  * exit hook kills the group. Either way no server outlives the test run that started it.
@@ -57,9 +68,7 @@ const setprivPath = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(
 export function startProcess(options: StartProcessOptions): ManagedProcess {
   installExitHook();
   const logFd = openSync(options.logFile, 'a');
-  const [file, args] = setprivPath
-    ? [setprivPath, ['--pdeathsig', 'SIGKILL', '--', options.command, ...options.args]]
-    : [options.command, [...options.args]];
+  const [file, args] = diesWithParent(options.command, options.args);
   let child: ChildProcess;
   try {
     child = spawn(file, args, {

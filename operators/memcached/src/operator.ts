@@ -1,6 +1,6 @@
 // Builds the Memcached operator (a Manager with its controller) from a configuration.
-import type { Logger } from 'pino';
-import { Manager, type ClusterSource } from '@homeostat/reconcile';
+import type { ClusterSource, Manager } from '@homeostat/reconcile';
+import { operatorManager, type ManagerExtras } from '@homeostat/operator-kit';
 import type { OperatorConfig } from './config/operator-config.ts';
 import { addMemcachedController } from './controllers/memcached-controller.ts';
 import { operatorName } from './controllers/operand-labels.ts';
@@ -9,26 +9,9 @@ import { operatorName } from './controllers/operand-labels.ts';
 export function memcachedOperator(
   kubeConfig: ClusterSource,
   config: OperatorConfig,
-  extra: { logger?: Logger; bindAddress?: string } = {},
+  extras: ManagerExtras = {},
 ): Manager {
-  const manager = new Manager({
-    kubeConfig,
-    name: operatorName,
-    namespaces: config.watchNamespaces,
-    healthPort: config.healthPort,
-    metricsPort: config.metricsPort,
-    ...(config.leaderElection
-      ? {
-          leaderElection: {
-            namespace: config.leaderElection.namespace,
-            leaseName: config.leaderElection.leaseName,
-            ...(config.podName ? { identity: config.podName } : {}),
-          },
-        }
-      : {}),
-    ...(extra.logger ? { logger: extra.logger } : {}),
-    ...(extra.bindAddress ? { bindAddress: extra.bindAddress } : {}),
-  });
+  const manager = operatorManager(kubeConfig, operatorName, config, extras);
   addMemcachedController(manager, {
     defaultImage: config.memcachedImage,
     maxConcurrentReconciles: config.maxConcurrentReconciles,

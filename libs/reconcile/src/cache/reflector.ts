@@ -20,6 +20,11 @@ export interface ReflectorOptions {
   watchTimeoutSeconds?: [number, number];
   /** Backoff between failed attempts: initial and maximum. Default 800 ms and 30 s. */
   backoffMs?: [number, number];
+  /**
+   * Rewrites each object before it is stored (e.g. to drop what no reconcile reads, so the cache
+   * holds less). Must keep metadata.name, namespace, uid and resourceVersion.
+   */
+  transform?: (obj: KubeObject) => KubeObject;
 }
 
 /** Counters that say what the reflector has been through; tests and metrics read them. */
@@ -143,7 +148,11 @@ export class Reflector<T extends KubeObject> {
       ...(this.#options.fieldSelector ? { fieldSelector: this.#options.fieldSelector } : {}),
       signal,
     });
-    this.#store.replace(items, this.#type.namespaced ? this.#options.namespace : undefined);
+    const transform = this.#options.transform;
+    this.#store.replace(
+      transform ? items.map((item) => transform(item) as T) : items,
+      this.#type.namespaced ? this.#options.namespace : undefined,
+    );
     this.stats.lists++;
     this.stats.resourceVersion = resourceVersion;
     if (!this.#synced) {
@@ -218,11 +227,13 @@ export class Reflector<T extends KubeObject> {
     switch (event.type) {
       case 'ADDED':
       case 'MODIFIED':
-        this.#store.upsert({
-          apiVersion: this.#type.apiVersion,
-          kind: this.#type.kind,
-          ...event.object,
-        } as T);
+        this.#store.upsert(
+          (this.#options.transform ?? ((o: KubeObject) => o))({
+            apiVersion: this.#type.apiVersion,
+            kind: this.#type.kind,
+            ...event.object,
+          }) as T,
+        );
         break;
       case 'DELETED':
         this.#store.remove({

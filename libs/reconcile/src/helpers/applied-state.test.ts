@@ -1,7 +1,7 @@
 // isApplied on managedFields trees of the shapes the API server writes (f:, k:, v:, i:, '.').
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../client/resource-type.ts';
-import { isApplied, sameValues } from './applied-state.ts';
+import { isApplied, keepOwnManagedFields, sameValues } from './applied-state.ts';
 
 const manager = { fieldManager: 'op' };
 
@@ -91,5 +91,16 @@ describe('sameValues', () => {
     ).toBe(true);
     expect(sameValues({ limits: { cpu: '0.5' } }, { limits: { cpu: '600m' } })).toBe(false);
     expect(sameValues({ image: '1.0' }, { image: '1' })).toBe(false);
+  });
+});
+
+describe('keepOwnManagedFields', () => {
+  it("keeps only the manager's own Apply entries, and the rest of the object as it is", () => {
+    const obj = live({ 'f:data': {} }, { data: { a: '1' } });
+    const kept = keepOwnManagedFields('op')(obj);
+    expect(kept.metadata?.managedFields?.map((e) => e.manager)).toEqual(['op']);
+    expect(kept).toMatchObject({ metadata: { name: 'x' }, data: { a: '1' } });
+    expect(isApplied({ data: { a: '1' } }, kept, manager)).toBe(true);
+    expect(obj.metadata?.managedFields).toHaveLength(2); // the input is not changed
   });
 });

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import type { ClusterSource } from '../client/cluster-access.ts';
 import { KubeClient } from '../client/kube-client.ts';
+import { keepOwnManagedFields } from '../helpers/applied-state.ts';
 import type { KubeObject } from '../client/resource-type.ts';
 import { InformerCache } from '../cache/informer-cache.ts';
 import { Controller, type ControllerOptions } from '../controller/controller.ts';
@@ -74,6 +75,8 @@ export class Manager {
       this.metrics.restRequests.inc({ method, code: String(code) }),
     );
     this.cache = new InformerCache(this.client, this.log, {
+      // Cached objects keep only this operator's own managedFields: what applyIfChanged reads.
+      transform: keepOwnManagedFields(options.name),
       ...(options.namespaces?.length ? { namespaces: options.namespaces } : {}),
       ...(options.resyncPeriodMs ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
       ...(options.watchIdleTimeoutMs ? { idleTimeoutMs: options.watchIdleTimeoutMs } : {}),

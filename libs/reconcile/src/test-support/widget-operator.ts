@@ -1,7 +1,7 @@
 // The operator used by the library's integration tests and its benchmark: a Widget owns one
 // ConfigMap holding its size, carries a finalizer, and reports status with a Ready condition.
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import type { ClusterSource } from '../client/cluster-access.ts';
 import { builtin } from '../client/resource-type.ts';
 import { Manager, type ManagerOptions } from '../manager/manager.ts';
 import { controllerReference } from '../helpers/owner-references.ts';
@@ -24,7 +24,7 @@ export interface WidgetOperatorHooks {
 
 /** Builds (but does not start) a manager running the Widget controller. */
 export function widgetOperator(
-  kubeConfig: KubeConfig,
+  kubeConfig: ClusterSource,
   options: Partial<ManagerOptions> & { logger?: Logger; maxConcurrentReconciles?: number } = {},
   hooks: WidgetOperatorHooks = {},
 ): Manager {

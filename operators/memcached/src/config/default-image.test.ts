@@ -3,14 +3,19 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { chartDir, repoRoot } from '../chart/chart-paths.ts';
+import { chartPaths, repoRoot } from '@homeostat/operator-kit/chart';
+import { memcachedChart } from '../chart/memcached-chart.ts';
 import { defaultMemcachedImage } from './default-image.ts';
 
 describe('default memcached image', () => {
   it("is the chart's memcachedImage value and its Artifact Hub image", () => {
-    const values = parse(readFileSync(join(chartDir, 'values.yaml'), 'utf8')) as { memcachedImage: string };
+    const values = parse(readFileSync(chartPaths(memcachedChart).valuesYaml, 'utf8')) as {
+      memcachedImage: string;
+    };
     expect(values.memcachedImage).toBe(defaultMemcachedImage);
-    expect(readFileSync(join(chartDir, 'Chart.yaml'), 'utf8')).toContain(`image: ${defaultMemcachedImage}`);
+    expect(readFileSync(chartPaths(memcachedChart).chartYaml, 'utf8')).toContain(
+      `image: ${defaultMemcachedImage}`,
+    );
   });
 
   it('is the image the local cluster builds (e2e/images/images.json)', () => {

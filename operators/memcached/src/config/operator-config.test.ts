@@ -1,9 +1,11 @@
+// The Memcached operator's own setting on top of the common ones (tested in libs/operator-kit).
 import { describe, expect, it } from 'vitest';
-import { ConfigError, readConfig } from './operator-config.ts';
+import { ConfigError } from '@homeostat/operator-kit';
+import { readConfig, usage } from './operator-config.ts';
 import { defaultMemcachedImage } from './default-image.ts';
 
 describe('operator configuration', () => {
-  it('defaults: all namespaces, leader election on, probes on 8081, metrics on 8080', () => {
+  it('defaults: all namespaces, leader election on, probes on 8081, metrics on 8080, the default memcached image', () => {
     expect(readConfig([], { POD_NAMESPACE: 'ops', POD_NAME: 'op-1' })).toEqual({
       watchNamespaces: [],
       leaderElection: { namespace: 'ops', leaseName: 'memcached-operator' },
@@ -16,7 +18,7 @@ describe('operator configuration', () => {
     });
   });
 
-  it('reads flags before environment variables', () => {
+  it('reads --memcached-image before MEMCACHED_IMAGE, next to the common flags', () => {
     const config = readConfig(
       ['--watch-namespaces', 'a, b', '--leader-elect=false', '--memcached-image=x/memcached:2'],
       { WATCH_NAMESPACES: 'c', MEMCACHED_IMAGE: 'y', METRICS_PORT: '9090' },
@@ -27,16 +29,18 @@ describe('operator configuration', () => {
       memcachedImage: 'x/memcached:2',
       metricsPort: 9090,
     });
+    expect(readConfig([], { MEMCACHED_IMAGE: 'y/memcached:3', LEADER_ELECT: 'false' }).memcachedImage).toBe(
+      'y/memcached:3',
+    );
   });
 
-  it('falls back to the service account namespace for the Lease', () => {
-    expect(readConfig([], {}, 'from-file').leaderElection?.namespace).toBe('from-file');
-  });
-
-  it('refuses what it cannot run with, naming the flag', () => {
-    expect(() => readConfig([], {})).toThrow(/--leader-election-namespace or POD_NAMESPACE/);
-    expect(() => readConfig(['--health-port=http'], { POD_NAMESPACE: 'x' })).toThrow(/--health-port/);
-    expect(() => readConfig(['--leader-elect=maybe'], { POD_NAMESPACE: 'x' })).toThrow(ConfigError);
-    expect(() => readConfig(['--nonsense'], {})).toThrow(/Unknown option '--nonsense'/);
+  it('refuses an empty image and lists its flag in the usage', () => {
+    expect(() => readConfig(['--memcached-image=', '--leader-elect=false'], {})).toThrow(ConfigError);
+    expect(() => readConfig(['--memcached-image= ', '--leader-elect=false'], {})).toThrow(
+      /--memcached-image/,
+    );
+    expect(usage).toMatch(
+      /--memcached-image ref +image of Memcacheds that name none; default \S+ \[MEMCACHED_IMAGE\]/,
+    );
   });
 });

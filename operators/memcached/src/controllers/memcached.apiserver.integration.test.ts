@@ -15,7 +15,6 @@ import { memcachedOperator } from '../operator.ts';
 import { createMemcached, createOperandPod, eventsAbout } from '../test-support/memcached-fixtures.ts';
 import { memoryLogger } from '@homeostat/reconcile/testing';
 import { testOperatorConfig } from '../test-support/test-operator-config.ts';
-import { samplePath } from '../chart/chart-paths.ts';
 
 // kubectl as a user runs it, reading the manifest from stdin; throws with its stderr.
 async function kubectlInput(args: string[], input: string): Promise<string> {
@@ -336,7 +335,9 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
   it('accepts the sample CR through kubectl as written, alone and in a List: defaults fill in what it leaves out', async () => {
     // kubectl checks a List's items against the CRD's OpenAPI itself (as kubectl < 1.25 checked
     // everything); a defaulted field listed as required would make it refuse the sample.
-    const sample = parse(readFileSync(samplePath, 'utf8')) as Memcached;
+    const sample = parse(
+      readFileSync(new URL('../../config/samples/memcached.yaml', import.meta.url), 'utf8'),
+    ) as Memcached;
     for (const manifest of [sample, { apiVersion: 'v1', kind: 'List', items: [sample] }]) {
       const out = await kubectlInput(
         ['--namespace', namespace, 'apply', '--server-side', '--dry-run=server', '-f', '-', '-o', 'json'],

@@ -1,25 +1,24 @@
-// Renders the chart's CRD template from the CRD built out of the TypeBox schema.
+// Renders a chart's CRD template from the CRD built out of the operator's TypeBox schema.
 import { stringify } from 'yaml';
 import type { CustomResourceDefinition } from '@homeostat/reconcile';
-
-export const generatedHeader =
-  '# Generated from operators/memcached/src/api by `npm run generate -w operators/memcached`. Do not edit.';
+import type { OperatorChart } from './operator-chart.ts';
 
 /**
  * The CRD as a Helm template: installed only with `crds.enabled`, kept on uninstall with
- * `crds.keep` (so deleting the release never deletes every Memcached), labelled like the release.
+ * `crds.keep` (so deleting the release never deletes every custom resource), labelled like the
+ * release through the library chart's homeostat-operator.labels.
  */
-export function crdTemplate(crd: CustomResourceDefinition): string {
+export function crdTemplate(chart: OperatorChart, crd: CustomResourceDefinition): string {
   const spec = stringify({ spec: crd.spec }, { lineWidth: 0, aliasDuplicateObjects: false });
   return [
     '{{- if .Values.crds.enabled }}',
-    generatedHeader,
+    `# Generated from ${chart.workspace}/src/api by \`npm run generate -w ${chart.workspace}\`. Do not edit.`,
     `apiVersion: ${crd.apiVersion}`,
     `kind: ${crd.kind}`,
     'metadata:',
     `  name: ${crd.metadata.name}`,
     '  labels:',
-    '    {{- include "memcached-operator.labels" . | nindent 4 }}',
+    '    {{- include "homeostat-operator.labels" . | nindent 4 }}',
     '  {{- if .Values.crds.keep }}',
     '  annotations:',
     '    helm.sh/resource-policy: keep',

@@ -1,13 +1,14 @@
-// Bundles the operator into one ESM file (dist/memcached-operator.mjs) for the container image:
+// Bundles an operator into one ESM file, <workspace>/dist/operator.mjs, for its container image:
 // no node_modules in the image, so it stays small and holds only code the operator runs.
+// Usage: node libs/operator-kit/scripts/bundle-operator.ts [operator workspace, default: the current folder]
 import { build } from 'esbuild';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, relative, resolve } from 'node:path';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const workspace = resolve(process.argv[2] ?? '.');
+const outfile = join(workspace, 'dist', 'operator.mjs');
 await build({
-  entryPoints: [join(root, 'src', 'main.ts')],
-  outfile: join(root, 'dist', 'memcached-operator.mjs'),
+  entryPoints: [join(workspace, 'src', 'main.ts')],
+  outfile,
   bundle: true,
   platform: 'node',
   format: 'esm',
@@ -21,4 +22,4 @@ await build({
   },
   logLevel: 'warning',
 });
-console.warn('wrote dist/memcached-operator.mjs');
+console.warn(`wrote ${relative(process.cwd(), outfile)}`);

@@ -1,0 +1,222 @@
+// npm run bench:reconcile -- [--objects N] [--implementations typescript,controller-runtime]
+//                             [--workers W] [--idle-seconds S] [--kubeconfig PATH]
+// The Widget workload (an owned ConfigMap, an Event and a status per Widget) through the
+// TypeScript operator built on libs/reconcile and through a controller-runtime operator doing the
+// same work, one after the other, on the same control plane (its own, or the cluster of
+// --kubeconfig) with the same driver. For each: seconds until all N Widgets are converged,
+// reconciles per second, the writes it made, RSS before any object, after convergence and at its
+// peak, and writes per minute once converged (which must be 0). Prints one JSON line per
+// implementation and their ratios on stdout, a table on stderr. It prints figures; it asserts
+// nothing about time. Whatever it starts ends with it, however it ends (support/teardown.ts).
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { KubeConfig } from '@kubernetes/client-node';
+import { installCrds, startControlPlane } from '@homeostat/testing';
+import { KubeClient, builtin, collectionPath, type ResourceType } from '@homeostat/reconcile';
+import { widgetCrd, widgets } from '../../libs/reconcile/src/test-support/widget.ts';
+import { sized } from '../support/bench-size.ts';
+import { Teardown } from '../support/teardown.ts';
+import { workloadWrites } from './apiserver-writes.ts';
+import { watchConvergence } from './convergence.ts';
+import { implementations, reconcilesOf, startOperator, type Implementation } from './operators.ts';
+import { readProcessMemory } from './process-memory.ts';
+import { ratios, table, type RunResult } from './report.ts';
+import { widgetSpec } from './widget-workload.ts';
+
+const { values } = parseArgs({
+  options: {
+    objects: { type: 'string', default: sized('1000', '20') },
+    implementations: { type: 'string', default: implementations.join(',') },
+    workers: { type: 'string', default: '4' },
+    'idle-seconds': { type: 'string', default: sized('60', '5') },
+    kubeconfig: { type: 'string' },
+    // How many Widgets the driver creates at once.
+    'create-concurrency': { type: 'string', default: '16' },
+  },
+});
+const objects = Number(values.objects);
+const workers = Number(values.workers);
+const idleSeconds = Number(values['idle-seconds']);
+const chosen = values.implementations.split(',').map((name) => {
+  const known = implementations.find((i) => i === name.trim());
+  if (!known) throw new Error(`unknown implementation '${name}' (known: ${implementations.join(', ')})`);
+  return known;
+});
+// A run that never converges must end as a failure, not hang CI.
+const convergeTimeoutMs = (60 + objects * 0.1) * 1000;
+const say = (line: string) => console.error(`bench:reconcile ${line}`);
+const seconds = (fromMs: number) => (performance.now() - fromMs) / 1000;
+const mb = (bytes: number) => Number((bytes / 2 ** 20).toFixed(1));
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The driver's own client: the one place it is built. */
+function driverClient(kubeconfigPath: string): { kubeConfig: KubeConfig; client: KubeClient } {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromFile(kubeconfigPath);
+  return { kubeConfig, client: new KubeClient(kubeConfig, { fieldManager: 'bench' }) };
+}
+
+/** Deletes every object of a kind in a namespace (there is no garbage collector on our own control plane). */
+async function deleteAll(client: KubeClient, type: ResourceType, namespace: string): Promise<void> {
+  await client.transport.json({ method: 'DELETE', path: collectionPath(type, namespace) });
+}
+
+/** Waits until no workload write has landed for two seconds (bounded), and returns the count then. */
+async function quietWrites(client: KubeClient): Promise<number> {
+  let last = await workloadWrites(client);
+  for (let quiet = 0, waited = 0; quiet < 2 && waited < 30; waited++) {
+    await sleep(1000);
+    const now = await workloadWrites(client);
+    quiet = now === last ? quiet + 1 : 0;
+    last = now;
+  }
+  return last;
+}
+
+/** The API server's first writes of a kind cost more (CEL programs, caches): neither implementation pays them. */
+async function warmUp(client: KubeClient): Promise<void> {
+  const namespace = `bench-warmup-${Date.now()}`;
+  await client.create(builtin.namespaces, { metadata: { name: namespace } });
+  for (let i = 0; i < 50; i++) {
+    await client.create(widgets, { metadata: { name: `w-${i}`, namespace }, spec: widgetSpec(i) });
+  }
+  await deleteAll(client, widgets, namespace);
+  await client.delete(builtin.namespaces, namespace);
+}
+
+async function runOne(
+  implementation: Implementation,
+  client: KubeClient,
+  kubeconfigPath: string,
+  workDir: string,
+  teardown: Teardown,
+): Promise<RunResult> {
+  const namespace = `bench-${implementation}-${Date.now()}`;
+  await client.create(builtin.namespaces, { metadata: { name: namespace } });
+  teardown.add(`delete namespace ${namespace}`, () => client.delete(builtin.namespaces, namespace));
+  const operator = await startOperator(implementation, {
+    kubeconfigPath,
+    namespace,
+    workers,
+    logDir: workDir,
+  });
+  teardown.add(`stop the ${implementation} operator`, () => operator.process.stop());
+  try {
+    say(`${implementation} operator pid ${operator.process.pid} ready (${workers} workers)`);
+    await sleep(1000);
+    const atStart = await readProcessMemory(operator.process.pid);
+    const watch = await watchConvergence(client, namespace, objects);
+    teardown.add('stop the convergence watch', () => watch.stop());
+    const writesBefore = await workloadWrites(client);
+
+    say(`${implementation}: creating ${objects} Widgets in ${namespace}`);
+    const started = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: Number(values['create-concurrency']) }, async () => {
+        while (next < objects) {
+          const i = next++;
+          await client.create(widgets, { metadata: { name: `w-${i}`, namespace }, spec: widgetSpec(i) });
+        }
+      }),
+    );
+    say(`${implementation}: created ${objects} Widgets in ${seconds(started).toFixed(1)} s`);
+    const progress = setInterval(
+      () =>
+        say(
+          `${implementation}: ${watch.count()}/${objects} converged after ${seconds(started).toFixed(0)} s`,
+        ),
+      5000,
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const convergedAt = await Promise.race([
+      watch.all,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `${implementation}: ${watch.count()}/${objects} converged after ${convergeTimeoutMs / 1000} s`,
+              ),
+            ),
+          convergeTimeoutMs,
+        );
+      }),
+    ]).finally(() => {
+      clearInterval(progress);
+      clearTimeout(timer);
+    });
+    const secondsToConverge = (convergedAt - started) / 1000;
+    const reconciles = await reconcilesOf(operator);
+    await watch.stop();
+    say(`${implementation}: converged in ${secondsToConverge.toFixed(1)} s after ${reconciles} reconciles`);
+
+    // Writes may trail the last status (an Event sent in the background): they belong to
+    // converging, not to idling, so the idle window starts once writes have stopped.
+    const writesConverged = await quietWrites(client);
+    say(`${implementation}: idle for ${idleSeconds} s, counting writes`);
+    await sleep(idleSeconds * 1000);
+    const writesIdle = (await workloadWrites(client)) - writesConverged;
+    const memory = await readProcessMemory(operator.process.pid);
+
+    return {
+      implementation,
+      objects,
+      workers,
+      seconds_to_converge: Number(secondsToConverge.toFixed(2)),
+      objects_per_second: Number((objects / secondsToConverge).toFixed(1)),
+      reconciles,
+      reconciles_per_second: Number((reconciles / secondsToConverge).toFixed(1)),
+      operator_writes_to_converge: writesConverged - writesBefore - objects,
+      idle_writes_per_minute: Number(((writesIdle * 60) / idleSeconds).toFixed(1)),
+      rss_start_mb: mb(atStart.rssBytes),
+      rss_mb: mb(memory.rssBytes),
+      peak_rss_mb: mb(memory.peakRssBytes),
+    };
+  } finally {
+    await operator.process.stop();
+    // The next implementation starts from an empty store: no garbage collector runs here.
+    for (const type of [widgets, builtin.configMaps, builtin.coreEvents]) {
+      await deleteAll(client, type, namespace).catch((error: unknown) =>
+        say(`cleanup of ${namespace}: ${String(error)}`),
+      );
+    }
+  }
+}
+
+const teardown = new Teardown();
+teardown.exitOnSignals('bench:reconcile');
+try {
+  const workDir = await mkdtemp(join(tmpdir(), 'homeostat-bench-reconcile-'));
+  teardown.add('remove the working directory', () => rm(workDir, { recursive: true, force: true }));
+  say(`operator logs in ${workDir}`);
+  let kubeconfigPath = values.kubeconfig;
+  if (!kubeconfigPath) {
+    const started = performance.now();
+    const controlPlane = await startControlPlane();
+    teardown.add('stop the control plane', () => controlPlane.stop());
+    kubeconfigPath = controlPlane.kubeconfigPath;
+    const pids = controlPlane.processes().map((p) => p.pid);
+    say(
+      `control plane ${controlPlane.version} (pids ${pids.join(', ')}, in ${controlPlane.workDir}) ready in ${seconds(started).toFixed(1)} s`,
+    );
+  }
+  const { kubeConfig, client } = driverClient(kubeconfigPath);
+  teardown.add('close the driver client', () => client.close());
+  await installCrds(kubeConfig, [widgetCrd]);
+  await warmUp(client);
+
+  const results: RunResult[] = [];
+  for (const implementation of chosen) {
+    results.push(await runOne(implementation, client, kubeconfigPath, workDir, teardown));
+  }
+  const [first, second] = results;
+  const ratio = first && second ? ratios(first, second) : undefined;
+  say(`${objects} Widgets, ${workers} workers each\n${table(results, ratio)}`);
+  for (const result of results) process.stdout.write(`${JSON.stringify(result)}\n`);
+  if (ratio) process.stdout.write(`${JSON.stringify(ratio)}\n`);
+} finally {
+  await teardown.run();
+}

@@ -1,0 +1,37 @@
+{{/* What only the Memcached operator has; everything else comes from charts/homeostat-operator-lib. */}}
+
+{{/* The rules the operator needs on what it manages, wherever it watches (no wildcards). */}}
+{{- define "memcached-operator.managerRules" -}}
+- apiGroups: [cache.homeostat.dev]
+  resources: [memcacheds]
+  verbs: [get, list, watch]
+- apiGroups: [cache.homeostat.dev]
+  resources: [memcacheds/status]
+  verbs: [get, update, patch]
+# ownerReferences with blockOwnerDeletion need update on the owner's finalizers.
+- apiGroups: [cache.homeostat.dev]
+  resources: [memcacheds/finalizers]
+  verbs: [update]
+- apiGroups: [apps]
+  resources: [deployments]
+  verbs: [get, list, watch, create, update, patch, delete]
+- apiGroups: [""]
+  resources: [services]
+  verbs: [get, list, watch, create, update, patch, delete]
+- apiGroups: [policy]
+  resources: [poddisruptionbudgets]
+  verbs: [get, list, watch, create, update, patch, delete]
+# Pods are only read: their readiness and names go into the Memcached status.
+- apiGroups: [""]
+  resources: [pods]
+  verbs: [get, list, watch]
+- apiGroups: [events.k8s.io]
+  resources: [events]
+  verbs: [create, patch]
+{{- end }}
+
+{{/* The operator's own environment variables (its flags: operators/memcached/src/config). */}}
+{{- define "memcached-operator.env" -}}
+- name: MEMCACHED_IMAGE
+  value: {{ .Values.memcachedImage | quote }}
+{{- end }}

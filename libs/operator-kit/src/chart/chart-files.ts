@@ -1,0 +1,52 @@
+// The files of an operator chart that are generated from TypeScript, formatted as committed.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, relative } from 'node:path';
+import { format, resolveConfig } from 'prettier';
+import { crdTemplate } from './crd-template.ts';
+import { chartPaths, repoRoot, type OperatorChart } from './operator-chart.ts';
+import { valuesSchema, valuesSchemaJson } from './values-schema.ts';
+import { valuesYaml } from './values-yaml.ts';
+
+export interface GeneratedFile {
+  /** Absolute path. */
+  path: string;
+  text: string;
+}
+
+// Formatted like the rest of the repository, so `prettier --check` passes on the committed file.
+async function formatted(path: string, text: string, parser: 'json' | 'yaml'): Promise<string> {
+  return format(text, { ...(await resolveConfig(path)), parser });
+}
+
+/**
+ * Every generated file of `chart`: a CRD template per CRD, values.schema.json and values.yaml.
+ * `npm run generate` writes them; a test compares the committed ones with them.
+ */
+export async function chartFiles(chart: OperatorChart): Promise<GeneratedFile[]> {
+  const paths = chartPaths(chart);
+  const header = [
+    `Values of the ${chart.name} chart: every key, its default and what it does. values.schema.json`,
+    'checks them and refuses unknown keys. Both are generated from libs/operator-kit/src/chart/values-schema.ts',
+    `and ${chart.workspace}/src/chart by \`npm run generate -w ${chart.workspace}\`: edit those, not this file.`,
+  ].join('\n');
+  return [
+    ...chart.crds.map((crd) => ({ path: paths.crdTemplate(crd), text: crdTemplate(chart, crd) })),
+    {
+      path: paths.valuesSchema,
+      text: await formatted(paths.valuesSchema, valuesSchemaJson(chart), 'json'),
+    },
+    {
+      path: paths.valuesYaml,
+      text: await formatted(paths.valuesYaml, valuesYaml(valuesSchema(chart), header), 'yaml'),
+    },
+  ];
+}
+
+/** Writes the generated files of `chart` (an operator's `npm run generate`). */
+export async function writeChartFiles(chart: OperatorChart): Promise<void> {
+  for (const file of await chartFiles(chart)) {
+    mkdirSync(dirname(file.path), { recursive: true });
+    writeFileSync(file.path, file.text);
+    console.warn(`wrote ${relative(repoRoot, file.path)}`);
+  }
+}

@@ -1,0 +1,3 @@
+import { controlPlaneGlobalSetup } from '@homeostat/testing/global-setup';
+
+export default controlPlaneGlobalSetup();

@@ -1,0 +1,20 @@
+// @homeostat/operator-kit/testing: the tests every operator chart and image passes, as functions an
+// operator calls with its own chart (see docs/adding-an-operator.md).
+export {
+  buildChartDependencies,
+  chartDependenciesGlobalSetup,
+  helm,
+  helmTemplate,
+  renderedObjects,
+  type RenderedObject,
+} from './helm-chart.ts';
+export {
+  describeChartConventions,
+  type ChartConventionsOptions,
+  type ValueSet,
+} from './chart-conventions-suite.ts';
+export { describeGeneratedChartFiles } from './generated-files-suite.ts';
+export { defaultOperatorImage, describeOperatorImage } from './operator-image-suite.ts';
+export { installChartAccess, type ChartAccess } from './chart-access.ts';
+export { schemaLocation, toStrictJsonSchema, writeKubeconformSchemas } from './kubeconform-schemas.ts';
+export { testCommonConfig } from './test-operator-config.ts';
