@@ -28,22 +28,30 @@ export async function writeComponentConfig(kubeconfig: string, caCert: string): 
   );
 }
 
-// containerd 2 (built from the Go module proxy; kubelet >= 1.36 needs it) reads config version 3,
-// where the CRI plugin is split into an images and a runtime plugin. Its own state lives under
-// our directories and its socket is ours alone, so a Docker daemon or another containerd on the
-// machine is unaffected.
+// containerd 2 (built from the Go module proxy; kubelet >= 1.36 needs it) in its config version 4,
+// where each listener is a server plugin and the CRI plugin is split into images and runtime.
+// Everything it writes stays under our directories (state, sockets, shim sockets; no NRI socket in
+// /run/nri), and a config file given with --config imports no drop-in from /etc/containerd, so a
+// Docker daemon or another containerd on the machine is unaffected and `down` finds nothing
+// outside our directories.
 function containerdToml(): string {
   const images = "plugins.'io.containerd.cri.v1.images'";
   const runtime = "plugins.'io.containerd.cri.v1.runtime'";
-  return `version = 3
+  return `version = 4
 root = "${paths.containerdRoot}"
 state = "${paths.containerdState}"
 
-[grpc]
+[plugins.'io.containerd.server.v1.grpc']
   address = "${paths.containerdSocket}"
 
-[ttrpc]
+[plugins.'io.containerd.server.v1.ttrpc']
   address = "${paths.containerdSocket}.ttrpc"
+
+[plugins.'io.containerd.shim.v1.manager']
+  socket_dir = "${paths.shimSockets}"
+
+[plugins.'io.containerd.nri.v1.nri']
+  disable = true
 
 [plugins.'io.containerd.internal.v1.opt']
   path = "${paths.containerdRoot}/opt"

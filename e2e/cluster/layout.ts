@@ -16,6 +16,8 @@ export const paths = {
   containerdRoot: join(stateDir, 'containerd'),
   containerdState: join(runDir, 'containerd'),
   containerdSocket: join(runDir, 'containerd', 'containerd.sock'),
+  /** The shims' sockets (containerd's default is /run/containerd/s, shared with any other containerd). */
+  shimSockets: join(runDir, 's'),
   cniConf: join(stateDir, 'cni', 'net.d'),
   cniIpam: join(stateDir, 'cni', 'ipam'),
   config: join(stateDir, 'config'),
