@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Builds pinned Kubernetes, etcd, CoreDNS, helm, kubeconform and kind binaries, and the benchmark's
-# controller-runtime operator, from the Go module proxy into the version-keyed cache.
-# Usage: tools/build-binaries.sh [component...]   (default: what the test suites need)
-#        tools/build-binaries.sh --path <component>   (prints where its binary is; builds nothing)
+# Builds pinned Kubernetes, etcd, containerd, CoreDNS, helm, kubeconform and kind binaries, and the
+# benchmark's controller-runtime operator, from the Go module proxy into the version-keyed cache.
+# Usage: tools/build-binaries.sh [component[@minor]...]   (default: what the test suites need)
+#        tools/build-binaries.sh --path <component[@minor]>   (prints where its binary is; builds nothing)
+# Kubernetes components come from the newest minor pinned under tools/kubernetes/ (one wrapper
+# module per minor), or from the minor HOMEOSTAT_KUBERNETES_VERSION names (1.35, oldest, newest);
+# a suffix picks one for a single component: kube-apiserver@oldest, kubectl@1.35.
 # A binary already in the cache is never rebuilt; delete its folder to force a rebuild.
+# Go builds run under `nice -n 10`: they take both cores for minutes on a shared machine.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=tools/cache-dir.sh
@@ -13,8 +17,31 @@ module_version() { # module_version <wrapper dir> <module path>
   awk -v m="$2" '$1 == m && $2 ~ /^v/ { print $2; exit } $1 == "require" && $2 == m { print $3; exit }' "$1/go.mod"
 }
 
-kube_version="$(module_version "$here/kubernetes" k8s.io/kubernetes)"
+# The pinned Kubernetes minors, oldest first: the folders of tools/kubernetes that hold a go.mod.
+mapfile -t kube_minors < <(for d in "$here"/kubernetes/1.*/; do
+  [[ -f "$d/go.mod" ]] && basename "$d"
+done | sort -V)
+((${#kube_minors[@]} > 0)) || {
+  echo "build-binaries: no Kubernetes wrapper module under tools/kubernetes/<minor>/" >&2
+  exit 1
+}
+kube_minor() { # kube_minor <1.N | oldest | newest | empty>: the pinned minor it names
+  case "${1:-newest}" in
+    newest) echo "${kube_minors[-1]}" ;;
+    oldest) echo "${kube_minors[0]}" ;;
+    *)
+      [[ -f "$here/kubernetes/$1/go.mod" ]] || {
+        echo "build-binaries: Kubernetes $1 is not pinned (pinned: ${kube_minors[*]})" >&2
+        return 2
+      }
+      echo "$1"
+      ;;
+  esac
+}
+default_minor="$(kube_minor "${HOMEOSTAT_KUBERNETES_VERSION:-}")"
+
 etcd_version="$(module_version "$here/etcd" go.etcd.io/etcd/server/v3)"
+containerd_version="$(module_version "$here/containerd" github.com/containerd/containerd/v2)"
 coredns_version="$(module_version "$here/coredns" github.com/coredns/coredns)"
 helm_version="$(module_version "$here/helm" helm.sh/helm/v3)"
 kubeconform_version="$(module_version "$here/helm" github.com/yannh/kubeconform)"
@@ -25,19 +52,23 @@ sources_hash() { # sources_hash <dir>: the key of a module whose sources live in
   cat "$1/go.mod" "$1/go.sum" "$1"/*.go | sha256sum | cut -c1-12
 }
 
-resolve_component() { # resolve_component <component>: sets component, wrapper, pkg, out, ldflags, tags
-  component="$1" tags=""
+resolve_component() { # resolve_component <component[@minor]>: sets component, wrapper, pkg, out, ldflags, tags, cgo
+  component="${1%@*}" tags="" cgo=0
+  local minor_choice=""
+  [[ "$1" == *@* ]] && minor_choice="${1#*@}"
   case "$component" in
-    kube-apiserver | kube-controller-manager | kube-scheduler | kubelet | kube-proxy | kubectl)
-      wrapper="$here/kubernetes"
+    kube-apiserver | kube-controller-manager | kube-scheduler | kubelet | kube-proxy | kubectl | kubeadm)
+      local minor kube_version
+      minor="$(if [[ -n "$minor_choice" ]]; then kube_minor "$minor_choice"; else echo "$default_minor"; fi)"
+      wrapper="$here/kubernetes/$minor"
+      kube_version="$(module_version "$wrapper" k8s.io/kubernetes)"
       pkg="k8s.io/kubernetes/cmd/$component"
       out="$HOMEOSTAT_CACHE_DIR/bin/kubernetes-$kube_version"
-      local minor="${kube_version#v1.}"
-      minor="${minor%%.*}"
-      # The same version stamps upstream's build sets; without them the binaries report v0.0.0.
+      # The same version stamps upstream's build sets; without them the binaries report v0.0.0
+      # (and kubeadm would ask for images of a version that does not exist).
       ldflags="-s -w"
       for v in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-        ldflags+=" -X $v.gitVersion=$kube_version -X $v.gitMajor=1 -X $v.gitMinor=$minor -X $v.gitTreeState=clean"
+        ldflags+=" -X $v.gitVersion=$kube_version -X $v.gitMajor=1 -X $v.gitMinor=${minor#1.} -X $v.gitTreeState=clean"
       done
       tags="selinux,notest"
       ;;
@@ -49,6 +80,16 @@ resolve_component() { # resolve_component <component>: sets component, wrapper, 
       esac
       out="$HOMEOSTAT_CACHE_DIR/bin/etcd-$etcd_version"
       ldflags="-s -w"
+      ;;
+    containerd | containerd-shim-runc-v2 | ctr) # the local cluster's container runtime (e2e/cluster)
+      wrapper="$here/containerd"
+      pkg="github.com/containerd/containerd/v2/cmd/$component"
+      out="$HOMEOSTAT_CACHE_DIR/bin/containerd-$containerd_version"
+      ldflags="-s -w -X github.com/containerd/containerd/v2/version.Version=$containerd_version"
+      # Upstream's tags: no CLI docs, and a shim without the gRPC server it does not use. No cgo
+      # (upstream builds the shim without it too): what needs it (btrfs) is not used here.
+      tags="urfave_cli_no_docs"
+      if [[ "$component" == containerd-shim-runc-v2 ]]; then tags+=",no_grpc"; fi
       ;;
     coredns) # the local cluster's DNS (e2e/cluster)
       wrapper="$here/coredns"
@@ -101,7 +142,7 @@ build_one() { # build_one <component>
   mkdir -p "$out"
   echo "build-binaries: building $component ($pkg, ${out##*/})${progress:+, $progress}; a cold build takes minutes" >&2
   local started=$SECONDS
-  (cd "$wrapper" && CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -trimpath ${tags:+-tags "$tags"} \
+  (cd "$wrapper" && CGO_ENABLED=$cgo GOFLAGS=-mod=readonly nice -n 10 go build -trimpath ${tags:+-tags "$tags"} \
     -ldflags "$ldflags" -o "$out/$component.partial" "$pkg")
   mv "$out/$component.partial" "$out/$component"
   if [[ "$component" == bench-widget-operator ]]; then
@@ -118,7 +159,8 @@ fi
 
 components=("$@")
 if ((${#components[@]} == 0)); then
-  components=(kube-apiserver kubectl etcd etcdctl etcdutl)
+  # npm test: the control-plane tests on the newest minor, the library's also on the oldest.
+  components=(kube-apiserver kubectl kube-apiserver@oldest etcd etcdctl etcdutl)
 fi
 
 mkdir -p "$HOMEOSTAT_CACHE_DIR"
@@ -126,14 +168,18 @@ mkdir -p "$HOMEOSTAT_CACHE_DIR"
 exec 9>"$HOMEOSTAT_CACHE_DIR/.build.lock"
 flock 9
 # "n of m" counts only what is missing, so the line says how far along a cold build is.
+# Two names for one binary (kube-apiserver and kube-apiserver@oldest when one minor is pinned)
+# count once.
 missing=()
 for c in "${components[@]}"; do
-  [[ -x "$(cached_path "$c")" ]] || missing+=("$c")
+  path="$(cached_path "$c")"
+  [[ -x "$path" || " ${missing[*]} " == *" $path "* ]] || missing+=("$path")
 done
 built=0
 for c in "${components[@]}"; do
   progress=""
-  if [[ " ${missing[*]} " == *" $c "* ]]; then
+  path="$(cached_path "$c")"
+  if [[ " ${missing[*]} " == *" $path "* && ! -x "$path" ]]; then
     built=$((built + 1))
     progress="$built of ${#missing[@]} to build"
   fi

@@ -4,7 +4,8 @@
 #   base     every job: Go (the pinned binaries build from the Go module proxy), openssl, util-linux
 #   test     npm test: shellcheck (lints the PostgreSQL entrypoint), PostgreSQL 15 (its tests run it),
 #            iproute2 and iptables (the local cluster's iptables cleanup is tested in a network namespace)
-#   cluster  the local cluster: iproute2, iptables, conntrack, containerd, runc, CNI plugins
+#   cluster  the local cluster: iproute2, iptables, conntrack, runc, CNI plugins (containerd 2 is
+#            built from the Go module proxy: Debian's 1.6 is too old for kubelet >= 1.36)
 #   images   offline image builds: debootstrap, Docker
 # Jobs on a cluster of their own (npm start --current-kubeconfig, e2e with KUBECONFIG) need only base.
 set -euo pipefail
@@ -44,7 +45,6 @@ for set in "$@"; do
       require_command ip iproute2
       require_command iptables iptables
       require_command conntrack conntrack
-      require_command containerd containerd
       require_command runc runc
       require_command /usr/lib/cni/bridge containernetworking-plugins
       ;;

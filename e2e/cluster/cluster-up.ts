@@ -2,7 +2,7 @@
 // already running when it is healthy. See docs/adr/0500-local-cluster-from-host-processes.md.
 import { Resolver } from 'node:dns/promises';
 import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import {
@@ -11,6 +11,7 @@ import {
   kubernetesVersion,
   logTail,
   repoRoot,
+  toolVersion,
   waitUntil,
   writeAdminKubeconfig,
 } from '@homeostat/testing';
@@ -36,6 +37,9 @@ const neededBinaries = [
   'kubelet',
   'kube-proxy',
   'kubectl',
+  'containerd',
+  'containerd-shim-runc-v2',
+  'ctr',
   'coredns',
 ];
 
@@ -55,10 +59,10 @@ export interface LocalCluster {
 /** Starts the local cluster (or reuses a healthy one) and returns its kubeconfig. */
 export async function clusterUp(): Promise<LocalCluster> {
   if (process.getuid?.() !== 0) throw new Error('the local cluster needs root (network, mounts, cgroups)');
-  await step('host packages (containerd, runc, CNI plugins, iptables, conntrack, iproute2)', () =>
+  await step('host packages (runc, CNI plugins, iptables, conntrack, iproute2)', () =>
     requireHostPackages('cluster'),
   );
-  await step('building the Kubernetes binaries that are not cached yet', () =>
+  await step(`building the Kubernetes ${kubernetesVersion} binaries and containerd not cached yet`, () =>
     run('bash', [join(repoRoot, 'tools/build-binaries.sh'), ...neededBinaries], { timeoutMs: 120 * 60_000 }),
   );
   if (existsSync(paths.ready)) {
@@ -122,7 +126,8 @@ export async function clusterUp(): Promise<LocalCluster> {
     );
     await waitForDns();
   });
-  await writeFile(paths.ready, JSON.stringify({ version: kubernetesVersion, at: new Date().toISOString() }));
+  const ready: ReadyRecord = { version: kubernetesVersion, containerd: toolVersion('containerd') };
+  await writeFile(paths.ready, JSON.stringify({ ...ready, at: new Date().toISOString() }));
   return { kubeconfig: paths.kubeconfig, reused: false };
 }
 
@@ -183,8 +188,23 @@ async function waitForDns(): Promise<void> {
   });
 }
 
+/** What `up` writes last: the versions the cluster runs. */
+interface ReadyRecord {
+  version: string;
+  containerd: string;
+}
+
 /** Why the running cluster cannot be reused, or undefined when it can. */
 async function healthProblem(): Promise<string | undefined> {
+  // A cluster of other versions (an older pin, or HOMEOSTAT_KUBERNETES_VERSION changed) is rebuilt.
+  const running = JSON.parse(await readFile(paths.ready, 'utf8')) as Partial<ReadyRecord>;
+  const wanted: ReadyRecord = { version: kubernetesVersion, containerd: toolVersion('containerd') };
+  if (running.version !== wanted.version || running.containerd !== wanted.containerd) {
+    return (
+      `it runs Kubernetes ${running.version ?? '?'} with containerd ${running.containerd ?? '?'}, ` +
+      `not ${wanted.version} with ${wanted.containerd}`
+    );
+  }
   for (const name of [
     'etcd',
     'containerd',

@@ -2,7 +2,7 @@
 // kubelet's and kube-proxy's. JSON is valid YAML, so the Kubernetes ones are written as JSON.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { network, paths, ports, runDir } from './layout.ts';
+import { network, paths, ports, runcPath, runDir } from './layout.ts';
 import { clusterImages } from '../images/image-names.ts';
 
 export const configFiles = {
@@ -28,45 +28,61 @@ export async function writeComponentConfig(kubeconfig: string, caCert: string): 
   );
 }
 
-// Debian's containerd 1.6 reads config version 2. Its own state lives under our directories and
-// its socket is ours alone, so a docker daemon or another containerd on the machine is unaffected.
+// containerd 2 (built from the Go module proxy; kubelet >= 1.36 needs it) in its config version 4,
+// where each listener is a server plugin and the CRI plugin is split into images and runtime.
+// Everything it writes stays under our directories (state, sockets, shim sockets; no NRI socket in
+// /run/nri), and a config file given with --config imports no drop-in from /etc/containerd, so a
+// Docker daemon or another containerd on the machine is unaffected and `down` finds nothing
+// outside our directories.
 function containerdToml(): string {
-  const cri = 'plugins."io.containerd.grpc.v1.cri"';
-  return `version = 2
+  const images = "plugins.'io.containerd.cri.v1.images'";
+  const runtime = "plugins.'io.containerd.cri.v1.runtime'";
+  return `version = 4
 root = "${paths.containerdRoot}"
 state = "${paths.containerdState}"
 
-[grpc]
+[plugins.'io.containerd.server.v1.grpc']
   address = "${paths.containerdSocket}"
 
-[ttrpc]
+[plugins.'io.containerd.server.v1.ttrpc']
   address = "${paths.containerdSocket}.ttrpc"
 
-[plugins."io.containerd.internal.v1.opt"]
+[plugins.'io.containerd.shim.v1.manager']
+  socket_dir = "${paths.shimSockets}"
+
+[plugins.'io.containerd.nri.v1.nri']
+  disable = true
+
+[plugins.'io.containerd.internal.v1.opt']
   path = "${paths.containerdRoot}/opt"
 
-[${cri}]
-  sandbox_image = "${clusterImages.pause}"
+[${images}]
+  snapshotter = "overlayfs"
+
+[${images}.pinned_images]
+  sandbox = "${clusterImages.pause}"
+
+[${runtime}]
   enable_unprivileged_ports = false
   enable_unprivileged_icmp = false
   # These machines withhold CAP_SYS_RESOURCE, so no process may lower its OOM score below its
   # parent's; without this, every pod sandbox (oom_score_adj -998) fails to start.
   restrict_oom_score_adj = true
 
-[${cri}.containerd]
-  snapshotter = "overlayfs"
+[${runtime}.containerd]
   default_runtime_name = "runc"
 
-[${cri}.containerd.runtimes.runc]
+[${runtime}.containerd.runtimes.runc]
   runtime_type = "io.containerd.runc.v2"
 
-[${cri}.containerd.runtimes.runc.options]
-  BinaryName = "/usr/sbin/runc"
+[${runtime}.containerd.runtimes.runc.options]
+  BinaryName = "${runcPath}"
   Root = "${runDir}/runc"
+  # cgroupfs: these machines run cgroup v1 without systemd as init (docs/adr/0502).
   SystemdCgroup = false
 
-[${cri}.cni]
-  bin_dir = "/usr/lib/cni"
+[${runtime}.cni]
+  bin_dirs = ["/usr/lib/cni"]
   conf_dir = "${paths.cniConf}"
   max_conf_num = 1
 `;
@@ -111,7 +127,8 @@ function kubeletConfig(caCert: string) {
       x509: { clientCAFile: caCert },
     },
     authorization: { mode: 'Webhook' },
-    // These machines run cgroup v1 without systemd as init.
+    // These machines run cgroup v1 without systemd as init; kubelet >= 1.35 refuses cgroup v1
+    // unless told not to (docs/adr/0502). containerd reports the same driver through the CRI.
     cgroupDriver: 'cgroupfs',
     failCgroupV1: false,
     containerRuntimeEndpoint: `unix://${paths.containerdSocket}`,

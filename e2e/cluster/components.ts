@@ -2,7 +2,7 @@
 // ready. Every component authenticates with the one admin certificate: this is a throwaway test
 // cluster, and per-component identities would add certificates without testing anything.
 import { request as httpsRequest } from 'node:https';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { binaryPath, httpGet, type ControlPlanePki } from '@homeostat/testing';
 import { configFiles } from './component-config.ts';
 import { apiServerUrl, network, paths, ports } from './layout.ts';
@@ -16,7 +16,8 @@ export interface Component {
 }
 
 const etcdUrl = `http://127.0.0.1:${ports.etcdClient}`;
-// The node's tools (mount, iptables, containerd's shim) come from the machine's usual places.
+// The node's tools (mount, iptables) come from the machine's usual places; containerd finds its
+// shim (containerd-shim-runc-v2) on PATH, so the folder of the built containerd comes first.
 const systemPath = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 /** The cluster's components in start order, given its certificates and component kubeconfig. */
@@ -28,6 +29,7 @@ export function components(pki: ControlPlanePki, kubeconfig: string): Record<str
     `--authorization-kubeconfig=${kubeconfig}`,
   ];
   const env = { ...process.env, PATH: `${systemPath}:${process.env['PATH'] ?? ''}` };
+  const containerdEnv = { ...env, PATH: `${dirname(binaryPath('containerd-shim-runc-v2'))}:${env.PATH}` };
   return {
     etcd: {
       spec: {
@@ -51,12 +53,16 @@ export function components(pki: ControlPlanePki, kubeconfig: string): Record<str
     containerd: {
       spec: {
         name: 'containerd',
-        command: '/usr/bin/containerd',
+        command: binaryPath('containerd'),
         args: ['--config', configFiles.containerd],
-        env,
+        env: containerdEnv,
       },
       ready: async () =>
-        (await tryRun('ctr', ['--address', paths.containerdSocket, 'version'], { timeoutMs: 5000 })).ok,
+        (
+          await tryRun(binaryPath('ctr'), ['--address', paths.containerdSocket, 'version'], {
+            timeoutMs: 5000,
+          })
+        ).ok,
     },
     'kube-apiserver': {
       spec: {

@@ -16,6 +16,8 @@ export const paths = {
   containerdRoot: join(stateDir, 'containerd'),
   containerdState: join(runDir, 'containerd'),
   containerdSocket: join(runDir, 'containerd', 'containerd.sock'),
+  /** The shims' sockets (containerd's default is /run/containerd/s, shared with any other containerd). */
+  shimSockets: join(runDir, 's'),
   cniConf: join(stateDir, 'cni', 'net.d'),
   cniIpam: join(stateDir, 'cni', 'ipam'),
   config: join(stateDir, 'config'),
@@ -26,6 +28,9 @@ export const paths = {
   /** The admin kubeconfig handed to users and the e2e suites. */
   kubeconfig: join(stateDir, 'kubeconfig'),
 };
+
+/** The OCI runtime containerd's shim runs: Debian's runc (docs/adr/0502 says why not a built one). */
+export const runcPath = '/usr/sbin/runc';
 
 /** The node's name and the addresses on the bridge that carries pod traffic. */
 export const network = {

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { copyFile, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { cacheDir } from '@homeostat/testing';
+import { binaryPath, cacheDir } from '@homeostat/testing';
 import { requireHostPackages } from '../cluster/host-packages.ts';
 import { run } from '../cluster/run-command.ts';
 import { debianRootfs, debianRootfsKey } from './debian-rootfs.ts';
@@ -216,7 +216,7 @@ async function importInto(
     if (imported[ref] === ids[ref]) continue;
     const started = Date.now();
     await run(
-      'ctr',
+      binaryPath('ctr'),
       ['--address', containerd.socket, '--namespace', 'k8s.io', 'images', 'import', archivePath(ref)],
       {
         timeoutMs: 10 * 60_000,

@@ -1,5 +1,7 @@
 // Wrapper module: builds kind from the Go module proxy, for users who run the e2e suites on kind.
-// kind 0.30 is the last line whose node images are Debian bookworm based (cgroup v1 friendly).
+// kind 0.33's default node image runs Kubernetes v1.37.0, the newest supported minor (the charts
+// refuse anything before 1.35). Its node images are Debian trixie based: systemd 257 there needs a
+// cgroup v2 host (docs/adr/0502).
 module github.com/homeostat/tools/kind
 
 go 1.24.0
@@ -18,6 +20,6 @@ require (
 	github.com/spf13/pflag v1.0.5 // indirect
 	go.yaml.in/yaml/v3 v3.0.4 // indirect
 	golang.org/x/sys v0.6.0 // indirect
-	sigs.k8s.io/kind v0.30.0 // indirect
+	sigs.k8s.io/kind v0.33.0 // indirect
 	sigs.k8s.io/yaml v1.4.0 // indirect
 )

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,19 +22,67 @@ function pinnedVersion(wrapper: string, modulePath: string): string {
   return match[1];
 }
 
-/** The Kubernetes release the project pins, e.g. "v1.34.4" (read from tools/kubernetes/go.mod). */
-export const kubernetesVersion = pinnedVersion('kubernetes', 'k8s.io/kubernetes');
+const minorNumber = (minor: string) => Number(minor.split('.')[1]);
+
+/**
+ * The pinned Kubernetes releases, oldest first, e.g. ["v1.35.4", "v1.37.2"]: one wrapper module
+ * per minor under tools/kubernetes/<minor>/ (the same rule as tools/build-binaries.sh).
+ */
+export const pinnedKubernetesVersions: readonly string[] = readdirSync(join(repoRoot, 'tools', 'kubernetes'))
+  .filter(
+    (entry) => /^1\.\d+$/.test(entry) && existsSync(join(repoRoot, 'tools', 'kubernetes', entry, 'go.mod')),
+  )
+  .sort((a, b) => minorNumber(a) - minorNumber(b))
+  .map((minor) => pinnedVersion(join('kubernetes', minor), 'k8s.io/kubernetes'));
+
+/**
+ * The pinned release a minor choice names: "newest" (or nothing), "oldest", or a minor like "1.35".
+ * Throws, listing the pinned ones, for a minor that is not pinned.
+ */
+export function pinnedKubernetesVersion(choice: string | undefined): string {
+  const oldest = pinnedKubernetesVersions[0];
+  const newest = pinnedKubernetesVersions[pinnedKubernetesVersions.length - 1];
+  if (!oldest || !newest) throw new Error('no Kubernetes wrapper module under tools/kubernetes/<minor>/');
+  if (choice === undefined || choice === '' || choice === 'newest') return newest;
+  if (choice === 'oldest') return oldest;
+  const found = pinnedKubernetesVersions.find((v) => v.startsWith(`v${choice}.`));
+  if (!found) {
+    throw new Error(
+      `Kubernetes ${choice} is not pinned (pinned: ${pinnedKubernetesVersions.join(', ')}; ` +
+        'tools/kubernetes/pin.sh pins another)',
+    );
+  }
+  return found;
+}
+
+/**
+ * The Kubernetes release this process runs, e.g. "v1.37.2": the newest pinned one, or the one
+ * HOMEOSTAT_KUBERNETES_VERSION names ("oldest", "newest", "1.35"). Every Kubernetes binary
+ * `binaryPath` returns is of this release.
+ */
+export const kubernetesVersion = pinnedKubernetesVersion(process.env['HOMEOSTAT_KUBERNETES_VERSION']);
 /** The etcd release the project pins, e.g. "v3.6.16" (read from tools/etcd/go.mod). */
 export const etcdVersion = pinnedVersion('etcd', 'go.etcd.io/etcd/server/v3');
 
 export type KubernetesComponent =
-  'kube-apiserver' | 'kube-controller-manager' | 'kube-scheduler' | 'kubelet' | 'kube-proxy' | 'kubectl';
+  | 'kube-apiserver'
+  | 'kube-controller-manager'
+  | 'kube-scheduler'
+  | 'kubelet'
+  | 'kube-proxy'
+  | 'kubectl'
+  | 'kubeadm';
 export type EtcdComponent = 'etcd' | 'etcdctl' | 'etcdutl';
 /** Go-built tools the end-to-end suites and the local cluster use, each cached under its own version. */
-export type ToolComponent = 'coredns' | 'helm' | 'kubeconform' | 'kind';
+export type ToolComponent =
+  'containerd' | 'containerd-shim-runc-v2' | 'ctr' | 'coredns' | 'helm' | 'kubeconform' | 'kind';
 
-// Which wrapper module under tools/ pins each tool, and the module path it pins.
-const toolModules: Record<ToolComponent, [wrapper: string, modulePath: string]> = {
+// Which wrapper module under tools/ pins each tool, the module path it pins, and the cache folder
+// it is built into (tools sharing a module share a folder).
+const toolModules: Record<ToolComponent, [wrapper: string, modulePath: string, folder?: string]> = {
+  containerd: ['containerd', 'github.com/containerd/containerd/v2'],
+  'containerd-shim-runc-v2': ['containerd', 'github.com/containerd/containerd/v2', 'containerd'],
+  ctr: ['containerd', 'github.com/containerd/containerd/v2', 'containerd'],
   coredns: ['coredns', 'github.com/coredns/coredns'],
   helm: ['helm', 'helm.sh/helm/v3'],
   kubeconform: ['helm', 'github.com/yannh/kubeconform'],
@@ -50,7 +98,7 @@ export function toolVersion(component: ToolComponent): string {
 function binaryFolder(component: KubernetesComponent | EtcdComponent | ToolComponent): string {
   if (component in toolModules) {
     const tool = component as ToolComponent;
-    return `${tool}-${toolVersion(tool)}`;
+    return `${toolModules[tool][2] ?? tool}-${toolVersion(tool)}`;
   }
   return component.startsWith('etcd') ? `etcd-${etcdVersion}` : `kubernetes-${kubernetesVersion}`;
 }
@@ -62,7 +110,8 @@ export function binaryPath(component: KubernetesComponent | EtcdComponent | Tool
   if (!existsSync(path)) {
     throw new Error(
       `${component} is not built yet (expected ${path}). ` +
-        `Run \`bash tools/build-binaries.sh ${component}\` or \`npm test\`, which builds it.`,
+        `Run \`bash tools/build-binaries.sh ${component}\` (with the same HOMEOSTAT_KUBERNETES_VERSION) ` +
+        'or `npm test`, which builds it.',
     );
   }
   return path;

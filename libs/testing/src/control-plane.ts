@@ -118,6 +118,9 @@ async function startOnFreshPorts(
       `--etcd-servers=${etcdEndpoint}`,
       '--bind-address=127.0.0.1',
       '--advertise-address=127.0.0.1',
+      // Kubernetes >= 1.37 refuses a loopback advertise address for the endpoints of the
+      // `kubernetes` Service; no pod runs here to use them, so nothing maintains them.
+      '--endpoint-reconciler-type=none',
       `--secure-port=${apiPort}`,
       `--tls-cert-file=${pki.servingCert}`,
       `--tls-private-key-file=${pki.servingKey}`,

@@ -1,7 +1,16 @@
 export { startControlPlane, type ControlPlane, type ControlPlaneOptions } from './control-plane.ts';
 export { installCrds } from './crds.ts';
-export { binaryPath, cacheDir, etcdVersion, kubernetesVersion, repoRoot } from './binaries.ts';
-export type { EtcdComponent, KubernetesComponent } from './binaries.ts';
+export {
+  binaryPath,
+  cacheDir,
+  etcdVersion,
+  kubernetesVersion,
+  pinnedKubernetesVersion,
+  pinnedKubernetesVersions,
+  repoRoot,
+  toolVersion,
+} from './binaries.ts';
+export type { EtcdComponent, KubernetesComponent, ToolComponent } from './binaries.ts';
 export {
   startProcess,
   diesWithParent,

@@ -1,13 +1,14 @@
-// The conventions every operator chart keeps, checked with the real helm and kubeconform: lint,
-// rendered objects valid against the pinned Kubernetes' own OpenAPI and the chart's CRDs, an
-// opt-in ServiceMonitor, RBAC without wildcards, kept CRDs, Pod Security "restricted", bad values
-// refused, and a packaged chart that renders like the chart folder.
+// The conventions every operator chart keeps, checked with the real helm and kubeconform: lint, a
+// kubeVersion that admits every supported Kubernetes minor and no older one, rendered objects
+// valid against the pinned Kubernetes' own OpenAPI and the chart's CRDs, an opt-in ServiceMonitor,
+// RBAC without wildcards, kept CRDs, Pod Security "restricted", bad values refused, and a
+// packaged chart that renders like the chart folder.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { binaryPath, kubernetesVersion } from '@homeostat/testing';
+import { binaryPath, kubernetesVersion, pinnedKubernetesVersions } from '@homeostat/testing';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
 import { chartPaths, type OperatorChart } from '../chart/operator-chart.ts';
 import { helm, helmTemplate, renderedObjects, type RenderedObject } from './helm-chart.ts';
@@ -67,6 +68,16 @@ export function describeChartConventions(chart: OperatorChart, options: ChartCon
         },
       );
       expect(out).toContain('0 chart(s) failed');
+    });
+
+    it('declares the Kubernetes it supports: every pinned minor, not the one before the oldest', () => {
+      for (const version of pinnedKubernetesVersions) {
+        expect(helm(['template', release, dir, '--kube-version', version]).stderr, version).toBe('');
+      }
+      const [major, minor] = (pinnedKubernetesVersions[0] ?? '').slice(1).split('.').map(Number);
+      const refused = helm(['template', release, dir, '--kube-version', `v${major}.${(minor ?? 0) - 1}.0`]);
+      expect(refused.status).not.toBe(0);
+      expect(refused.stderr).toContain(`chart requires kubeVersion: >=${major}.${minor}.0-0`);
     });
 
     const common: ValueSet[] = [

@@ -377,10 +377,10 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     expect(
       await rejection('tight', { memoryLimitMB: 256, resources: { limits: { memory: '256Mi' } } }),
     ).toContain(
-      'spec.resources.limits.memory: Invalid value: "object": resources.limits.memory must be larger than memoryLimitMB',
+      'spec.resources.limits.memory: Invalid value: resources.limits.memory must be larger than memoryLimitMB',
     );
     expect(await rejection('notq', { resources: { requests: { cpu: 'lots' } } })).toContain(
-      'spec.resources.requests.cpu: Invalid value: "string": must be a Kubernetes quantity such as 128Mi, 1Gi, 250m or 1',
+      'spec.resources.requests.cpu: Invalid value: "lots": must be a Kubernetes quantity such as 128Mi, 1Gi, 250m or 1',
     );
     expect(
       await rejection('inverted', { resources: { requests: { cpu: '2' }, limits: { cpu: '500m' } } }),
@@ -390,7 +390,7 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     );
     expect(await rejection('nospec', undefined)).toContain('spec: Required value: spec is required');
     expect(await rejection('9lives', {})).toContain(
-      'metadata.name: Invalid value: "object": metadata.name must be lowercase letters, digits and "-", starting with a letter',
+      'metadata.name: Invalid value: metadata.name must be lowercase letters, digits and "-", starting with a letter',
     );
     expect(await rejection('x'.repeat(64), {})).toContain('metadata.name: Too long: may not be more than 63');
     expect(await rejection('pdb', { podDisruptionBudget: { maxUnavailable: 0 } })).toContain(
