@@ -21,7 +21,7 @@ import { Teardown } from '../support/teardown.ts';
 import { workloadWrites } from './apiserver-writes.ts';
 import { watchConvergence } from './convergence.ts';
 import { implementations, reconcilesOf, startOperator, type Implementation } from './operators.ts';
-import { readProcessMemory } from './process-memory.ts';
+import { readProcessCpuSeconds, readProcessMemory } from './process-memory.ts';
 import { ratios, table, type RunResult } from './report.ts';
 import { widgetSpec } from './widget-workload.ts';
 
@@ -110,6 +110,7 @@ async function runOne(
     const watch = await watchConvergence(client, namespace, objects);
     teardown.add('stop the convergence watch', () => watch.stop());
     const writesBefore = await workloadWrites(client);
+    const cpuBefore = await readProcessCpuSeconds(operator.process.pid);
 
     say(`${implementation}: creating ${objects} Widgets in ${namespace}`);
     const started = performance.now();
@@ -150,6 +151,7 @@ async function runOne(
     });
     const secondsToConverge = (convergedAt - started) / 1000;
     const reconciles = await reconcilesOf(operator);
+    const cpuToConverge = (await readProcessCpuSeconds(operator.process.pid)) - cpuBefore;
     await watch.stop();
     say(`${implementation}: converged in ${secondsToConverge.toFixed(1)} s after ${reconciles} reconciles`);
 
@@ -171,6 +173,7 @@ async function runOne(
       reconciles_per_second: Number((reconciles / secondsToConverge).toFixed(1)),
       operator_writes_to_converge: writesConverged - writesBefore - objects,
       idle_writes_per_minute: Number(((writesIdle * 60) / idleSeconds).toFixed(1)),
+      cpu_seconds_to_converge: Number(cpuToConverge.toFixed(1)),
       rss_start_mb: mb(atStart.rssBytes),
       rss_mb: mb(memory.rssBytes),
       peak_rss_mb: mb(memory.peakRssBytes),
