@@ -130,6 +130,7 @@ export {
   affinitySchema,
 } from './crd/kubernetes-schemas.ts';
 export { toCrdSchema, structuralProblems, type JsonSchema } from './crd/structural-schema.ts';
+export { WriteFailure, writeStep, assertOwnedOrAbsent } from './helpers/write-failure.ts';
 export { isSubset } from './helpers/desired-state.ts';
 export {
   isApplied,
