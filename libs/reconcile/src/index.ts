@@ -128,6 +128,8 @@ export {
   requestsWithinLimitsRules,
   TolerationSchema,
   affinitySchema,
+  specRequiredRule,
+  dnsLabelNameRule,
 } from './crd/kubernetes-schemas.ts';
 export { toCrdSchema, structuralProblems, type JsonSchema } from './crd/structural-schema.ts';
 export { WriteFailure, writeStep, assertOwnedOrAbsent } from './helpers/write-failure.ts';
