@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds pinned Kubernetes, etcd, containerd, CoreDNS, helm, kubeconform and kind binaries, and the
+# Builds pinned Kubernetes, etcd, containerd, CoreDNS, helm, kubeconform, kind and versitygw binaries, and the
 # benchmark's controller-runtime operator, from the Go module proxy into the version-keyed cache.
 # Usage: tools/build-binaries.sh [component[@minor]...]   (default: what the test suites need)
 #        tools/build-binaries.sh --path <component[@minor]>   (prints where its binary is; builds nothing)
@@ -46,6 +46,7 @@ coredns_version="$(module_version "$here/coredns" github.com/coredns/coredns)"
 helm_version="$(module_version "$here/helm" helm.sh/helm/v3)"
 kubeconform_version="$(module_version "$here/helm" github.com/yannh/kubeconform)"
 kind_version="$(module_version "$here/kind" sigs.k8s.io/kind)"
+versitygw_version="$(module_version "$here/versitygw" github.com/versity/versitygw)"
 bench_operator="$here/../bench/reconcile/controller-runtime"
 
 sources_hash() { # sources_hash <dir>: the key of a module whose sources live in this repository
@@ -115,6 +116,12 @@ resolve_component() { # resolve_component <component[@minor]>: sets component, w
       pkg="sigs.k8s.io/kind"
       out="$HOMEOSTAT_CACHE_DIR/bin/kind-$kind_version"
       ldflags="-s -w"
+      ;;
+    versitygw) # a real S3-compatible server for the etcd operator's backup tests (posix backend)
+      wrapper="$here/versitygw"
+      pkg="github.com/versity/versitygw/cmd/versitygw"
+      out="$HOMEOSTAT_CACHE_DIR/bin/versitygw-$versitygw_version"
+      ldflags="-s -w -X main.Version=$versitygw_version"
       ;;
     bench-widget-operator) # bench:reconcile's controller-runtime side; its sources are ours, so they key it too
       wrapper="$bench_operator"

@@ -12,6 +12,13 @@
 - apiGroups: [etcd.homeostat.dev]
   resources: [etcdclusters/finalizers]
   verbs: [update]
+# Backups: taken and recorded; the schedule creates them and deletes those retention drops.
+- apiGroups: [etcd.homeostat.dev]
+  resources: [etcdbackups]
+  verbs: [get, list, watch, create, delete]
+- apiGroups: [etcd.homeostat.dev]
+  resources: [etcdbackups/status]
+  verbs: [get, update, patch]
 # Member pods and their claims are made and deleted one at a time; never updated in place yet.
 - apiGroups: [""]
   resources: [pods, persistentvolumeclaims]
@@ -22,7 +29,8 @@
 - apiGroups: [policy]
   resources: [poddisruptionbudgets]
   verbs: [get, list, watch, create, update, patch, delete]
-# The CA and certificates it generates (made once, never rewritten), and a provided client Secret.
+# The CA and certificates it generates (made once, never rewritten), a provided client Secret, and
+# the credentials Secret a backup destination names.
 - apiGroups: [""]
   resources: [secrets]
   verbs: [get, list, watch, create]

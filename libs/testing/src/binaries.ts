@@ -75,7 +75,14 @@ export type KubernetesComponent =
 export type EtcdComponent = 'etcd' | 'etcdctl' | 'etcdutl';
 /** Go-built tools the end-to-end suites and the local cluster use, each cached under its own version. */
 export type ToolComponent =
-  'containerd' | 'containerd-shim-runc-v2' | 'ctr' | 'coredns' | 'helm' | 'kubeconform' | 'kind';
+  | 'containerd'
+  | 'containerd-shim-runc-v2'
+  | 'ctr'
+  | 'coredns'
+  | 'helm'
+  | 'kubeconform'
+  | 'kind'
+  | 'versitygw';
 
 // Which wrapper module under tools/ pins each tool, the module path it pins, and the cache folder
 // it is built into (tools sharing a module share a folder).
@@ -87,6 +94,7 @@ const toolModules: Record<ToolComponent, [wrapper: string, modulePath: string, f
   helm: ['helm', 'helm.sh/helm/v3'],
   kubeconform: ['helm', 'github.com/yannh/kubeconform'],
   kind: ['kind', 'sigs.k8s.io/kind'],
+  versitygw: ['versitygw', 'github.com/versity/versitygw'],
 };
 
 /** The pinned version of a Go-built tool, e.g. "v1.15.0" for coredns (read from its tools/ go.mod). */

@@ -3,6 +3,7 @@ import type { ClusterSource, Manager } from '@homeostat/reconcile';
 import { operatorManager, type ManagerExtras } from '@homeostat/operator-kit';
 import type { OperatorConfig } from './config/operator-config.ts';
 import { operatorName } from './controllers/cluster-names.ts';
+import { addEtcdBackupController } from './controllers/backup/etcd-backup-controller.ts';
 import { addEtcdClusterController } from './controllers/etcd-cluster-controller.ts';
 import { dnsAddressing, type MemberAddressing } from './controllers/member-addressing.ts';
 
@@ -14,9 +15,14 @@ export function etcdOperator(
 ): Manager {
   const { addressing, ...managerExtras } = extras;
   const manager = operatorManager(kubeConfig, operatorName, config, managerExtras);
+  const memberAddressing = addressing ?? dnsAddressing(config.clusterDomain);
   addEtcdClusterController(manager, {
-    addressing: addressing ?? dnsAddressing(config.clusterDomain),
+    addressing: memberAddressing,
     imageRepository: config.etcdImageRepository,
+    maxConcurrentReconciles: config.maxConcurrentReconciles,
+  });
+  addEtcdBackupController(manager, {
+    addressing: memberAddressing,
     maxConcurrentReconciles: config.maxConcurrentReconciles,
   });
   return manager;

@@ -1,0 +1,212 @@
+// EtcdBackup with every side real: a real kube-apiserver holds the EtcdCluster and EtcdBackups,
+// real etcd members run the cluster's pods (MemberPodRunner), and a real S3-compatible server
+// (versitygw) receives the snapshots. Checks what lands in the bucket byte for byte, an operator
+// stopped in the middle of a backup, and refusals with their conditions and Events.
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { installCrds, waitUntil } from '@homeostat/testing';
+import { sharedKubeConfig } from '@homeostat/testing/shared';
+import { startS3Server, type S3TestServer } from '@homeostat/testing/s3';
+import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
+import { memoryLogger } from '@homeostat/reconcile/testing';
+import { etcdBackupCrd } from '../../api/etcd-backup-crd.ts';
+import { etcdBackups, type EtcdBackup } from '../../api/etcd-backup-types.ts';
+import { etcdClusterCrd } from '../../api/etcd-cluster-crd.ts';
+import { etcdClusters } from '../../api/etcd-cluster-types.ts';
+import {
+  conditionOf,
+  createEtcdCluster,
+  createTestNamespace,
+  eventsAbout,
+  startTestOperator,
+} from '../../test-support/etcd-cluster-fixtures.ts';
+import { loopbackAddressing } from '../../test-support/loopback-addressing.ts';
+import { MemberPodRunner } from '../../test-support/member-pod-runner.ts';
+import {
+  leaveUnfinishedUpload,
+  objectKeys,
+  s3Destination,
+  testS3Client,
+  unfinishedUploads,
+  type Destination,
+} from '../../test-support/s3-fixtures.ts';
+import { writeKeys } from '../../test-support/keyspace.ts';
+import { backupObjectName } from './backup-names.ts';
+import { addEtcdBackupController } from './etcd-backup-controller.ts';
+
+const kubeConfig = sharedKubeConfig();
+const namespace = `etcd-backup-${process.pid}`;
+const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
+const poll = { timeoutMs: 90_000, intervalMs: 200 };
+const addressing = loopbackAddressing();
+const bucket = 'etcd-backups';
+const prefix = 'prod/';
+
+async function createBackup(name: string, destination?: Destination): Promise<EtcdBackup> {
+  return client.create(etcdBackups, {
+    metadata: { name, namespace },
+    spec: { clusterName: 'src', ...(destination ? { destination } : {}) },
+  });
+}
+
+async function waitForPhase(name: string, phase: string): Promise<EtcdBackup> {
+  await waitUntil(
+    `EtcdBackup ${name} ${phase}`,
+    async () => (await client.get(etcdBackups, name, namespace)).status?.phase === phase,
+    poll,
+  );
+  return client.get(etcdBackups, name, namespace);
+}
+
+describe('EtcdBackup to a real S3-compatible server, from real etcd members, on a real kube-apiserver', () => {
+  const { log, lines } = memoryLogger();
+  let manager: Manager | undefined;
+  let runner: MemberPodRunner;
+  let workDir: string;
+  let server: S3TestServer;
+  let s3: S3Client;
+  let destination: Destination;
+
+  const startOperator = async () => {
+    manager = await startTestOperator(kubeConfig, namespace, addressing, log, (m) =>
+      addEtcdBackupController(m, { addressing, etcdCallTimeoutMs: 2000, waitIntervalMs: 300 }),
+    );
+  };
+
+  beforeAll(async () => {
+    await installCrds(kubeConfig, [etcdClusterCrd, etcdBackupCrd]);
+    await createTestNamespace(client, namespace);
+    workDir = await mkdtemp(join(tmpdir(), 'homeostat-etcd-backup-pods-'));
+    server = await startS3Server({ buckets: [bucket] });
+    s3 = testS3Client(server);
+    destination = await s3Destination(client, namespace, server, bucket, prefix);
+    runner = new MemberPodRunner(client, namespace, workDir);
+    runner.start();
+    await startOperator();
+  });
+
+  afterEach(async (context) => {
+    if (context.task.result?.state !== 'fail') return;
+    const notable = lines.filter((l) => Number(l['level']) >= 40).slice(-20);
+    const backups = (await client.list(etcdBackups, { namespace })).items.map((b) => b.status);
+    console.warn(JSON.stringify({ operatorLog: notable, backups }, null, 1));
+  });
+
+  afterAll(async () => {
+    await manager?.stop();
+    await runner?.stop();
+    s3?.destroy();
+    await server?.stop();
+    await client.delete(builtin.namespaces, namespace).catch(() => undefined);
+    client.close();
+    await rm(workDir, { recursive: true, force: true });
+  });
+
+  it('streams a verified snapshot into the bucket and records where it is, its size, sha256 and revision', async () => {
+    await createEtcdCluster(client, 'src', namespace, { size: 1, backup: { keep: 7, destination } });
+    await waitUntil(
+      'src Running',
+      async () => (await client.get(etcdClusters, 'src', namespace)).status?.phase === 'Running',
+      poll,
+    );
+    const cluster = await client.get(etcdClusters, 'src', namespace);
+    const secret = await client.get(builtin.secrets, 'src-client-tls', namespace);
+    const file = (key: string) => Buffer.from(secret.data?.[key] ?? '', 'base64');
+    await writeKeys(
+      {
+        endpoints: [(await addressing.urls(cluster, 'src-0')).clientUrl],
+        credentials: {
+          rootCertificate: file('ca.crt'),
+          certChain: file('tls.crt'),
+          privateKey: file('tls.key'),
+        },
+      },
+      'k/',
+      300,
+    );
+
+    // No destination of its own: the cluster's backup.destination.
+    const created = await createBackup('first');
+    const backup = await waitForPhase('first', 'Succeeded');
+    const status = backup.status;
+    const name = backupObjectName(created);
+    expect(status).toMatchObject({
+      phase: 'Succeeded',
+      key: name,
+      location: `s3://${bucket}/${prefix}${name}`,
+      member: 'src-0',
+      etcdVersion: cluster.spec.version,
+      observedGeneration: backup.metadata?.generation,
+    });
+    expect(Number(status?.revision)).toBeGreaterThanOrEqual(300);
+    expect(Date.parse(status?.finishedAt ?? '')).toBeGreaterThanOrEqual(Date.parse(status?.startedAt ?? ''));
+    expect(conditionOf(backup, 'Complete')).toMatchObject({
+      status: 'True',
+      reason: 'SnapshotVerified',
+      observedGeneration: backup.metadata?.generation,
+    });
+    expect(conditionOf(backup, 'Failed')).toMatchObject({ status: 'False' });
+
+    // What versitygw stores is exactly what etcd streamed: the database, then its sha256.
+    const bytes = await readFile(server.objectPath(bucket, `${prefix}${name}`));
+    expect(bytes.length).toBe(status?.sizeBytes);
+    expect(bytes.length % 512).toBe(32);
+    const database = bytes.subarray(0, bytes.length - 32);
+    expect(createHash('sha256').update(database).digest('hex')).toBe(status?.sha256);
+    expect(bytes.subarray(bytes.length - 32).toString('hex')).toBe(status?.sha256);
+    expect(await objectKeys(s3, bucket, prefix)).toEqual([`${prefix}${name}`, `${prefix}${name}.json`]);
+    expect(await unfinishedUploads(s3, bucket, prefix)).toEqual([]);
+    const [event] = await eventsAbout(client, namespace, 'first', 'BackupSucceeded');
+    expect(event?.note).toContain(`sha256 ${status?.sha256 ?? ''}`);
+  });
+
+  it('an operator stopped mid-backup: the next one discards the unfinished upload and commits one object', async () => {
+    await manager?.stop();
+    manager = undefined;
+    const created = await createBackup('interrupted');
+    const key = `${prefix}${backupObjectName(created)}`;
+    // What a killed operator leaves: status Running, an upload begun and never completed.
+    await client.applyStatus(etcdBackups, {
+      metadata: { name: 'interrupted', namespace },
+      status: { phase: 'Running', startedAt: new Date().toISOString() },
+    });
+    await leaveUnfinishedUpload(s3, bucket, key);
+    expect(await unfinishedUploads(s3, bucket, key)).toEqual([key]);
+    expect(await objectKeys(s3, bucket, key)).toEqual([]);
+
+    await startOperator();
+    const backup = await waitForPhase('interrupted', 'Succeeded');
+    expect(await unfinishedUploads(s3, bucket, key)).toEqual([]);
+    expect(await objectKeys(s3, bucket, key)).toEqual([key, `${key}.json`]);
+    const bytes = await readFile(server.objectPath(bucket, key));
+    expect(
+      createHash('sha256')
+        .update(bytes.subarray(0, bytes.length - 32))
+        .digest('hex'),
+    ).toBe(backup.status?.sha256);
+    const [restarted] = await eventsAbout(client, namespace, 'interrupted', 'BackupRestarted');
+    expect(restarted?.note).toContain('1 unfinished upload(s) discarded');
+  });
+
+  it('refuses a destination whose credentials Secret is missing: Failed, with a condition and a Warning Event', async () => {
+    const s3Spec = destination.s3;
+    if (!s3Spec) throw new Error('the test destination is s3');
+    await createBackup('no-secret', { s3: { ...s3Spec, credentialsSecretName: 'no-such-secret' } });
+    const backup = await waitForPhase('no-secret', 'Failed');
+    const message = `Secret no-such-secret does not exist (namespace ${namespace})`;
+    expect(conditionOf(backup, 'Failed')).toMatchObject({
+      status: 'True',
+      reason: 'CredentialsUnusable',
+      message,
+    });
+    expect(conditionOf(backup, 'Complete')).toMatchObject({ status: 'False' });
+    const [event] = await eventsAbout(client, namespace, 'no-secret', 'CredentialsUnusable');
+    expect(event?.type).toBe('Warning');
+    expect(event?.note).toBe(message);
+    expect(JSON.stringify(backup)).not.toContain(server.secretAccessKey);
+  });
+});
