@@ -45,4 +45,7 @@
   value: {{ .Values.etcdImageRepository | quote }}
 - name: CLUSTER_DOMAIN
   value: {{ .Values.clusterDomain | quote }}
+# Its own image: the first member of a cluster restored from a backup runs the restore steps in it.
+- name: OPERATOR_IMAGE
+  value: {{ include "homeostat-operator.image" . | quote }}
 {{- end }}

@@ -19,6 +19,7 @@ export function etcdOperator(
   addEtcdClusterController(manager, {
     addressing: memberAddressing,
     imageRepository: config.etcdImageRepository,
+    operatorImage: config.operatorImage,
     maxConcurrentReconciles: config.maxConcurrentReconciles,
   });
   addEtcdBackupController(manager, {

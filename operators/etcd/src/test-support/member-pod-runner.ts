@@ -2,7 +2,8 @@
 // nothing would ever run the member pods the operator creates. This runs a real etcd process for
 // each of them, from the pod's own command line (so the flags the operator writes are what is
 // tested), with a data directory per claim that outlives the pod, as a volume does, and the
-// Secrets it mounts written out as files where the flags expect them. It reports
+// Secrets it mounts written out as files where the flags expect them, after its init containers
+// (init-containers.ts). It reports
 // readiness from etcd's /readyz into the pod status, restarts a process that exits while its pod
 // exists (restartPolicy Always), and releases a deleted claim once no pod uses it (what the
 // kube-controller-manager's pvc-protection controller does).
@@ -13,6 +14,7 @@ import { binaryPath, httpGet, startProcess, type ManagedProcess } from '@homeost
 import { builtin, type KubeClient } from '@homeostat/reconcile';
 import { managedSelector } from '../controllers/cluster-names.ts';
 import { dataDir } from '../controllers/desired-member-pod.ts';
+import { runInitContainers } from './init-containers.ts';
 
 interface Running {
   readonly uid: string;
@@ -156,6 +158,8 @@ export class MemberPodRunner {
 
   async #startPod(uid: string, pod: V1Pod): Promise<void> {
     await mkdir(this.volumeDir(this.#claimOf(pod)), { recursive: true, mode: 0o700 });
+    // A failed init container leaves the pod unstarted: the next sync runs them again.
+    await runInitContainers(pod, this.volumeDir(this.#claimOf(pod)), this.#client, this.#namespace);
     const args = this.#args(pod, await this.#secretVolumes(uid, pod));
     const metricsFlag = args.find((a) => a.startsWith('--listen-metrics-urls='));
     const name = pod.metadata?.name ?? '';

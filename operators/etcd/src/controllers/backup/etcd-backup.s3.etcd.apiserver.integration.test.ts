@@ -1,9 +1,10 @@
 // EtcdBackup with every side real: a real kube-apiserver holds the EtcdCluster and EtcdBackups,
 // real etcd members run the cluster's pods (MemberPodRunner), and a real S3-compatible server
 // (versitygw) receives the snapshots. Checks what lands in the bucket byte for byte, an operator
-// stopped in the middle of a backup, and refusals with their conditions and Events.
+// stopped in the middle of a backup, refusals with their conditions and Events, and a new cluster
+// restored from a backup (every key, hashKV) or refused when one byte of the backup is changed.
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +17,9 @@ import { memoryLogger } from '@homeostat/reconcile/testing';
 import { etcdBackupCrd } from '../../api/etcd-backup-crd.ts';
 import { etcdBackups, type EtcdBackup } from '../../api/etcd-backup-types.ts';
 import { etcdClusterCrd } from '../../api/etcd-cluster-crd.ts';
-import { etcdClusters } from '../../api/etcd-cluster-types.ts';
+import { etcdClusters, type EtcdCluster } from '../../api/etcd-cluster-types.ts';
+import type { EtcdConnection } from '../../connection.ts';
+import { compareHashKV } from '../../health/hash-kv.ts';
 import {
   conditionOf,
   createEtcdCluster,
@@ -34,7 +37,7 @@ import {
   unfinishedUploads,
   type Destination,
 } from '../../test-support/s3-fixtures.ts';
-import { writeKeys } from '../../test-support/keyspace.ts';
+import { expectKeyspaceOnEveryMember, readAll, writeKeys } from '../../test-support/keyspace.ts';
 import { backupObjectName } from './backup-names.ts';
 import { addEtcdBackupController } from './etcd-backup-controller.ts';
 
@@ -51,6 +54,31 @@ async function createBackup(name: string, destination?: Destination): Promise<Et
     metadata: { name, namespace },
     spec: { clusterName: 'src', ...(destination ? { destination } : {}) },
   });
+}
+
+/** How a client reaches members `0 … size-1` of a cluster, with the client certificate the operator made. */
+async function connectionTo(cluster: EtcdCluster, size: number): Promise<EtcdConnection> {
+  const name = cluster.metadata?.name ?? '';
+  const secret = await client.get(builtin.secrets, `${name}-client-tls`, namespace);
+  const file = (key: string) => Buffer.from(secret.data?.[key] ?? '', 'base64');
+  const members = Array.from({ length: size }, (_, i) => `${name}-${i}`);
+  return {
+    endpoints: await Promise.all(members.map(async (m) => (await addressing.urls(cluster, m)).clientUrl)),
+    credentials: { rootCertificate: file('ca.crt'), certChain: file('tls.crt'), privateKey: file('tls.key') },
+  };
+}
+
+async function waitForVoters(name: string, size: number): Promise<EtcdCluster> {
+  await waitUntil(
+    `${name}: ${size} ready voting members, Running`,
+    async () => {
+      const status = (await client.get(etcdClusters, name, namespace)).status;
+      const voters = status?.members?.filter((m) => m.role === 'Voter' && m.ready) ?? [];
+      return status?.phase === 'Running' && voters.length === size && status.members?.length === size;
+    },
+    poll,
+  );
+  return client.get(etcdClusters, name, namespace);
 }
 
 async function waitForPhase(name: string, phase: string): Promise<EtcdBackup> {
@@ -208,5 +236,81 @@ describe('EtcdBackup to a real S3-compatible server, from real etcd members, on 
     expect(event?.type).toBe('Warning');
     expect(event?.note).toBe(message);
     expect(JSON.stringify(backup)).not.toContain(server.secretAccessKey);
+  });
+
+  it('restores a new three-member cluster from a backup: every key and hashKV equal, the source untouched', async () => {
+    const source = await client.get(etcdClusters, 'src', namespace);
+    const sourceConnection = await connectionTo(source, 1);
+    const sourceUrl = sourceConnection.endpoints[0] ?? '';
+    const expected = await readAll(sourceConnection, sourceUrl);
+    expect(expected.size).toBe(300);
+
+    await createEtcdCluster(client, 'copy', namespace, {
+      size: 3,
+      bootstrap: { fromBackup: { backupName: 'first' } },
+    });
+    const restored = await waitForVoters('copy', 3);
+    expect(restored.status?.clusterId).not.toBe(source.status?.clusterId);
+    expect(conditionOf(restored, 'Restoring')).toMatchObject({ status: 'False', reason: 'Restored' });
+    const [started] = await eventsAbout(client, namespace, 'copy', 'RestoreStarted');
+    const first = await client.get(etcdBackups, 'first', namespace);
+    expect(started?.note).toContain(`sha256 ${first.status?.sha256 ?? ''} verified`);
+    // Only the first member was restored; the others joined it as learners.
+    const pod = await client.get(builtin.pods, 'copy-0', namespace);
+    expect(pod.spec?.initContainers?.map((c) => c.name)).toEqual([
+      'fetch-backup',
+      'restore',
+      'finish-restore',
+    ]);
+    expect((await client.get(builtin.pods, 'copy-1', namespace)).spec?.initContainers).toBeUndefined();
+
+    const connection = await connectionTo(restored, 3);
+    await expectKeyspaceOnEveryMember(connection, connection.endpoints, expected);
+    const restoredHashes = await compareHashKV(connection, connection.endpoints);
+    expect(restoredHashes.consistent, JSON.stringify([...restoredHashes.hashes])).toBe(true);
+    // The same key-value history as the source at that revision.
+    const sourceHash = await compareHashKV(sourceConnection, [sourceUrl], restoredHashes.revision);
+    expect([...sourceHash.hashes.values()]).toEqual([[...restoredHashes.hashes.values()][0]]);
+
+    // The source cluster was only read: same ID, same member, same keys; writes to the copy stay there.
+    const after = await client.get(etcdClusters, 'src', namespace);
+    expect(after.status?.clusterId).toBe(source.status?.clusterId);
+    expect(after.status?.members?.map((m) => m.id)).toEqual(source.status?.members?.map((m) => m.id));
+    await writeKeys(connection, 'copy-only/', 1);
+    expect(await readAll(sourceConnection, sourceUrl)).toEqual(expected);
+  });
+
+  it('refuses a backup with one byte flipped: Degraded and Restoring say BackupCorrupt, a Warning, no member', async () => {
+    const backup = await client.get(etcdBackups, 'interrupted', namespace);
+    const path = server.objectPath(bucket, `${prefix}${backup.status?.key ?? ''}`);
+    const bytes = await readFile(path);
+    const offset = Math.floor(bytes.length / 2);
+    bytes[offset] = (bytes[offset] ?? 0) ^ 0x01;
+    await writeFile(path, bytes);
+
+    await createEtcdCluster(client, 'bad', namespace, {
+      size: 1,
+      bootstrap: { fromBackup: { backupName: 'interrupted' } },
+    });
+    await waitUntil(
+      'bad: Degraded',
+      async () =>
+        conditionOf(await client.get(etcdClusters, 'bad', namespace), 'Degraded')?.status === 'True',
+      poll,
+    );
+    const cluster = await client.get(etcdClusters, 'bad', namespace);
+    const degraded = conditionOf(cluster, 'Degraded');
+    expect(degraded?.reason).toBe('BackupCorrupt');
+    expect(degraded?.message).toMatch(
+      /^verify snapshot: EtcdBackup interrupted \(s3:\/\/etcd-backups\/prod\/.*\): sha256 of the first \d+ bytes is [0-9a-f]{64}, but the trailer says [0-9a-f]{64}; the snapshot is corrupt and must not be restored; nothing was created$/,
+    );
+    expect(conditionOf(cluster, 'Restoring')).toMatchObject({ status: 'False', reason: 'BackupCorrupt' });
+    await waitUntil(
+      'a BackupCorrupt Warning',
+      async () => (await eventsAbout(client, namespace, 'bad', 'BackupCorrupt'))[0]?.type === 'Warning',
+      poll,
+    );
+    expect(await client.find(builtin.pods, 'bad-0', namespace)).toBeUndefined();
+    expect(await client.find(builtin.persistentVolumeClaims, 'bad-0-data', namespace)).toBeUndefined();
   });
 });
