@@ -3,6 +3,7 @@ import type { ClusterSource, Manager } from '@homeostat/reconcile';
 import { operatorManager, type ManagerExtras } from '@homeostat/operator-kit';
 import type { OperatorConfig } from './config/operator-config.ts';
 import { operatorName } from './controllers/cluster-names.ts';
+import { addBackupScheduleController } from './controllers/backup/backup-schedule-controller.ts';
 import { addEtcdBackupController } from './controllers/backup/etcd-backup-controller.ts';
 import { addEtcdClusterController } from './controllers/etcd-cluster-controller.ts';
 import { dnsAddressing, type MemberAddressing } from './controllers/member-addressing.ts';
@@ -26,5 +27,6 @@ export function etcdOperator(
     addressing: memberAddressing,
     maxConcurrentReconciles: config.maxConcurrentReconciles,
   });
+  addBackupScheduleController(manager);
   return manager;
 }

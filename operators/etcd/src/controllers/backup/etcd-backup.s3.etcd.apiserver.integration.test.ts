@@ -39,6 +39,7 @@ import {
 } from '../../test-support/s3-fixtures.ts';
 import { expectKeyspaceOnEveryMember, readAll, writeKeys } from '../../test-support/keyspace.ts';
 import { backupObjectName } from './backup-names.ts';
+import { addBackupScheduleController, scheduledBackupName } from './backup-schedule-controller.ts';
 import { addEtcdBackupController } from './etcd-backup-controller.ts';
 
 const kubeConfig = sharedKubeConfig();
@@ -99,10 +100,14 @@ describe('EtcdBackup to a real S3-compatible server, from real etcd members, on 
   let s3: S3Client;
   let destination: Destination;
 
+  // The schedule's clock: the real one until a test stops it; the schedule test moves it forward
+  // five minutes at a time rather than wait for the cron times.
+  let stoppedClock: Date | undefined;
   const startOperator = async () => {
-    manager = await startTestOperator(kubeConfig, namespace, addressing, log, (m) =>
-      addEtcdBackupController(m, { addressing, etcdCallTimeoutMs: 2000, waitIntervalMs: 300 }),
-    );
+    manager = await startTestOperator(kubeConfig, namespace, addressing, log, (m) => {
+      addEtcdBackupController(m, { addressing, etcdCallTimeoutMs: 2000, waitIntervalMs: 300 });
+      addBackupScheduleController(m, { now: () => stoppedClock ?? new Date() });
+    });
   };
 
   beforeAll(async () => {
@@ -312,5 +317,67 @@ describe('EtcdBackup to a real S3-compatible server, from real etcd members, on 
     );
     expect(await client.find(builtin.pods, 'bad-0', namespace)).toBeUndefined();
     expect(await client.find(builtin.persistentVolumeClaims, 'bad-0-data', namespace)).toBeUndefined();
+  });
+
+  it('takes scheduled backups at their cron times and keeps the newest two, deleting the others and their objects', async () => {
+    await createEtcdCluster(client, 'sched', namespace, {
+      size: 1,
+      backup: { schedule: '*/5 * * * *', keep: 2, destination },
+    });
+    await waitForVoters('sched', 1);
+    let clock = Date.now();
+    const scheduledBackups = async () =>
+      (
+        await client.list(etcdBackups, { namespace, labelSelector: 'etcd.homeostat.dev/scheduled=true' })
+      ).items
+        .filter((b) => b.spec.clusterName === 'sched')
+        .sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
+    const taken: string[] = [];
+    for (let run = 1; run <= 4; run++) {
+      clock += 5 * 60_000;
+      stoppedClock = new Date(clock);
+      const due = new Date(clock);
+      due.setUTCMinutes(due.getUTCMinutes() - (due.getUTCMinutes() % 5), 0, 0);
+      const name = scheduledBackupName('sched', due);
+      taken.push(name);
+      // A change of the cluster wakes the schedule at once (it would wake at the next cron time).
+      await client.patch(etcdClusters, 'sched', namespace, {
+        metadata: { annotations: { 'test.homeostat.dev/tick': String(run) } },
+      });
+      await waitForPhase(name, 'Succeeded');
+    }
+    const kept = taken.slice(-2);
+    await waitUntil(
+      'the two oldest scheduled backups pruned',
+      async () => (await scheduledBackups()).map((b) => b.metadata?.name).join() === kept.join(),
+      poll,
+    );
+    const remaining = await scheduledBackups();
+    expect(remaining.map((b) => b.metadata?.annotations?.['etcd.homeostat.dev/scheduled-at'])).toHaveLength(
+      2,
+    );
+    // Only the kept backups' objects (and records) are left in the bucket.
+    const stored = await objectKeys(s3, bucket, `${prefix}${namespace}/sched/`);
+    expect(stored).toEqual(
+      remaining
+        .flatMap((b) => [`${prefix}${b.status?.key ?? ''}`, `${prefix}${b.status?.key ?? ''}.json`])
+        .sort(),
+    );
+    const pruned = await eventsAbout(client, namespace, 'sched', 'BackupPruned');
+    expect(pruned.map((e) => e.note?.split(' ')[3])).toEqual(taken.slice(0, 2));
+    const newest = remaining.at(-1);
+    await waitUntil(
+      'lastSuccessfulBackupTime is the newest backup',
+      async () =>
+        (await client.get(etcdClusters, 'sched', namespace)).status?.lastSuccessfulBackupTime ===
+        newest?.status?.finishedAt,
+      poll,
+    );
+    // Nothing more until the next cron time: the schedule does not repeat a run.
+    await client.patch(etcdClusters, 'sched', namespace, {
+      metadata: { annotations: { 'test.homeostat.dev/tick': 'again' } },
+    });
+    await new Promise((r) => setTimeout(r, 1000));
+    expect((await scheduledBackups()).map((b) => b.metadata?.name)).toEqual(kept);
   });
 });
