@@ -19,6 +19,10 @@
 - apiGroups: [etcd.homeostat.dev]
   resources: [etcdbackups/status]
   verbs: [get, update, patch]
+# The pod that writes a backup into a claim is owned by its EtcdBackup (blockOwnerDeletion).
+- apiGroups: [etcd.homeostat.dev]
+  resources: [etcdbackups/finalizers]
+  verbs: [update]
 # Member pods and their claims are made and deleted one at a time; never updated in place yet.
 - apiGroups: [""]
   resources: [pods, persistentvolumeclaims]

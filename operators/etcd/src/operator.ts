@@ -25,6 +25,7 @@ export function etcdOperator(
   });
   addEtcdBackupController(manager, {
     addressing: memberAddressing,
+    operatorImage: config.operatorImage,
     maxConcurrentReconciles: config.maxConcurrentReconciles,
   });
   addBackupScheduleController(manager);

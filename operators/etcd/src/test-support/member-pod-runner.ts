@@ -3,7 +3,7 @@
 // each of them, from the pod's own command line (so the flags the operator writes are what is
 // tested), with a data directory per claim that outlives the pod, as a volume does, and the
 // Secrets it mounts written out as files where the flags expect them, after its init containers
-// (init-containers.ts). It reports
+// (init-containers.ts); a run-to-completion backup pod runs its agent once (agent-pods.ts). It reports
 // readiness from etcd's /readyz into the pod status, restarts a process that exits while its pod
 // exists (restartPolicy Always), and releases a deleted claim once no pod uses it (what the
 // kube-controller-manager's pvc-protection controller does).
@@ -14,6 +14,7 @@ import { binaryPath, httpGet, startProcess, type ManagedProcess } from '@homeost
 import { builtin, type KubeClient } from '@homeostat/reconcile';
 import { managedSelector } from '../controllers/cluster-names.ts';
 import { dataDir } from '../controllers/desired-member-pod.ts';
+import { AgentPods, isAgentPod } from './agent-pods.ts';
 import { runInitContainers } from './init-containers.ts';
 
 interface Running {
@@ -40,6 +41,7 @@ export class MemberPodRunner {
   readonly #namespace: string;
   readonly #workDir: string;
   readonly #running = new Map<string, Running>();
+  readonly #agents: AgentPods;
   #timer: NodeJS.Timeout | undefined;
   #tick: Promise<void> = Promise.resolve();
   #stopped = false;
@@ -48,6 +50,7 @@ export class MemberPodRunner {
     this.#client = client;
     this.#namespace = namespace;
     this.#workDir = workDir;
+    this.#agents = new AgentPods(client, namespace, workDir);
   }
 
   /** The directory that stands for a claim's volume. */
@@ -102,6 +105,10 @@ export class MemberPodRunner {
       }
     }
     for (const [uid, pod] of live) {
+      if (isAgentPod(pod)) {
+        await this.#agents.run(uid, pod, await this.#agentMounts(uid, pod));
+        continue;
+      }
       const running = this.#running.get(uid);
       if (!running) await this.#startPod(uid, pod);
       else if (!running.process.isRunning()) {
@@ -112,6 +119,15 @@ export class MemberPodRunner {
     }
     await Promise.all([...this.#running.values()].map((r) => this.#reportReadiness(r)));
     await this.#releaseClaims(claims.items, [...live.values()]);
+  }
+
+  /** Mount path → directory of an agent pod's claim and Secrets. */
+  async #agentMounts(uid: string, pod: V1Pod): Promise<Map<string, string>> {
+    const mounts = await this.#secretVolumes(uid, pod);
+    const claimVolume = pod.spec?.volumes?.find((v) => v.persistentVolumeClaim);
+    const mount = pod.spec?.containers[0]?.volumeMounts?.find((m) => m.name === claimVolume?.name);
+    if (mount) mounts.set(mount.mountPath, this.volumeDir(this.#claimOf(pod)));
+    return mounts;
   }
 
   #claimOf(pod: V1Pod): string {

@@ -62,7 +62,8 @@ export function prunable(scheduled: readonly EtcdBackup[], keep: number): EtcdBa
 async function prune(cluster: EtcdCluster, backup: EtcdBackup, ctx: ReconcileContext): Promise<void> {
   const destination = backup.spec.destination ?? cluster.spec.backup?.destination;
   const key = backup.status?.key;
-  if (backup.status?.phase === 'Succeeded' && destination && key) {
+  // Files in a claim stay (removing one would need a pod); objects in a bucket go.
+  if (backup.status?.phase === 'Succeeded' && destination?.s3 && key) {
     const store = await openBackupStore(destination, namespaceOf(cluster), ctx.client);
     try {
       await store.delete(store.keyOf(key));

@@ -23,11 +23,12 @@ import { etcdClusters, type EtcdCluster } from '../../api/etcd-cluster-types.ts'
 import { takeBackup } from '../../backup/take-backup.ts';
 import type { EtcdConnection } from '../../connection.ts';
 import { EtcdEngineError, messageOf } from '../../errors.ts';
-import { namespaceOf } from '../cluster-names.ts';
+import { defaultOperatorImage, namespaceOf } from '../cluster-names.ts';
 import { clientCredentials } from '../cluster-tls.ts';
 import type { MemberAddressing } from '../member-addressing.ts';
 import { OwnedObjects } from '../owned-objects.ts';
-import { DestinationError, openBackupStore } from './backup-store.ts';
+import { DestinationError, openBackupStore, type BackupDestination } from './backup-store.ts';
+import { claimBackupStep, claimLocation } from './claim-backup.ts';
 import { backupObjectName } from './backup-names.ts';
 
 export interface EtcdBackupControllerOptions {
@@ -37,6 +38,8 @@ export interface EtcdBackupControllerOptions {
   /** How soon a backup waiting for its cluster looks again, in ms (default 5 s). */
   readonly waitIntervalMs?: number;
   readonly maxConcurrentReconciles?: number;
+  /** The operator's own image: a backup into a claim runs in a pod of it. */
+  readonly operatorImage?: string;
 }
 
 type Status = NonNullable<EtcdBackup['status']>;
@@ -107,6 +110,97 @@ async function clusterOf(backup: EtcdBackup, ctx: ReconcileContext): Promise<Etc
   return cluster;
 }
 
+async function recordRunning(
+  ctx: ReconcileContext,
+  backup: EtcdBackup,
+  where: { startedAt: string; location: string; key: string },
+): Promise<void> {
+  await writeStatus(
+    ctx.client,
+    backup,
+    withConditions(
+      backup,
+      { phase: 'Running', ...where },
+      { status: 'False', reason: 'Running', message: 'streaming the snapshot' },
+      { status: 'False', reason: 'Running', message: '' },
+    ),
+  );
+}
+
+/** What a finished backup records, from the engine's record (S3) or the backup pod's (claim). */
+interface Taken {
+  readonly location: string;
+  readonly key: string;
+  readonly sizeBytes: number;
+  readonly sha256: string;
+  readonly revision: string;
+  readonly etcdVersion: string;
+  readonly memberName: string;
+  readonly startedAt: string;
+  readonly finishedAt: string;
+}
+
+async function recordSuccess(ctx: ReconcileContext, backup: EtcdBackup, taken: Taken): Promise<void> {
+  await writeStatus(
+    ctx.client,
+    backup,
+    withConditions(
+      backup,
+      {
+        phase: 'Succeeded',
+        location: taken.location,
+        key: taken.key,
+        sizeBytes: taken.sizeBytes,
+        sha256: taken.sha256,
+        revision: taken.revision,
+        etcdVersion: taken.etcdVersion,
+        member: taken.memberName,
+        startedAt: taken.startedAt,
+        finishedAt: taken.finishedAt,
+      },
+      {
+        status: 'True',
+        reason: 'SnapshotVerified',
+        message: `${taken.sizeBytes} bytes from ${taken.memberName}, sha256 trailer checked`,
+      },
+      { status: 'False', reason: 'SnapshotVerified', message: '' },
+    ),
+  );
+  await ctx.events.normal(
+    backup,
+    'BackupSucceeded',
+    'Backup',
+    `${taken.location}: ${taken.sizeBytes} bytes, revision ${taken.revision}, sha256 ${taken.sha256}`,
+  );
+}
+
+/** A backup into a claim: a pod of the operator image writes it (claim-backup.ts). */
+async function takeOnClaim(
+  backup: EtcdBackup,
+  cluster: EtcdCluster,
+  claim: NonNullable<BackupDestination['persistentVolumeClaim']>,
+  ctx: ReconcileContext,
+  owned: OwnedObjects,
+  options: EtcdBackupControllerOptions,
+): Promise<ReconcileResult> {
+  const { key, location } = claimLocation(backup, claim);
+  const startedAt = backup.status?.startedAt ?? new Date().toISOString();
+  if (backup.status?.phase !== 'Running') await recordRunning(ctx, backup, { startedAt, location, key });
+  const connection = await connectionTo(cluster, ctx.client, owned, options);
+  const outcome = await claimBackupStep({
+    backup,
+    cluster,
+    claim,
+    endpoints: connection.endpoints,
+    image: options.operatorImage ?? defaultOperatorImage,
+    client: ctx.client,
+  });
+  if (outcome.kind === 'failed') throw new BackupFailure('BackupPodFailed', outcome.message);
+  if (outcome.kind !== 'succeeded') return { requeueAfterMs: options.waitIntervalMs ?? 5000 };
+  await recordSuccess(ctx, backup, { ...outcome.record, location, key, startedAt });
+  return {};
+}
+
 async function take(
   backup: EtcdBackup,
   ctx: ReconcileContext,
@@ -139,6 +233,9 @@ async function take(
       `neither this EtcdBackup nor EtcdCluster ${namespaceOf(cluster)}/${backup.spec.clusterName} names a destination (spec.backup.destination)`,
     );
   }
+  if (destination.persistentVolumeClaim) {
+    return takeOnClaim(backup, cluster, destination.persistentVolumeClaim, ctx, owned, options);
+  }
   let store;
   try {
     store = await openBackupStore(destination, namespace, ctx.client);
@@ -159,16 +256,7 @@ async function take(
         `the backup was interrupted (operator restarted); ${aborted} unfinished upload(s) discarded, taking it again`,
       );
     } else {
-      await writeStatus(
-        ctx.client,
-        backup,
-        withConditions(
-          backup,
-          { phase: 'Running', startedAt, location: store.locationOf(name), key: name },
-          { status: 'False', reason: 'Running', message: 'streaming the snapshot' },
-          { status: 'False', reason: 'Running', message: '' },
-        ),
-      );
+      await recordRunning(ctx, backup, { startedAt, location: store.locationOf(name), key: name });
     }
     const connection = await connectionTo(cluster, ctx.client, owned, options);
     let record;
@@ -180,37 +268,7 @@ async function take(
       if (error instanceof EtcdEngineError) throw new BackupFailure(error.reason, error.message);
       throw new BackupFailure('UploadFailed', `${store.locationOf(name)}: ${messageOf(error)}`);
     }
-    await writeStatus(
-      ctx.client,
-      backup,
-      withConditions(
-        backup,
-        {
-          phase: 'Succeeded',
-          location: record.location,
-          key: name,
-          sizeBytes: record.sizeBytes,
-          sha256: record.sha256,
-          revision: record.revision,
-          etcdVersion: record.etcdVersion,
-          member: record.memberName,
-          startedAt,
-          finishedAt: record.finishedAt,
-        },
-        {
-          status: 'True',
-          reason: 'SnapshotVerified',
-          message: `${record.sizeBytes} bytes from ${record.memberName}, sha256 trailer checked`,
-        },
-        { status: 'False', reason: 'SnapshotVerified', message: '' },
-      ),
-    );
-    await ctx.events.normal(
-      backup,
-      'BackupSucceeded',
-      'Backup',
-      `${record.location}: ${record.sizeBytes} bytes, revision ${record.revision}, sha256 ${record.sha256}`,
-    );
+    await recordSuccess(ctx, backup, { ...record, key: name, startedAt });
     return {};
   } finally {
     store.close();

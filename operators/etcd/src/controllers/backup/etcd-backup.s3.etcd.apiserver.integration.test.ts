@@ -39,6 +39,7 @@ import {
 } from '../../test-support/s3-fixtures.ts';
 import { expectKeyspaceOnEveryMember, readAll, writeKeys } from '../../test-support/keyspace.ts';
 import { backupObjectName } from './backup-names.ts';
+import { claimBackupPodName } from './claim-backup-pod.ts';
 import { addBackupScheduleController, scheduledBackupName } from './backup-schedule-controller.ts';
 import { addEtcdBackupController } from './etcd-backup-controller.ts';
 
@@ -379,5 +380,46 @@ describe('EtcdBackup to a real S3-compatible server, from real etcd members, on 
     });
     await new Promise((r) => setTimeout(r, 1000));
     expect((await scheduledBackups()).map((b) => b.metadata?.name)).toEqual(kept);
+  });
+
+  it('writes a backup into a PersistentVolumeClaim through a short-lived pod of the operator image', async () => {
+    await client.create(builtin.persistentVolumeClaims, {
+      metadata: { name: 'etcd-backups', namespace },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+    });
+    const created = await createBackup('to-claim', {
+      persistentVolumeClaim: { claimName: 'etcd-backups', directory: 'etcd' },
+    });
+    const backup = await waitForPhase('to-claim', 'Succeeded');
+    const key = backupObjectName(created);
+    expect(backup.status).toMatchObject({
+      key,
+      location: `pvc://etcd-backups/etcd/${key}`,
+      member: 'src-0',
+      observedGeneration: backup.metadata?.generation,
+    });
+    expect(conditionOf(backup, 'Complete')).toMatchObject({ status: 'True', reason: 'SnapshotVerified' });
+    // The file in the claim is the snapshot etcd streamed, renamed into place only once verified.
+    const file = join(runner.volumeDir('etcd-backups'), 'etcd', key);
+    const bytes = await readFile(file);
+    expect(bytes.length).toBe(backup.status?.sizeBytes);
+    expect(
+      createHash('sha256')
+        .update(bytes.subarray(0, bytes.length - 32))
+        .digest('hex'),
+    ).toBe(backup.status?.sha256);
+    expect(bytes.subarray(bytes.length - 32).toString('hex')).toBe(backup.status?.sha256);
+    expect(JSON.parse(await readFile(`${file}.json`, 'utf8'))).toMatchObject({
+      sha256: backup.status?.sha256,
+    });
+    await expect(readFile(`${file}.partial`)).rejects.toThrow(/ENOENT/);
+    // The pod is deleted once its result is recorded, freeing the claim for the next backup.
+    await waitUntil(
+      'backup pod deleted',
+      async () => (await client.find(builtin.pods, claimBackupPodName(created), namespace)) === undefined,
+      poll,
+    );
+    const [event] = await eventsAbout(client, namespace, 'to-claim', 'BackupSucceeded');
+    expect(event?.note).toContain(`pvc://etcd-backups/etcd/${key}`);
   });
 });
