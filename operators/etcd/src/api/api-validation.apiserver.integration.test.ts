@@ -176,7 +176,9 @@ describe('EtcdCluster and EtcdBackup CRDs on a real kube-apiserver', () => {
       await refusal(
         create('twodest', { backup: { destination: { s3, persistentVolumeClaim: { claimName: 'b' } } } }),
       ),
-    ).toContain('spec.backup.destination: Invalid value: set exactly one of s3 and persistentVolumeClaim');
+    ).toContain(
+      'spec.backup.destination: Invalid value: set exactly one of s3 and persistentVolumeClaim',
+    );
     expect(await refusal(create('nodest', { backup: { destination: {} } }))).toContain(
       'set exactly one of s3 and persistentVolumeClaim',
     );
