@@ -79,6 +79,7 @@ export type ToolComponent =
   | 'containerd-shim-runc-v2'
   | 'ctr'
   | 'coredns'
+  | 'local-path-provisioner'
   | 'helm'
   | 'kubeconform'
   | 'kind'
@@ -91,6 +92,7 @@ const toolModules: Record<ToolComponent, [wrapper: string, modulePath: string, f
   'containerd-shim-runc-v2': ['containerd', 'github.com/containerd/containerd/v2', 'containerd'],
   ctr: ['containerd', 'github.com/containerd/containerd/v2', 'containerd'],
   coredns: ['coredns', 'github.com/coredns/coredns'],
+  'local-path-provisioner': ['local-path-provisioner', 'github.com/rancher/local-path-provisioner'],
   helm: ['helm', 'helm.sh/helm/v3'],
   kubeconform: ['helm', 'github.com/yannh/kubeconform'],
   kind: ['kind', 'sigs.k8s.io/kind'],
