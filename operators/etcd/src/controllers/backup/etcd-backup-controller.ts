@@ -290,12 +290,22 @@ export function addEtcdBackupController(
       watch({ type: etcdClusters, map: (cluster) => unfinishedBackupsOf(backups.store.list(), cluster) }),
     ],
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
-    async reconcile({ object: backup }, ctx): Promise<ReconcileResult> {
-      const phase = backup?.status?.phase;
+    async reconcile({ object: cached }, ctx): Promise<ReconcileResult> {
+      const finished = (b: EtcdBackup | undefined) =>
+        !b ||
+        b.metadata?.deletionTimestamp ||
+        b.status?.phase === 'Succeeded' ||
+        b.status?.phase === 'Failed';
       // Taken once: a finished backup is never looked at again.
-      if (!backup || backup.metadata?.deletionTimestamp || phase === 'Succeeded' || phase === 'Failed') {
-        return {};
-      }
+      if (finished(cached)) return {};
+      // Read again from the API server: the cache may not show yet the Succeeded this operator has
+      // just written, and a Running backup would look interrupted and be taken twice.
+      const backup = await ctx.client.find(
+        etcdBackups,
+        cached?.metadata?.name ?? '',
+        cached?.metadata?.namespace,
+      );
+      if (!backup || finished(backup)) return {};
       try {
         return await take(backup, ctx, owned, options);
       } catch (error) {

@@ -224,6 +224,10 @@ describe('EtcdBackup to a real S3-compatible server, from real etcd members, on 
     ).toBe(backup.status?.sha256);
     const [restarted] = await eventsAbout(client, namespace, 'interrupted', 'BackupRestarted');
     expect(restarted?.note).toContain('1 unfinished upload(s) discarded');
+    // A backup this operator finished is never taken again (its own status write wakes it once more).
+    expect(await eventsAbout(client, namespace, 'interrupted', 'BackupSucceeded')).toHaveLength(1);
+    expect(await eventsAbout(client, namespace, 'first', 'BackupSucceeded')).toHaveLength(1);
+    expect(await eventsAbout(client, namespace, 'first', 'BackupRestarted')).toEqual([]);
   });
 
   it('refuses a destination whose credentials Secret is missing: Failed, with a condition and a Warning Event', async () => {
