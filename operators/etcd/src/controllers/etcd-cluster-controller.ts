@@ -51,7 +51,9 @@ import {
   type KubeMemberRuntimeDeps,
 } from './kube-member-runtime.ts';
 import type { MemberAddressing } from './member-addressing.ts';
+import type { ClusterGauges } from '../metrics/cluster-gauges.ts';
 import { OwnedObjects, ownedKinds } from './owned-objects.ts';
+import { rollUpgradeStep, type UpgradeOutcome } from './rolling-upgrade.ts';
 
 export interface EtcdClusterControllerOptions {
   /** Where members are reached and listen: DNS names in a cluster, loopback ports in tests. */
@@ -65,6 +67,8 @@ export interface EtcdClusterControllerOptions {
   /** How soon a cluster that is changing (creating, scaling) is looked at again, in ms (default 2 s). */
   readonly stepIntervalMs?: number;
   readonly maxConcurrentReconciles?: number;
+  /** The operator's per-cluster gauges, fed from each reconcile's status. */
+  readonly gauges?: ClusterGauges;
 }
 
 /**
@@ -296,6 +300,20 @@ async function convergeMembers(round: Round, health: ClusterHealth): Promise<Ste
   return step;
 }
 
+/** One member moved to spec.version once membership has settled (rolling-upgrade.ts). */
+async function upgradeMembers(round: Round, health: ClusterHealth): Promise<UpgradeOutcome> {
+  const outcome = await write('upgrading a member', () => rollUpgradeStep(round.deps, round.desired, health));
+  if (outcome.kind === 'rolled') {
+    await round.ctx.events.normal(
+      round.cluster,
+      'MemberUpgrading',
+      'Upgrade',
+      `restarting ${outcome.member} on etcd ${outcome.to} (was ${outcome.from}); the next member waits until it is healthy`,
+    );
+  }
+  return outcome;
+}
+
 async function desiredMembers(cluster: EtcdCluster, addressing: MemberAddressing): Promise<DesiredMember[]> {
   return Promise.all(
     desiredMemberNames(cluster).map(async (name) => ({ name, ...(await addressing.urls(cluster, name)) })),
@@ -345,9 +363,12 @@ export function addEtcdClusterController(
     watches: ownedKinds.map((type) => watch({ type, labelSelector: managedSelector, map: clusterOf })),
     predicates: [generationChanged],
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
-    async reconcile({ name, object: cluster }, ctx): Promise<ReconcileResult> {
+    async reconcile({ namespace, name, object: cluster }, ctx): Promise<ReconcileResult> {
       // Deleted or being deleted: garbage collection removes what it owns (ownerReferences).
-      if (!cluster || isBeingDeleted(cluster)) return {};
+      if (!cluster || isBeingDeleted(cluster)) {
+        options.gauges?.forget({ namespace: namespace ?? '', name });
+        return {};
+      }
 
       const image = imageOf(cluster.spec.version, options.imageRepository) ?? '';
       const deps: KubeMemberRuntimeDeps = {
@@ -363,6 +384,7 @@ export function addEtcdClusterController(
       let problem: Problem | undefined;
       let refusal: Refusal | undefined;
       let step: StepOutcome | undefined;
+      let upgrade: UpgradeOutcome | undefined;
       let observed: { health?: ClusterHealth; unreachable?: string } = {};
       try {
         if (!image) {
@@ -401,6 +423,8 @@ export function addEtcdClusterController(
           if (observed.health) step = await convergeMembers(round, observed.health);
           else if (!cluster.status?.clusterId) await seed(round);
           else await restartMembers(round);
+          if (step?.kind === 'converged' && observed.health)
+            upgrade = await upgradeMembers(round, observed.health);
         }
       } catch (error) {
         if (!(error instanceof Refusal)) throw error;
@@ -419,6 +443,7 @@ export function addEtcdClusterController(
         clientEndpoint: options.addressing.clientEndpoint(cluster),
         clientSecret: tlsSecretNames(cluster)?.client,
       });
+      options.gauges?.observe(cluster, status);
       const before = cluster.status;
       if (!before?.clusterId && status.clusterId) {
         await ctx.events.normal(
@@ -446,7 +471,11 @@ export function addEtcdClusterController(
       if (refusal?.permanent) throw new PermanentError(refusal.reason, refusal.message);
       if (refusal?.reason === 'ApplyFailed') throw refusal;
       // Membership moves in steps: come back soon while it does, otherwise poll health.
-      const busy = (step !== undefined && step.kind !== 'converged') || !status.clusterId || !observed.health;
+      const busy =
+        (step !== undefined && step.kind !== 'converged') ||
+        (upgrade !== undefined && upgrade.kind !== 'at-version') ||
+        !status.clusterId ||
+        !observed.health;
       return { requeueAfterMs: busy && !problem ? stepIntervalMs : healthIntervalMs };
     },
   });
