@@ -5,6 +5,7 @@ import type { OperatorConfig } from './config/operator-config.ts';
 import { operatorName } from './controllers/cluster-names.ts';
 import { addEtcdClusterController } from './controllers/etcd-cluster-controller.ts';
 import { dnsAddressing, type MemberAddressing } from './controllers/member-addressing.ts';
+import { ClusterGauges } from './metrics/cluster-gauges.ts';
 
 /** Builds (but does not start) the etcd operator's manager. Tests may replace the addressing. */
 export function etcdOperator(
@@ -18,6 +19,7 @@ export function etcdOperator(
     addressing: addressing ?? dnsAddressing(config.clusterDomain),
     imageRepository: config.etcdImageRepository,
     maxConcurrentReconciles: config.maxConcurrentReconciles,
+    gauges: new ClusterGauges(manager.metrics.registry),
   });
   return manager;
 }
