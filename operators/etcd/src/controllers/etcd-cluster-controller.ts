@@ -54,6 +54,7 @@ import type { MemberAddressing } from './member-addressing.ts';
 import type { ClusterGauges } from '../metrics/cluster-gauges.ts';
 import { OwnedObjects, ownedKinds } from './owned-objects.ts';
 import { rollUpgradeStep, type UpgradeOutcome } from './rolling-upgrade.ts';
+import { maintainCluster } from './cluster-maintenance.ts';
 
 export interface EtcdClusterControllerOptions {
   /** Where members are reached and listen: DNS names in a cluster, loopback ports in tests. */
@@ -314,6 +315,37 @@ async function upgradeMembers(round: Round, health: ClusterHealth): Promise<Upgr
   return outcome;
 }
 
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+
+/** NOSPACE recovery or one member's defragmentation, on a settled cluster (cluster-maintenance.ts). */
+async function maintain(round: Round, health: ClusterHealth): Promise<void> {
+  let outcome;
+  try {
+    outcome = await maintainCluster(round.cluster, round.connection, health);
+  } catch (error) {
+    if (error instanceof EtcdEngineError) throw new Refusal(error.reason, error.message, { cause: error });
+    throw error;
+  }
+  const { cluster, ctx } = round;
+  if (outcome.kind === 'nospace-recovered' && outcome.recovery.recovered) {
+    await ctx.events.warning(
+      cluster,
+      'NoSpaceRecovered',
+      'Maintain',
+      `etcd had raised NOSPACE (its database reached the quota): compacted at revision ${outcome.recovery.compactedAtRevision ?? '?'}, defragmented ${outcome.recovery.defragmented.length} members, disarmed the alarm; writes work again. Raise the quota or write less if it comes back`,
+    );
+  }
+  if (outcome.kind === 'defragmented') {
+    const { result, fragmentation } = outcome;
+    await ctx.events.normal(
+      cluster,
+      'MemberDefragmented',
+      'Maintain',
+      `defragmented ${result.member} (${Math.round(fragmentation * 100)}% of its database file was free): ${mib(result.dbSizeBefore)} → ${mib(result.dbSizeAfter)}`,
+    );
+  }
+}
+
 async function desiredMembers(cluster: EtcdCluster, addressing: MemberAddressing): Promise<DesiredMember[]> {
   return Promise.all(
     desiredMemberNames(cluster).map(async (name) => ({ name, ...(await addressing.urls(cluster, name)) })),
@@ -425,6 +457,7 @@ export function addEtcdClusterController(
           else await restartMembers(round);
           if (step?.kind === 'converged' && observed.health)
             upgrade = await upgradeMembers(round, observed.health);
+          if (upgrade?.kind === 'at-version' && observed.health) await maintain(round, observed.health);
         }
       } catch (error) {
         if (!(error instanceof Refusal)) throw error;
