@@ -7,6 +7,8 @@
 # Kubernetes components come from the newest minor pinned under tools/kubernetes/ (one wrapper
 # module per minor), or from the minor HOMEOSTAT_KUBERNETES_VERSION names (1.35, oldest, newest);
 # a suffix picks one for a single component: kube-apiserver@oldest, kubectl@1.35.
+# etcd, etcdctl and etcdutl come from tools/etcd (the default minor) or, with a suffix, from the
+# wrapper of that minor beside it: etcd@3.7 builds from tools/etcd/v3.7.
 # A binary already in the cache is never rebuilt; delete its folder to force a rebuild.
 # Go builds run under `nice -n 10`: they take both cores for minutes on a shared machine.
 set -euo pipefail
@@ -41,7 +43,6 @@ kube_minor() { # kube_minor <1.N | oldest | newest | empty>: the pinned minor it
 }
 default_minor="$(kube_minor "${HOMEOSTAT_KUBERNETES_VERSION:-}")"
 
-etcd_version="$(module_version "$here/etcd" go.etcd.io/etcd/server/v3)"
 containerd_version="$(module_version "$here/containerd" github.com/containerd/containerd/v2)"
 coredns_version="$(module_version "$here/coredns" github.com/coredns/coredns)"
 local_path_version="$(module_version "$here/local-path-provisioner" github.com/rancher/local-path-provisioner)"
@@ -76,12 +77,16 @@ resolve_component() { # resolve_component <component[@minor]>: sets component, w
       tags="selinux,notest"
       ;;
     etcd | etcdctl | etcdutl)
-      wrapper="$here/etcd"
+      wrapper="$here/etcd${minor_choice:+/v$minor_choice}"
+      [[ -f "$wrapper/go.mod" ]] || {
+        echo "build-binaries: etcd $minor_choice is not pinned (no $wrapper/go.mod)" >&2
+        return 2
+      }
       case "$component" in
         etcd) pkg="go.etcd.io/etcd/server/v3" ;;
         *) pkg="go.etcd.io/etcd/$component/v3" ;;
       esac
-      out="$HOMEOSTAT_CACHE_DIR/bin/etcd-$etcd_version"
+      out="$HOMEOSTAT_CACHE_DIR/bin/etcd-$(module_version "$wrapper" go.etcd.io/etcd/server/v3)"
       ldflags="-s -w"
       ;;
     containerd | containerd-shim-runc-v2 | ctr) # the local cluster's container runtime (e2e/cluster)
@@ -176,6 +181,10 @@ components=("$@")
 if ((${#components[@]} == 0)); then
   # npm test: the control-plane tests on the newest minor, the library's also on the oldest.
   components=(kube-apiserver kubectl kube-apiserver@oldest etcd etcdctl etcdutl)
+  # The etcd operator's upgrade tests run members of every pinned etcd minor.
+  for d in "$here"/etcd/v*/; do
+    if [[ -f "$d/go.mod" ]]; then components+=("etcd@$(basename "$d" | cut -c2-)"); fi
+  done
 fi
 
 mkdir -p "$HOMEOSTAT_CACHE_DIR"

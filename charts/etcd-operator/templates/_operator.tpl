@@ -23,9 +23,13 @@
 - apiGroups: [etcd.homeostat.dev]
   resources: [etcdbackups/finalizers]
   verbs: [update]
-# Member pods and their claims are made and deleted one at a time; never updated in place yet.
+# Member pods and their claims are made and deleted one at a time; a pod is patched only to change
+# its etcd image in a rolling upgrade (the one field of a pod that can change).
 - apiGroups: [""]
-  resources: [pods, persistentvolumeclaims]
+  resources: [pods]
+  verbs: [get, list, watch, create, delete, patch]
+- apiGroups: [""]
+  resources: [persistentvolumeclaims]
   verbs: [get, list, watch, create, delete]
 - apiGroups: [""]
   resources: [services]

@@ -7,6 +7,7 @@ import { addBackupScheduleController } from './controllers/backup/backup-schedul
 import { addEtcdBackupController } from './controllers/backup/etcd-backup-controller.ts';
 import { addEtcdClusterController } from './controllers/etcd-cluster-controller.ts';
 import { dnsAddressing, type MemberAddressing } from './controllers/member-addressing.ts';
+import { ClusterGauges } from './metrics/cluster-gauges.ts';
 
 /** Builds (but does not start) the etcd operator's manager. Tests may replace the addressing. */
 export function etcdOperator(
@@ -22,6 +23,7 @@ export function etcdOperator(
     imageRepository: config.etcdImageRepository,
     operatorImage: config.operatorImage,
     maxConcurrentReconciles: config.maxConcurrentReconciles,
+    gauges: new ClusterGauges(manager.metrics.registry),
   });
   addEtcdBackupController(manager, {
     addressing: memberAddressing,

@@ -9,6 +9,7 @@ import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
 import { memoryLogger } from '@homeostat/reconcile/testing';
 import { etcdBackups } from '../api/etcd-backup-types.ts';
 import { etcdClusters } from '../api/etcd-cluster-types.ts';
+import { defaultVersion } from '../api/etcd-versions.ts';
 import { etcdOperator } from '../operator.ts';
 import {
   createEtcdCluster,
@@ -29,10 +30,12 @@ describe("the chart's RBAC on a real kube-apiserver + etcd", () => {
   const { log } = memoryLogger();
   let manager: Manager | undefined;
   let leaseName = '';
+  let operatorKubeConfig: Awaited<ReturnType<typeof installChartAccess>>['kubeConfig'];
 
   beforeAll(async () => {
     const access = await installChartAccess(etcdChart, admin, release, operatorNamespace);
     leaseName = access.leaseName;
+    operatorKubeConfig = access.kubeConfig;
     await createTestNamespace(client, appNamespace);
     manager = etcdOperator(
       access.kubeConfig,
@@ -69,9 +72,23 @@ describe("the chart's RBAC on a real kube-apiserver + etcd", () => {
     );
     expect(await client.find(builtin.secrets, 'guarded-client-tls', appNamespace)).toBeDefined();
     expect(await client.find(builtin.persistentVolumeClaims, 'guarded-0-data', appNamespace)).toBeDefined();
+    const image = `example.test/etcd:v${defaultVersion}`;
     expect((await client.get(builtin.pods, 'guarded-0', appNamespace)).spec?.containers[0]?.image).toBe(
-      'example.test/etcd:v3.6.16',
+      image,
     );
+    // A rolling upgrade patches a member pod's image (rolling-upgrade.ts): the rules allow it.
+    const asOperator = new KubeClient(operatorKubeConfig, { fieldManager: 'etcd-operator' });
+    try {
+      await asOperator.patch(
+        builtin.pods,
+        'guarded-0',
+        appNamespace,
+        { spec: { containers: [{ name: 'etcd', image }] } },
+        { patchType: 'strategic' },
+      );
+    } finally {
+      asOperator.close();
+    }
     await waitUntil(
       'Event recorded',
       async () => (await eventsAbout(client, appNamespace, 'guarded', 'CertificatesCreated')).length > 0,

@@ -92,6 +92,10 @@ export function memberFlags(cluster: EtcdCluster, input: MemberPodInput): string
           `--peer-key-file=${peerTlsDir}/tls.key`,
           `--peer-trusted-ca-file=${peerTlsDir}/ca.crt`,
           '--peer-client-cert-auth=true',
+          // A peer is who its CA-signed certificate says; etcd would also match the connecting
+          // pod's IP against the certificate's names by reverse DNS, which fails for a pod whose
+          // record is not published yet (a member just started) and makes the joining member crash.
+          '--peer-skip-client-san-verification=true',
         ]
       : []),
   ];

@@ -55,7 +55,10 @@ import {
 import { prepareRestore } from './backup/prepare-restore.ts';
 import { RestoreRefusal } from './backup/restore-source.ts';
 import type { MemberAddressing } from './member-addressing.ts';
+import type { ClusterGauges } from '../metrics/cluster-gauges.ts';
 import { OwnedObjects, ownedKinds } from './owned-objects.ts';
+import { rollUpgradeStep, type UpgradeOutcome } from './rolling-upgrade.ts';
+import { maintainCluster } from './cluster-maintenance.ts';
 
 export interface EtcdClusterControllerOptions {
   /** Where members are reached and listen: DNS names in a cluster, loopback ports in tests. */
@@ -71,6 +74,8 @@ export interface EtcdClusterControllerOptions {
   readonly maxConcurrentReconciles?: number;
   /** The operator's own image: the restore steps of a cluster made from a backup run in it. */
   readonly operatorImage?: string;
+  /** The operator's per-cluster gauges, fed from each reconcile's status. */
+  readonly gauges?: ClusterGauges;
 }
 
 /**
@@ -315,6 +320,51 @@ async function convergeMembers(round: Round, health: ClusterHealth): Promise<Ste
   return step;
 }
 
+/** One member moved to spec.version once membership has settled (rolling-upgrade.ts). */
+async function upgradeMembers(round: Round, health: ClusterHealth): Promise<UpgradeOutcome> {
+  const outcome = await write('upgrading a member', () => rollUpgradeStep(round.deps, round.desired, health));
+  if (outcome.kind === 'rolled') {
+    await round.ctx.events.normal(
+      round.cluster,
+      'MemberUpgrading',
+      'Upgrade',
+      `restarting ${outcome.member} on etcd ${outcome.to} (was ${outcome.from}); the next member waits until it is healthy`,
+    );
+  }
+  return outcome;
+}
+
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+
+/** NOSPACE recovery or one member's defragmentation, on a settled cluster (cluster-maintenance.ts). */
+async function maintain(round: Round, health: ClusterHealth): Promise<void> {
+  let outcome;
+  try {
+    outcome = await maintainCluster(round.cluster, round.connection, health);
+  } catch (error) {
+    if (error instanceof EtcdEngineError) throw new Refusal(error.reason, error.message, { cause: error });
+    throw error;
+  }
+  const { cluster, ctx } = round;
+  if (outcome.kind === 'nospace-recovered' && outcome.recovery.recovered) {
+    await ctx.events.warning(
+      cluster,
+      'NoSpaceRecovered',
+      'Maintain',
+      `etcd had raised NOSPACE (its database reached the quota): compacted at revision ${outcome.recovery.compactedAtRevision ?? '?'}, defragmented ${outcome.recovery.defragmented.length} members, disarmed the alarm; writes work again. Raise the quota or write less if it comes back`,
+    );
+  }
+  if (outcome.kind === 'defragmented') {
+    const { result, fragmentation } = outcome;
+    await ctx.events.normal(
+      cluster,
+      'MemberDefragmented',
+      'Maintain',
+      `defragmented ${result.member} (${Math.round(fragmentation * 100)}% of its database file was free): ${mib(result.dbSizeBefore)} → ${mib(result.dbSizeAfter)}`,
+    );
+  }
+}
+
 async function desiredMembers(cluster: EtcdCluster, addressing: MemberAddressing): Promise<DesiredMember[]> {
   return Promise.all(
     desiredMemberNames(cluster).map(async (name) => ({ name, ...(await addressing.urls(cluster, name)) })),
@@ -364,9 +414,12 @@ export function addEtcdClusterController(
     watches: ownedKinds.map((type) => watch({ type, labelSelector: managedSelector, map: clusterOf })),
     predicates: [generationChanged],
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
-    async reconcile({ name, object: cluster }, ctx): Promise<ReconcileResult> {
+    async reconcile({ namespace, name, object: cluster }, ctx): Promise<ReconcileResult> {
       // Deleted or being deleted: garbage collection removes what it owns (ownerReferences).
-      if (!cluster || isBeingDeleted(cluster)) return {};
+      if (!cluster || isBeingDeleted(cluster)) {
+        options.gauges?.forget({ namespace: namespace ?? '', name });
+        return {};
+      }
 
       const image = imageOf(cluster.spec.version, options.imageRepository) ?? '';
       const deps: KubeMemberRuntimeDeps = {
@@ -382,6 +435,7 @@ export function addEtcdClusterController(
       let problem: Problem | undefined;
       let refusal: Refusal | undefined;
       let step: StepOutcome | undefined;
+      let upgrade: UpgradeOutcome | undefined;
       let observed: { health?: ClusterHealth; unreachable?: string } = {};
       try {
         if (!image) {
@@ -421,6 +475,9 @@ export function addEtcdClusterController(
           else if (!cluster.status?.clusterId)
             await seed(round, options.operatorImage ?? defaultOperatorImage);
           else await restartMembers(round);
+          if (step?.kind === 'converged' && observed.health)
+            upgrade = await upgradeMembers(round, observed.health);
+          if (upgrade?.kind === 'at-version' && observed.health) await maintain(round, observed.health);
         }
       } catch (error) {
         if (!(error instanceof Refusal)) throw error;
@@ -439,6 +496,7 @@ export function addEtcdClusterController(
         clientEndpoint: options.addressing.clientEndpoint(cluster),
         clientSecret: tlsSecretNames(cluster)?.client,
       });
+      options.gauges?.observe(cluster, status);
       const before = cluster.status;
       if (!before?.clusterId && status.clusterId) {
         await ctx.events.normal(
@@ -466,7 +524,11 @@ export function addEtcdClusterController(
       if (refusal?.permanent) throw new PermanentError(refusal.reason, refusal.message);
       if (refusal?.reason === 'ApplyFailed') throw refusal;
       // Membership moves in steps: come back soon while it does, otherwise poll health.
-      const busy = (step !== undefined && step.kind !== 'converged') || !status.clusterId || !observed.health;
+      const busy =
+        (step !== undefined && step.kind !== 'converged') ||
+        (upgrade !== undefined && upgrade.kind !== 'at-version') ||
+        !status.clusterId ||
+        !observed.health;
       return { requeueAfterMs: busy && !problem ? stepIntervalMs : healthIntervalMs };
     },
   });

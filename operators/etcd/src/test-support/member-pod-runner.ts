@@ -5,15 +5,18 @@
 // Secrets it mounts written out as files where the flags expect them, after its init containers
 // (init-containers.ts); a run-to-completion backup pod runs its agent once (agent-pods.ts). It reports
 // readiness from etcd's /readyz into the pod status, restarts a process that exits while its pod
-// exists (restartPolicy Always), and releases a deleted claim once no pod uses it (what the
+// exists (restartPolicy Always), restarts it on the new binary when the pod's image changes (as
+// the kubelet restarts a container whose image was changed: the etcd release the image's tag
+// names, built from the Go module proxy), and releases a deleted claim once no pod uses it (what the
 // kube-controller-manager's pvc-protection controller does).
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
-import { binaryPath, httpGet, startProcess, type ManagedProcess } from '@homeostat/testing';
+import { etcdBinaryPath, etcdVersion, httpGet, startProcess, type ManagedProcess } from '@homeostat/testing';
 import { builtin, type KubeClient } from '@homeostat/reconcile';
 import { managedSelector } from '../controllers/cluster-names.ts';
-import { dataDir } from '../controllers/desired-member-pod.ts';
+import { dataDir, podImage } from '../controllers/desired-member-pod.ts';
+import { versionOfImage } from '../controllers/rolling-upgrade.ts';
 import { AgentPods, isAgentPod } from './agent-pods.ts';
 import { runInitContainers } from './init-containers.ts';
 
@@ -23,6 +26,8 @@ interface Running {
   readonly metricsUrl: string;
   /** The pod's flags with its volumes' paths replaced by directories on this machine. */
   readonly args: readonly string[];
+  /** The image whose etcd runs now. */
+  image: string | undefined;
   process: ManagedProcess;
   ready: boolean | undefined;
   restarts: number;
@@ -111,10 +116,16 @@ export class MemberPodRunner {
       }
       const running = this.#running.get(uid);
       if (!running) await this.#startPod(uid, pod);
-      else if (!running.process.isRunning()) {
+      else if (podImage(pod) !== running.image) {
+        await running.process.stop(2000);
+        running.image = podImage(pod);
         running.restarts++;
         running.ready = undefined;
-        running.process = this.#spawn(running.pod, running.args);
+        running.process = this.#spawn(running.pod, running.args, running.image);
+      } else if (!running.process.isRunning()) {
+        running.restarts++;
+        running.ready = undefined;
+        running.process = this.#spawn(running.pod, running.args, running.image);
       }
     }
     await Promise.all([...this.#running.values()].map((r) => this.#reportReadiness(r)));
@@ -163,10 +174,11 @@ export class MemberPodRunner {
     return [...(pod.spec?.containers[0]?.args ?? []).map(local), ...testFlags];
   }
 
-  #spawn(name: string, args: readonly string[]): ManagedProcess {
+  #spawn(name: string, args: readonly string[], image: string | undefined): ManagedProcess {
+    const version = versionOfImage(image);
     return startProcess({
       name: `etcd pod ${name}`,
-      command: binaryPath('etcd'),
+      command: etcdBinaryPath('etcd', version ? `v${version}` : etcdVersion),
       args,
       logFile: join(this.#workDir, `${name}.log`),
     });
@@ -184,7 +196,8 @@ export class MemberPodRunner {
       pod: name,
       metricsUrl: metricsFlag?.slice('--listen-metrics-urls='.length) ?? '',
       args,
-      process: this.#spawn(name, args),
+      image: podImage(pod),
+      process: this.#spawn(name, args, podImage(pod)),
       ready: undefined,
       restarts: 0,
     });
