@@ -137,10 +137,13 @@ function kubeletConfig(caCert: string) {
     resolvConf: configFiles.podResolvConf,
     podCIDR: network.podSubnet,
     failSwapOn: false,
-    // The machine's disk is shared with other work: evict only when it is really short.
-    evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '5%', 'imagefs.available': '5%' },
-    imageGCHighThresholdPercent: 95,
-    imageGCLowThresholdPercent: 90,
+    // The machine's disk is shared with other work (caches of tens of GB): a percentage of a large
+    // disk evicts pods while gigabytes are free, so evict only when it is really short.
+    evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '2Gi', 'imagefs.available': '2Gi' },
+    // Never garbage-collect images: nothing here can be pulled again (no registry), and a collected
+    // operand image fails the next pod that needs it. Seen at 93% disk use with 18 GB free.
+    imageGCHighThresholdPercent: 100,
+    imageGCLowThresholdPercent: 99,
     serializeImagePulls: false,
     registerNode: true,
     rotateCertificates: false,

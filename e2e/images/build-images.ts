@@ -212,8 +212,23 @@ async function importInto(
   log: (line: string) => void,
 ): Promise<void> {
   const imported = readJson<Record<string, string>>(containerd.importedRecord) ?? {};
+  // The record alone can lie: an image removed from containerd since (by hand, or by a kubelet's
+  // image garbage collection) would never come back, so an image also has to be there.
+  const present = new Set(
+    (
+      await run(binaryPath('ctr'), [
+        '--address',
+        containerd.socket,
+        '--namespace',
+        'k8s.io',
+        'images',
+        'ls',
+        '-q',
+      ])
+    ).split('\n'),
+  );
   for (const ref of refs) {
-    if (imported[ref] === ids[ref]) continue;
+    if (imported[ref] === ids[ref] && present.has(ref)) continue;
     const started = Date.now();
     await run(
       binaryPath('ctr'),
