@@ -109,6 +109,8 @@ export class MemberPodRunner {
       if (!running) await this.#startPod(uid, pod);
       else if (podImage(pod) !== running.image) {
         await running.process.stop(2000);
+        // The kubelet reports a restarting container not Ready until its probe passes again.
+        await this.#setReady(running, false);
         running.image = podImage(pod);
         running.restarts++;
         running.ready = undefined;
@@ -193,6 +195,10 @@ export class MemberPodRunner {
       }
     }
     if (ready === running.ready) return;
+    await this.#setReady(running, ready);
+  }
+
+  async #setReady(running: Running, ready: boolean): Promise<void> {
     await this.#client.patchStatus(builtin.pods, running.pod, this.#namespace, {
       phase: 'Running',
       conditions: [
