@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds pinned Kubernetes, etcd, containerd, CoreDNS, local-path-provisioner, helm, kubeconform and kind binaries, and the
-# benchmark's controller-runtime operator, from the Go module proxy into the version-keyed cache.
+# Builds pinned Kubernetes, etcd, containerd, CoreDNS, local-path-provisioner, helm, kubeconform, kind
+# and versitygw binaries, and the benchmark's controller-runtime operator, from the Go module proxy
+# into the version-keyed cache.
 # Usage: tools/build-binaries.sh [component[@minor]...]   (default: what the test suites need)
 #        tools/build-binaries.sh --path <component[@minor]>   (prints where its binary is; builds nothing)
 # Kubernetes components come from the newest minor pinned under tools/kubernetes/ (one wrapper
@@ -48,6 +49,7 @@ local_path_version="$(module_version "$here/local-path-provisioner" github.com/r
 helm_version="$(module_version "$here/helm" helm.sh/helm/v3)"
 kubeconform_version="$(module_version "$here/helm" github.com/yannh/kubeconform)"
 kind_version="$(module_version "$here/kind" sigs.k8s.io/kind)"
+versitygw_version="$(module_version "$here/versitygw" github.com/versity/versitygw)"
 bench_operator="$here/../bench/reconcile/controller-runtime"
 
 sources_hash() { # sources_hash <dir>: the key of a module whose sources live in this repository
@@ -127,6 +129,12 @@ resolve_component() { # resolve_component <component[@minor]>: sets component, w
       pkg="sigs.k8s.io/kind"
       out="$HOMEOSTAT_CACHE_DIR/bin/kind-$kind_version"
       ldflags="-s -w"
+      ;;
+    versitygw) # a real S3-compatible server for the etcd operator's backup tests (posix backend)
+      wrapper="$here/versitygw"
+      pkg="github.com/versity/versitygw/cmd/versitygw"
+      out="$HOMEOSTAT_CACHE_DIR/bin/versitygw-$versitygw_version"
+      ldflags="-s -w -X main.Version=$versitygw_version"
       ;;
     bench-widget-operator) # bench:reconcile's controller-runtime side; its sources are ours, so they key it too
       wrapper="$bench_operator"

@@ -95,7 +95,8 @@ export type ToolComponent =
   | 'local-path-provisioner'
   | 'helm'
   | 'kubeconform'
-  | 'kind';
+  | 'kind'
+  | 'versitygw';
 
 // Which wrapper module under tools/ pins each tool, the module path it pins, and the cache folder
 // it is built into (tools sharing a module share a folder).
@@ -108,6 +109,7 @@ const toolModules: Record<ToolComponent, [wrapper: string, modulePath: string, f
   helm: ['helm', 'helm.sh/helm/v3'],
   kubeconform: ['helm', 'github.com/yannh/kubeconform'],
   kind: ['kind', 'sigs.k8s.io/kind'],
+  versitygw: ['versitygw', 'github.com/versity/versitygw'],
 };
 
 /** The pinned version of a Go-built tool, e.g. "v1.15.0" for coredns (read from its tools/ go.mod). */

@@ -420,4 +420,11 @@ export const EtcdClusterStatus = Type.Object({
       description: 'Secret with the client certificate (tls.crt, tls.key, ca.crt) that clients connect with.',
     }),
   ),
+  lastSuccessfulBackupTime: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description:
+        'When the newest EtcdBackup of this cluster that succeeded finished (scheduled or not); alert when it grows old.',
+    }),
+  ),
 });

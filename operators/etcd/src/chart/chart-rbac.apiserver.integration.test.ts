@@ -7,6 +7,7 @@ import { sharedKubeConfig } from '@homeostat/testing/shared';
 import { installChartAccess } from '@homeostat/operator-kit/testing';
 import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
 import { memoryLogger } from '@homeostat/reconcile/testing';
+import { etcdBackups } from '../api/etcd-backup-types.ts';
 import { etcdClusters } from '../api/etcd-cluster-types.ts';
 import { defaultVersion } from '../api/etcd-versions.ts';
 import { etcdOperator } from '../operator.ts';
@@ -54,7 +55,7 @@ describe("the chart's RBAC on a real kube-apiserver + etcd", () => {
     client.close();
   });
 
-  it('is enough to elect a leader, make certificates, Services, a claim and a pod, write status and Events', async () => {
+  it('is enough to elect a leader, make certificates, Services, a claim and a pod, write status and Events, and record a backup', async () => {
     await waitUntil('leader elected', async () => manager?.isLeader ?? false, { timeoutMs: 30_000 });
     expect((await client.get(builtin.leases, leaseName, operatorNamespace)).spec?.holderIdentity).toBe(
       'operator-0',
@@ -91,6 +92,19 @@ describe("the chart's RBAC on a real kube-apiserver + etcd", () => {
     await waitUntil(
       'Event recorded',
       async () => (await eventsAbout(client, appNamespace, 'guarded', 'CertificatesCreated')).length > 0,
+      { timeoutMs: 30_000 },
+    );
+    // A backup of a cluster with no ready member waits: its status is written, no write refused.
+    await client.create(etcdBackups, {
+      metadata: { name: 'guarded-now', namespace: appNamespace },
+      spec: {
+        clusterName: 'guarded',
+        destination: { s3: { bucket: 'b-1', region: 'r', forcePathStyle: true, credentialsSecretName: 's' } },
+      },
+    });
+    await waitUntil(
+      'EtcdBackup status written',
+      async () => (await client.get(etcdBackups, 'guarded-now', appNamespace)).status?.phase === 'Pending',
       { timeoutMs: 30_000 },
     );
     const requests = await manager?.metrics.registry.getSingleMetric('rest_client_requests_total')?.get();

@@ -1,6 +1,7 @@
 // The EtcdCluster reconciler: Services and PodDisruptionBudget by server-side apply; members as
 // pods and claims driven one step at a time by the engine (ADR 0301); status from etcd's own view.
 // Every line is safe to repeat: what exists is read from the caches and etcd, never remembered.
+import type { V1Pod } from '@kubernetes/client-node';
 import {
   KubeApiError,
   PermanentError,
@@ -31,6 +32,7 @@ import {
 } from '../membership/membership-reconciler.ts';
 import {
   claimName,
+  defaultOperatorImage,
   desiredMemberNames,
   managedSelector,
   nameOf,
@@ -50,6 +52,8 @@ import {
   kubeMemberRuntime,
   type KubeMemberRuntimeDeps,
 } from './kube-member-runtime.ts';
+import { prepareRestore } from './backup/prepare-restore.ts';
+import { RestoreRefusal } from './backup/restore-source.ts';
 import type { MemberAddressing } from './member-addressing.ts';
 import type { ClusterGauges } from '../metrics/cluster-gauges.ts';
 import { OwnedObjects, ownedKinds } from './owned-objects.ts';
@@ -68,6 +72,8 @@ export interface EtcdClusterControllerOptions {
   /** How soon a cluster that is changing (creating, scaling) is looked at again, in ms (default 2 s). */
   readonly stepIntervalMs?: number;
   readonly maxConcurrentReconciles?: number;
+  /** The operator's own image: the restore steps of a cluster made from a backup run in it. */
+  readonly operatorImage?: string;
   /** The operator's per-cluster gauges, fed from each reconcile's status. */
   readonly gauges?: ClusterGauges;
 }
@@ -159,16 +165,28 @@ async function observe(round: Round): Promise<{ health?: ClusterHealth; unreacha
   }
 }
 
-/** A new cluster: member 0 alone, as a new etcd cluster (ADR 0301: seed, then grow). */
-async function seed(round: Round): Promise<void> {
+/**
+ * A new cluster: member 0 alone, as a new etcd cluster (ADR 0301: seed, then grow); from a verified
+ * backup when the spec says bootstrap.fromBackup (ADR 0302), checked once, before its pod exists.
+ */
+async function seed(round: Round, operatorImage: string): Promise<void> {
   const [first] = round.desired;
   if (!first) return;
-  if (round.cluster.spec.bootstrap?.fromBackup) {
-    throw new Refusal(
-      'RestoreNotSupported',
-      'bootstrap.fromBackup is not carried out by this version of the operator yet; nothing was created',
-      { permanent: true },
-    );
+  let restore: ((pod: V1Pod) => V1Pod) | undefined;
+  try {
+    if (!round.deps.owned.pod(round.cluster, first.name)) {
+      restore = await prepareRestore(
+        { ...round.deps, images: { operator: operatorImage, etcd: round.deps.image } },
+        first,
+      );
+    }
+  } catch (error) {
+    if (error instanceof RestoreRefusal) {
+      throw new Refusal(error.reason, `${error.message}; nothing was created`, {
+        permanent: error.permanent,
+      });
+    }
+    throw error;
   }
   await write(`creating member ${first.name}`, () =>
     ensureMemberObjects(
@@ -176,6 +194,7 @@ async function seed(round: Round): Promise<void> {
       first.name,
       { initialCluster: `${first.name}=${first.peerUrl}`, state: 'new' },
       seedMemberId,
+      restore,
     ),
   );
 }
@@ -453,7 +472,8 @@ export function addEtcdClusterController(
         observed = await observe(round);
         if (!cluster.spec.paused) {
           if (observed.health) step = await convergeMembers(round, observed.health);
-          else if (!cluster.status?.clusterId) await seed(round);
+          else if (!cluster.status?.clusterId)
+            await seed(round, options.operatorImage ?? defaultOperatorImage);
           else await restartMembers(round);
           if (step?.kind === 'converged' && observed.health)
             upgrade = await upgradeMembers(round, observed.health);

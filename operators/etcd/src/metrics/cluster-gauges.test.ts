@@ -1,6 +1,6 @@
 // The per-cluster gauges as Prometheus scrapes them: values from a status, the backup age growing
 // between scrapes, leader changes counted, a deleted cluster's series gone.
-import { Registry } from 'prom-client';
+import { Registry } from '@homeostat/reconcile';
 import { describe, expect, it } from 'vitest';
 import type { EtcdCluster, EtcdClusterStatusFields } from '../api/etcd-cluster-types.ts';
 import { ClusterGauges } from './cluster-gauges.ts';

@@ -2,7 +2,7 @@
 // what a dashboard shows and an alert fires on (members ready, quorum, leader changes, the age of
 // the newest good backup). Labels are the cluster's namespace and name only, so series stay bounded
 // by the number of clusters; a deleted cluster's series are dropped.
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from '@homeostat/reconcile';
 import type { EtcdCluster, EtcdClusterStatusFields } from '../api/etcd-cluster-types.ts';
 import { nameOf, namespaceOf } from '../controllers/cluster-names.ts';
 
@@ -10,12 +10,12 @@ type Labels = { namespace: string; cluster: string };
 const labelNames = ['namespace', 'cluster'] as const;
 
 export class ClusterGauges {
-  readonly #desired: Gauge<'namespace' | 'cluster'>;
-  readonly #ready: Gauge<'namespace' | 'cluster'>;
-  readonly #voters: Gauge<'namespace' | 'cluster'>;
-  readonly #quorum: Gauge<'namespace' | 'cluster'>;
-  readonly #leaderChanges: Counter<'namespace' | 'cluster'>;
-  readonly #backupAge: Gauge<'namespace' | 'cluster'>;
+  readonly #desired: Gauge;
+  readonly #ready: Gauge;
+  readonly #voters: Gauge;
+  readonly #quorum: Gauge;
+  readonly #leaderChanges: Counter;
+  readonly #backupAge: Gauge;
   /** When the newest good backup of each cluster finished (key namespace/name). */
   readonly #lastBackup = new Map<string, { labels: Labels; at: number }>();
   readonly #leaders = new Map<string, string>();
@@ -62,8 +62,8 @@ export class ClusterGauges {
       labelNames,
       registers,
       // Computed at scrape time, so the age grows between reconciles.
-      collect() {
-        for (const { labels, at } of lastBackup.values()) this.set(labels, (clock() - at) / 1000);
+      collect: () => {
+        for (const { labels, at } of lastBackup.values()) this.#backupAge.set(labels, (clock() - at) / 1000);
       },
     });
   }
