@@ -19,8 +19,17 @@ export type UpgradeOutcome =
   | { readonly kind: 'waiting'; readonly reason: string }
   | { readonly kind: 'rolled'; readonly member: string; readonly from: string; readonly to: string };
 
+/**
+ * Ready as the kubelet last reported it for the image the pod now names: a Ready condition from
+ * before the restart (the kubelet reports the restart a moment after the image changes) does not count.
+ */
 function isPodReady(pod: V1Pod): boolean {
-  return pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+  const etcd = pod.status?.containerStatuses?.find((c) => c.name === 'etcd');
+  return (
+    (pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false) &&
+    etcd?.ready === true &&
+    etcd.image === podImage(pod)
+  );
 }
 
 function healthOf(health: ClusterHealth, member: DesiredMember): MemberHealth | undefined {

@@ -224,6 +224,16 @@ export class MemberPodRunner {
       conditions: [
         { type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: new Date().toISOString() },
       ],
+      // As the kubelet reports it: the image the container runs now, and whether it is ready.
+      containerStatuses: [
+        {
+          name: 'etcd',
+          image: running.image ?? '',
+          imageID: '',
+          ready,
+          restartCount: running.restarts,
+        },
+      ],
     });
     running.ready = ready;
   }
