@@ -17,6 +17,7 @@ import {
   type ReconcileContext,
   type ReconcileResult,
 } from '@homeostat/reconcile';
+import { etcdBackups, type EtcdBackup } from '../api/etcd-backup-types.ts';
 import { etcdClusters, type EtcdCluster } from '../api/etcd-cluster-types.ts';
 import { imageOf } from '../api/etcd-versions.ts';
 import type { EtcdConnection } from '../connection.ts';
@@ -404,6 +405,8 @@ export function addEtcdClusterController(
   options: EtcdClusterControllerOptions,
 ): Controller<EtcdCluster> {
   const owned = new OwnedObjects(manager);
+  // Only for the backup-age gauge: an operator without gauges needs no EtcdBackup cache here.
+  const backupStore = options.gauges ? manager.cache.informer(etcdBackups).store : undefined;
   const healthIntervalMs = options.healthIntervalMs ?? 30_000;
   const stepIntervalMs = options.stepIntervalMs ?? 2000;
 
@@ -497,6 +500,9 @@ export function addEtcdClusterController(
         clientSecret: tlsSecretNames(cluster)?.client,
       });
       options.gauges?.observe(cluster, status);
+      // The newest Succeeded EtcdBackup of this cluster, from the cache (the backup controller writes it).
+      const lastBackup = newestBackupFinish(backupStore?.list() ?? [], cluster);
+      if (lastBackup) options.gauges?.backupSucceeded(cluster, lastBackup);
       const before = cluster.status;
       if (!before?.clusterId && status.clusterId) {
         await ctx.events.normal(
@@ -532,6 +538,21 @@ export function addEtcdClusterController(
       return { requeueAfterMs: busy && !problem ? stepIntervalMs : healthIntervalMs };
     },
   });
+}
+
+/** When the newest Succeeded EtcdBackup of `cluster` finished, if any. */
+function newestBackupFinish(backups: readonly EtcdBackup[], cluster: EtcdCluster): Date | undefined {
+  const times = backups
+    .filter(
+      (b) =>
+        b.metadata?.namespace === namespaceOf(cluster) &&
+        b.spec.clusterName === nameOf(cluster) &&
+        b.status?.phase === 'Succeeded' &&
+        b.status.finishedAt,
+    )
+    .map((b) => Date.parse(b.status?.finishedAt ?? ''))
+    .filter((t) => !Number.isNaN(t));
+  return times.length ? new Date(Math.max(...times)) : undefined;
 }
 
 function clusterOf(obj: KubeObject): ObjectKey[] {

@@ -297,6 +297,14 @@ describe('EtcdCluster controller driving real etcd members on a real kube-apiser
       while (rolling) {
         const status = (await get('old')).status;
         mostDown = Math.max(mostDown, status?.members?.filter((m) => !m.ready).length ?? 0);
+        const pods = await client.list(builtin.pods, {
+          namespace,
+          labelSelector: 'app.kubernetes.io/instance=old',
+        });
+        const podsNotReady = pods.items.filter(
+          (p) => !p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+        ).length;
+        mostDown = Math.max(mostDown, podsNotReady);
         if (conditionOf(await get('old'), 'Upgrading')?.status === 'True') sawUpgrading = true;
         await new Promise((resolve) => setTimeout(resolve, 100));
       }

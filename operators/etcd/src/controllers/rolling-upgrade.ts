@@ -1,8 +1,10 @@
 // Rolling upgrade of an EtcdCluster's members to spec.version: one member at a time, and only
 // while every member is healthy and the membership is settled. A member is upgraded by changing
 // its pod's image in place (the one pod field Kubernetes lets change): the kubelet restarts etcd
-// on the new image with the same pod, claim and data. Followers go first, the leader last, so
-// leadership moves once. The API server already refused downgrades and skipped minors (CEL).
+// on the new image with the same pod, claim and data. The next member waits until this one is
+// healthy in etcd, runs the new version and its pod is Ready again. Followers go first, the leader
+// last, so leadership moves once. The API server already refused downgrades and skipped minors.
+import type { V1Pod } from '@kubernetes/client-node';
 import { builtin } from '@homeostat/reconcile';
 import type { ClusterHealth } from '../health/cluster-health.ts';
 import type { MemberHealth } from '../health/member-status.ts';
@@ -16,6 +18,19 @@ export type UpgradeOutcome =
   | { readonly kind: 'at-version' }
   | { readonly kind: 'waiting'; readonly reason: string }
   | { readonly kind: 'rolled'; readonly member: string; readonly from: string; readonly to: string };
+
+/**
+ * Ready as the kubelet last reported it for the image the pod now names: a Ready condition from
+ * before the restart (the kubelet reports the restart a moment after the image changes) does not count.
+ */
+function isPodReady(pod: V1Pod): boolean {
+  const etcd = pod.status?.containerStatuses?.find((c) => c.name === 'etcd');
+  return (
+    (pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false) &&
+    etcd?.ready === true &&
+    etcd.image === podImage(pod)
+  );
+}
 
 function healthOf(health: ClusterHealth, member: DesiredMember): MemberHealth | undefined {
   return health.members.find((m) =>
@@ -48,8 +63,15 @@ export async function rollUpgradeStep(
   const behind = members.filter((m) => m.pod && podImage(m.pod) !== deps.image);
   if (behind.length === 0) return { kind: 'at-version' };
 
+  // Healthy in etcd's eyes and Ready in the kubelet's: the Service and the PodDisruptionBudget
+  // count the latter, which lags a restart by a probe period or two.
   const notReady = members.filter(
-    (m) => !m.pod || m.pod.metadata?.deletionTimestamp || !m.health?.healthy || m.health.member.isLearner,
+    (m) =>
+      !m.pod ||
+      m.pod.metadata?.deletionTimestamp ||
+      !isPodReady(m.pod) ||
+      !m.health?.healthy ||
+      m.health.member.isLearner,
   );
   if (!health.hasQuorum || health.learners.length > 0 || notReady.length > 0) {
     return {

@@ -118,6 +118,8 @@ export class MemberPodRunner {
       if (!running) await this.#startPod(uid, pod);
       else if (podImage(pod) !== running.image) {
         await running.process.stop(2000);
+        // The kubelet reports a restarting container not Ready until its probe passes again.
+        await this.#setReady(running, false);
         running.image = podImage(pod);
         running.restarts++;
         running.ready = undefined;
@@ -213,10 +215,24 @@ export class MemberPodRunner {
       }
     }
     if (ready === running.ready) return;
+    await this.#setReady(running, ready);
+  }
+
+  async #setReady(running: Running, ready: boolean): Promise<void> {
     await this.#client.patchStatus(builtin.pods, running.pod, this.#namespace, {
       phase: 'Running',
       conditions: [
         { type: 'Ready', status: ready ? 'True' : 'False', lastTransitionTime: new Date().toISOString() },
+      ],
+      // As the kubelet reports it: the image the container runs now, and whether it is ready.
+      containerStatuses: [
+        {
+          name: 'etcd',
+          image: running.image ?? '',
+          imageID: '',
+          ready,
+          restartCount: running.restarts,
+        },
       ],
     });
     running.ready = ready;
