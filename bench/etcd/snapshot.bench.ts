@@ -2,8 +2,11 @@
 // Fills one real etcd member to S MB (default 256; 16 under BENCH_SMOKE=1), then takes snapshots
 // alternately with the engine (takeBackup into a file sink, hash checked while streaming) and with
 // `etcdctl snapshot save`, N of each (default 3; 1 under BENCH_SMOKE=1), and restores alternately
-// with the engine's steps (verify, then etcdutl) and with plain `etcdutl snapshot restore`. Prints
+// with the engine's steps (shape check, then the full hash beside etcdutl) and with plain `etcdutl snapshot restore`. Prints
 // every run, then one JSON line with the medians. It prints figures; it asserts nothing about time.
+// The engine runs in this process, with V8's JIT: Node strips TypeScript with WebAssembly, which
+// --jitless turns off, so these .ts sources cannot run the way operator images run their bundle
+// (operatorNodeFlags, ADR 0601). The JSON line says which it was (`jitless`).
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -136,7 +139,7 @@ try {
     });
     const [, engineSeconds] = await timed(() => runRestore(plan));
     engineRestores.push(engineSeconds);
-    say(`run ${i + 1} engine  restore (verify + etcdutl): ${engineSeconds.toFixed(2)} s`);
+    say(`run ${i + 1} engine  restore (verify beside etcdutl): ${engineSeconds.toFixed(2)} s`);
     await rm(member.dataDir, { recursive: true, force: true });
 
     const plainDir = join(work, `plain-restore-${i}`);
@@ -162,6 +165,7 @@ try {
   process.stdout.write(
     `${JSON.stringify({
       db_mb: round(mb(dbBytes), 1),
+      jitless: process.execArgv.includes('--jitless'),
       snapshot_mb_per_s: round(engineRate, 1),
       etcdctl_mb_per_s: round(etcdctlRate, 1),
       snapshot_ratio: round(engineRate / etcdctlRate, 2),

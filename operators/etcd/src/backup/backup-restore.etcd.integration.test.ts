@@ -159,7 +159,7 @@ describe('backup and restore on real etcd processes', () => {
     ).toBe(true);
   });
 
-  it('refuses a snapshot with one byte changed, before creating any data dir; etcdutl agrees', async () => {
+  it('refuses a snapshot with one byte changed and leaves no data dir; etcdutl agrees', async () => {
     const original = await readFile(record.location);
     const corrupt = Buffer.from(original);
     const offset = Math.floor(corrupt.length / 2);

@@ -10,6 +10,19 @@ export interface VerifiedSnapshot {
   readonly sha256: string;
 }
 
+/** Throws SnapshotMalformed unless `size` bytes can be a bbolt database followed by its trailer. */
+export function assertSnapshotSize(size: number, what: string): void {
+  // etcdutl recognises a trailer only when size % 512 == 32 (bbolt pages are multiples of 512).
+  if (size < TRAILER_BYTES || size % 512 !== TRAILER_BYTES) {
+    throw new EtcdEngineError(
+      'verify snapshot',
+      'SnapshotMalformed',
+      `${what}: ${size} bytes is not a database followed by a 32-byte sha256 trailer ` +
+        '(size % 512 must be 32); the snapshot is truncated or not an etcd snapshot',
+    );
+  }
+}
+
 /**
  * Checks etcd's snapshot integrity trailer while the bytes go by: everything but the last 32 bytes is
  * the bbolt database, and the last 32 bytes are its sha256. Until the end we cannot know which bytes
@@ -38,15 +51,7 @@ export class SnapshotTrailerVerifier {
   /** Ends the check; throws SnapshotMalformed or SnapshotHashMismatch with what was expected and found. */
   finish(what: string): VerifiedSnapshot {
     const step = 'verify snapshot';
-    // etcdutl recognises a trailer only when size % 512 == 32 (bbolt pages are multiples of 512).
-    if (this.#size < TRAILER_BYTES || this.#size % 512 !== TRAILER_BYTES) {
-      throw new EtcdEngineError(
-        step,
-        'SnapshotMalformed',
-        `${what}: ${this.#size} bytes is not a database followed by a 32-byte sha256 trailer ` +
-          '(size % 512 must be 32); the snapshot is truncated or not an etcd snapshot',
-      );
-    }
+    assertSnapshotSize(this.#size, what);
     const computed = this.#hash.digest('hex');
     const trailer = this.#tail.toString('hex');
     if (computed !== trailer) {

@@ -1,0 +1,63 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { fileSnapshotSink } from './file-sink.ts';
+import type { BackupRecord } from './snapshot-sink.ts';
+
+const record: Omit<BackupRecord, 'location'> = {
+  sizeBytes: 0,
+  sha256: '0'.repeat(64),
+  revision: '1',
+  revisionExact: true,
+  totalKeys: 1,
+  memberId: '1',
+  memberName: 'm',
+  etcdVersion: '3.6.0',
+  startedAt: '2026-11-23T00:00:00Z',
+  finishedAt: '2026-11-23T00:00:01Z',
+};
+
+describe('file snapshot sink (background writes)', () => {
+  let dir = '';
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'file-sink-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('writes every byte in order, across more chunks than one writev takes, without awaiting each write', async () => {
+    const upload = await fileSnapshotSink(dir).create('s.db');
+    // 5000 chunks of 1 to 4 KiB: more buffers than IOV_MAX (1024) queue behind a single write.
+    const chunks = Array.from({ length: 5000 }, (_, i) => randomBytes(1024 + (i % 4) * 1024));
+    const writes = chunks.map((chunk) => upload.write(chunk));
+    await Promise.all(writes);
+    await upload.flush();
+    expect((await readFile(upload.localPath ?? '')).equals(Buffer.concat(chunks))).toBe(true);
+    const location = await upload.commit(record);
+    expect(location).toBe(join(dir, 's.db'));
+    expect((await readFile(location)).equals(Buffer.concat(chunks))).toBe(true);
+    expect(existsSync(`${location}.partial`)).toBe(false);
+    expect(JSON.parse(await readFile(`${location}.json`, 'utf8'))).toMatchObject({ location, revision: '1' });
+  });
+
+  it('keeps writes made after flush, and abort leaves nothing behind', async () => {
+    const upload = await fileSnapshotSink(dir).create('t.db');
+    const first = randomBytes(3 * 1024 * 1024);
+    const second = randomBytes(100);
+    await upload.write(first);
+    await upload.flush();
+    await upload.write(second);
+    const location = await upload.commit(record);
+    expect((await readFile(location)).equals(Buffer.concat([first, second]))).toBe(true);
+
+    const aborted = await fileSnapshotSink(dir).create('u.db');
+    await aborted.write(randomBytes(2 * 1024 * 1024));
+    await aborted.abort();
+    expect(existsSync(join(dir, 'u.db.partial'))).toBe(false);
+    expect(existsSync(join(dir, 'u.db'))).toBe(false);
+  });
+});
