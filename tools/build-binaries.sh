@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds pinned Kubernetes, etcd, containerd, CoreDNS, helm, kubeconform and kind binaries, and the
+# Builds pinned Kubernetes, etcd, containerd, CoreDNS, local-path-provisioner, helm, kubeconform and kind binaries, and the
 # benchmark's controller-runtime operator, from the Go module proxy into the version-keyed cache.
 # Usage: tools/build-binaries.sh [component[@minor]...]   (default: what the test suites need)
 #        tools/build-binaries.sh --path <component[@minor]>   (prints where its binary is; builds nothing)
@@ -43,6 +43,7 @@ default_minor="$(kube_minor "${HOMEOSTAT_KUBERNETES_VERSION:-}")"
 etcd_version="$(module_version "$here/etcd" go.etcd.io/etcd/server/v3)"
 containerd_version="$(module_version "$here/containerd" github.com/containerd/containerd/v2)"
 coredns_version="$(module_version "$here/coredns" github.com/coredns/coredns)"
+local_path_version="$(module_version "$here/local-path-provisioner" github.com/rancher/local-path-provisioner)"
 helm_version="$(module_version "$here/helm" helm.sh/helm/v3)"
 kubeconform_version="$(module_version "$here/helm" github.com/yannh/kubeconform)"
 kind_version="$(module_version "$here/kind" sigs.k8s.io/kind)"
@@ -106,6 +107,12 @@ resolve_component() { # resolve_component <component[@minor]>: sets component, w
       wrapper="$here/coredns"
       pkg="github.com/coredns/coredns"
       out="$HOMEOSTAT_CACHE_DIR/bin/coredns-$coredns_version"
+      ldflags="-s -w"
+      ;;
+    local-path-provisioner) # the local cluster's default StorageClass (e2e/cluster)
+      wrapper="$here/local-path-provisioner"
+      pkg="github.com/rancher/local-path-provisioner"
+      out="$HOMEOSTAT_CACHE_DIR/bin/local-path-provisioner-$local_path_version"
       ldflags="-s -w"
       ;;
     helm)

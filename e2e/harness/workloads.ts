@@ -49,6 +49,8 @@ export async function runClientPod(options: {
   command: readonly string[];
   runAsUser: number;
   timeoutSeconds?: number;
+  /** A PersistentVolumeClaim to mount, e.g. to show that data outlives the pod that wrote it. */
+  claim?: { name: string; mountPath: string };
 }): Promise<ClientPodResult> {
   const pod = {
     apiVersion: 'v1',
@@ -64,8 +66,12 @@ export async function runClientPod(options: {
           command: [...options.command],
           securityContext: restrictedSecurityContext(options.runAsUser),
           resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '64Mi' } },
+          ...(options.claim ? { volumeMounts: [{ name: 'claim', mountPath: options.claim.mountPath }] } : {}),
         },
       ],
+      ...(options.claim
+        ? { volumes: [{ name: 'claim', persistentVolumeClaim: { claimName: options.claim.name } }] }
+        : {}),
     },
   };
   await kubectl(['apply', '--server-side', '--field-manager=homeostat-e2e', '-f', '-'], JSON.stringify(pod));

@@ -8,8 +8,9 @@ export const operandImages: { memcached: string; etcd: string; postgres17: strin
 /** Base images that operator and operand Dockerfiles build `FROM`. */
 export const baseImages: { debian: string; debianTrixie: string; debianForky: string; node: string } =
   catalogue.bases;
-/** Images only the local cluster itself runs: the pod sandbox and the cluster DNS. */
-export const clusterImages: { pause: string; coredns: string } = catalogue.cluster;
+/** Images only the local cluster itself runs: the pod sandbox, the cluster DNS, the volume provisioner. */
+export const clusterImages: { pause: string; coredns: string; localPathProvisioner: string } =
+  catalogue.cluster;
 /**
  * Operator images by workspace folder under operators/, each built from operators/Dockerfile
  * with that folder as OPERATOR: each chart's default image. An operator joins by a line in images.json.

@@ -60,6 +60,13 @@ export const imageRecipes: readonly ImageRecipe[] = [
     dir: 'coredns',
     extraFiles: async () => ({ coredns: await builtBinary('coredns') }),
   },
+  {
+    ref: clusterImages.localPathProvisioner,
+    kind: 'dockerfile',
+    dir: 'local-path-provisioner',
+    base: baseImages.debian,
+    extraFiles: async () => ({ 'local-path-provisioner': await builtBinary('local-path-provisioner') }),
+  },
   { ref: operandImages.memcached, kind: 'dockerfile', dir: 'memcached', base: baseImages.debian },
   {
     ref: operandImages.etcd,

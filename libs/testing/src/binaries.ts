@@ -75,7 +75,14 @@ export type KubernetesComponent =
 export type EtcdComponent = 'etcd' | 'etcdctl' | 'etcdutl';
 /** Go-built tools the end-to-end suites and the local cluster use, each cached under its own version. */
 export type ToolComponent =
-  'containerd' | 'containerd-shim-runc-v2' | 'ctr' | 'coredns' | 'helm' | 'kubeconform' | 'kind';
+  | 'containerd'
+  | 'containerd-shim-runc-v2'
+  | 'ctr'
+  | 'coredns'
+  | 'local-path-provisioner'
+  | 'helm'
+  | 'kubeconform'
+  | 'kind';
 
 // Which wrapper module under tools/ pins each tool, the module path it pins, and the cache folder
 // it is built into (tools sharing a module share a folder).
@@ -84,6 +91,7 @@ const toolModules: Record<ToolComponent, [wrapper: string, modulePath: string, f
   'containerd-shim-runc-v2': ['containerd', 'github.com/containerd/containerd/v2', 'containerd'],
   ctr: ['containerd', 'github.com/containerd/containerd/v2', 'containerd'],
   coredns: ['coredns', 'github.com/coredns/coredns'],
+  'local-path-provisioner': ['local-path-provisioner', 'github.com/rancher/local-path-provisioner'],
   helm: ['helm', 'helm.sh/helm/v3'],
   kubeconform: ['helm', 'github.com/yannh/kubeconform'],
   kind: ['kind', 'sigs.k8s.io/kind'],
