@@ -5,14 +5,16 @@
 // when its inputs are unchanged (the component images through the image cache, the node image
 // through a label carrying the hash of what went into it).
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
-import { kubernetesVersion } from '@homeostat/testing';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { cacheDir, kubernetesVersion } from '@homeostat/testing';
+import { localPathObjects } from '../cluster/local-path-addon.ts';
 import { note, step } from '../cluster/progress.ts';
 import { run, tryRun } from '../cluster/run-command.ts';
 import { ensureImages, imageArchive, type ImageRecipe } from '../images/build-images.ts';
 import { dockerCli } from '../images/docker-daemon.ts';
-import { baseImages } from '../images/image-names.ts';
-import { buildPause, builtComponent } from '../images/image-recipes.ts';
+import { baseImages, clusterImages } from '../images/image-names.ts';
+import { buildPause, builtComponent, imageRecipes } from '../images/image-recipes.ts';
 
 /**
  * The node image kind runs here (kind's own are `kindest/node:<version>`). Each build is also
@@ -52,8 +54,25 @@ const staticImage = (ref: string, binary: string, component: string): ImageRecip
   extraFiles: async () => ({ [binary]: await builtComponent(component) }),
 });
 
+// The default StorageClass kind applies after `kubeadm init`: the local cluster's provisioner
+// (e2e/cluster/local-path-addon.ts), its volumes on the node's /var (a volume of its own in kind).
+const storageImage = clusterImages.localPathProvisioner;
+async function defaultStorageManifest(): Promise<string> {
+  const file = join(cacheDir(), 'kind', 'default-storage.yaml');
+  await mkdir(dirname(file), { recursive: true });
+  // JSON is YAML; kind passes the file to kubectl apply as it is.
+  await writeFile(file, `${JSON.stringify(localPathObjects('/var/local-path-provisioner'), null, 2)}\n`);
+  return file;
+}
+const recipeOf = (ref: string): ImageRecipe => {
+  const recipe = imageRecipes.find((r) => r.ref === ref);
+  if (!recipe) throw new Error(`no recipe builds ${ref}`);
+  return recipe;
+};
+
 const recipes: readonly ImageRecipe[] = [
   { ref: baseImages.debian, kind: 'debian-rootfs' },
+  recipeOf(storageImage),
   ...controlPlane.map((c) => staticImage(kubeadmImages[c], c, c)),
   staticImage(kubeadmImages.etcd, 'etcd', 'etcd@kind-node'),
   {
@@ -82,8 +101,9 @@ const recipes: readonly ImageRecipe[] = [
     dir: fromKind('node'),
     base: baseImages.debian,
     buildArgs: { KUBERNETES_VERSION: kubernetesVersion },
-    extraFiles: async () =>
-      Object.fromEntries(
+    extraFiles: async () => ({
+      'default-storage.yaml': await defaultStorageManifest(),
+      ...Object.fromEntries(
         await Promise.all(
           [
             ['containerd', 'containerd'],
@@ -96,11 +116,12 @@ const recipes: readonly ImageRecipe[] = [
           ].map(async ([name, component]) => [name, await builtComponent(component ?? '')] as const),
         ),
       ),
+    }),
   },
 ];
 
 /** The images baked into the node (imported into its containerd). */
-const bakedImages = Object.values(kubeadmImages);
+const bakedImages = [...Object.values(kubeadmImages), storageImage];
 
 /** Builds what is stale and returns the node image's name (its build tag). The Docker daemon must answer. */
 export async function ensureKindNodeImage(): Promise<string> {
@@ -157,7 +178,7 @@ async function checkKubeadmImageList(): Promise<void> {
     .trim()
     .split('\n')
     .sort();
-  const ours = [...bakedImages].sort();
+  const ours = Object.values(kubeadmImages).sort();
   if (JSON.stringify(listed) !== JSON.stringify(ours))
     throw new Error(
       `kubeadm ${kubernetesVersion} needs ${listed.join(', ')} but the node image bakes ${ours.join(', ')}: ` +
