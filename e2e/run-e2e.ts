@@ -21,19 +21,21 @@ const { values, tokens } = parseArgs({
   tokens: true,
   options: { cluster: { type: 'string' }, workers: { type: 'string' } },
 });
-// Our options out, everything else (in order) for vitest.
+// Our options out (a value given as the next argument too), everything else in order for vitest.
 const ours = new Set(
-  tokens
-    .filter((t) => t.kind === 'option' && (t.name === 'cluster' || t.name === 'workers'))
-    .flatMap((t) =>
-      t.kind === 'option' ? [t.index, ...(t.inlineValue === false ? [t.index + 1] : [])] : [],
-    ),
+  tokens.flatMap((t) =>
+    t.kind === 'option' && (t.name === 'cluster' || t.name === 'workers')
+      ? [t.index, ...(t.inlineValue === false ? [t.index + 1] : [])]
+      : [],
+  ),
 );
 const vitestArgs = process.argv.slice(2).filter((_, i) => !ours.has(i));
 const clusterChoice = values.cluster ?? 'local';
 
 if (clusterChoice === 'kind') {
   const workers = Number(values.workers ?? '3');
+  if (!Number.isInteger(workers) || workers < 0)
+    throw new Error(`--workers must be a whole number of worker nodes, not "${String(values.workers)}"`);
   const cluster = await kindClusterUp({
     workers,
     nodeImage: process.env['HOMEOSTAT_KIND_NODE_IMAGE'] === 'kind' ? 'kind' : 'built',
