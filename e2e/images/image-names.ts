@@ -3,8 +3,13 @@
 import catalogue from './images.json' with { type: 'json' };
 
 /** Operand images, by operand: the tags each operator uses by default. */
-export const operandImages: { memcached: string; etcd: string; postgres17: string; postgres18: string } =
-  catalogue.operands;
+export const operandImages: {
+  memcached: string;
+  etcd: string;
+  etcd37: string;
+  postgres17: string;
+  postgres18: string;
+} = catalogue.operands;
 /** Base images that operator and operand Dockerfiles build `FROM`. */
 export const baseImages: { debian: string; debianTrixie: string; debianForky: string; node: string } =
   catalogue.bases;
