@@ -49,6 +49,7 @@ local_path_version="$(module_version "$here/local-path-provisioner" github.com/r
 helm_version="$(module_version "$here/helm" helm.sh/helm/v3)"
 kubeconform_version="$(module_version "$here/helm" github.com/yannh/kubeconform)"
 kind_version="$(module_version "$here/kind" sigs.k8s.io/kind)"
+cni_plugins_version="$(module_version "$here/cni-plugins" github.com/containernetworking/plugins)"
 versitygw_version="$(module_version "$here/versitygw" github.com/versity/versitygw)"
 bench_operator="$here/../bench/reconcile/controller-runtime"
 
@@ -60,8 +61,9 @@ resolve_component() { # resolve_component <component[@minor]>: sets component, w
   component="${1%@*}" tags="" cgo=0
   local minor_choice=""
   [[ "$1" == *@* ]] && minor_choice="${1#*@}"
-  case "$component" in
-    kube-apiserver | kube-controller-manager | kube-scheduler | kubelet | kube-proxy | kubectl | kubeadm)
+  case "$component${minor_choice:+@$minor_choice}" in
+    kube-apiserver@* | kube-controller-manager@* | kube-scheduler@* | kubelet@* | kube-proxy@* | kubectl@* | kubeadm@* | \
+      kube-apiserver | kube-controller-manager | kube-scheduler | kubelet | kube-proxy | kubectl | kubeadm)
       local minor kube_version
       minor="$(if [[ -n "$minor_choice" ]]; then kube_minor "$minor_choice"; else echo "$default_minor"; fi)"
       wrapper="$here/kubernetes/$minor"
@@ -76,7 +78,16 @@ resolve_component() { # resolve_component <component[@minor]>: sets component, w
       done
       tags="selinux,notest"
       ;;
-    etcd | etcdctl | etcdutl)
+    etcd@kind-node | coredns@kind-node) # the kind node image's control plane, at kubeadm's versions
+      wrapper="$here/kind/node/$component"
+      case "$component" in
+        etcd) pkg="go.etcd.io/etcd/server/v3" ;;
+        *) pkg="github.com/coredns/coredns" ;;
+      esac
+      out="$HOMEOSTAT_CACHE_DIR/bin/$component-$(module_version "$wrapper" "$pkg")"
+      ldflags="-s -w"
+      ;;
+    etcd@* | etcdctl@* | etcdutl@* | etcd | etcdctl | etcdutl)
       wrapper="$here/etcd${minor_choice:+/v$minor_choice}"
       [[ -f "$wrapper/go.mod" ]] || {
         echo "build-binaries: etcd $minor_choice is not pinned (no $wrapper/go.mod)" >&2
@@ -123,6 +134,16 @@ resolve_component() { # resolve_component <component[@minor]>: sets component, w
       pkg="github.com/yannh/kubeconform/cmd/kubeconform"
       out="$HOMEOSTAT_CACHE_DIR/bin/kubeconform-$kubeconform_version"
       ldflags="-s -w -X main.version=$kubeconform_version"
+      ;;
+    host-local | loopback | ptp | portmap) # the kind node image's pod network (e2e/kind/node)
+      wrapper="$here/cni-plugins"
+      case "$component" in
+        host-local) pkg="github.com/containernetworking/plugins/plugins/ipam/host-local" ;;
+        portmap) pkg="github.com/containernetworking/plugins/plugins/meta/portmap" ;;
+        *) pkg="github.com/containernetworking/plugins/plugins/main/$component" ;;
+      esac
+      out="$HOMEOSTAT_CACHE_DIR/bin/cni-plugins-$cni_plugins_version"
+      ldflags="-s -w -X github.com/containernetworking/plugins/pkg/utils/buildversion.BuildVersion=$cni_plugins_version"
       ;;
     kind)
       wrapper="$here/kind"

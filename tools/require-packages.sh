@@ -7,6 +7,7 @@
 #   cluster  the local cluster: iproute2, iptables, conntrack, runc, CNI plugins (containerd 2 is
 #            built from the Go module proxy: Debian's 1.6 is too old for kubelet >= 1.36)
 #   images   offline image builds: debootstrap, Docker
+#   kind     the offline kind cluster (e2e/kind): Docker, runc, jq
 # Jobs on a cluster of their own (npm start --current-kubeconfig, e2e with KUBECONFIG) need only base.
 set -euo pipefail
 
@@ -52,8 +53,13 @@ for set in "$@"; do
       require_command debootstrap debootstrap
       require_command dockerd docker.io
       ;;
+    kind) # the offline kind cluster: its own dockerd, whose runtime wrapper edits runc's config with jq
+      require_command dockerd docker.io
+      require_command runc runc
+      require_command jq jq
+      ;;
     *)
-      say "unknown set '$set' (base, test, cluster, images)" && exit 2
+      say "unknown set '$set' (base, test, cluster, images, kind)" && exit 2
       ;;
   esac
 done

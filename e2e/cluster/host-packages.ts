@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { repoRoot } from '@homeostat/testing';
 import { run } from './run-command.ts';
 
-/** `cluster`: the local cluster's host tools; `images`: debootstrap and Docker for image builds. */
-export async function requireHostPackages(...sets: readonly ('cluster' | 'images')[]): Promise<void> {
+/** `cluster`: the local cluster's host tools; `images`: debootstrap and Docker for image builds; `kind`: the offline kind cluster's. */
+export async function requireHostPackages(
+  ...sets: readonly ('cluster' | 'images' | 'kind')[]
+): Promise<void> {
   await run('bash', [join(repoRoot, 'tools', 'require-packages.sh'), ...sets], { timeoutMs: 20 * 60_000 });
 }

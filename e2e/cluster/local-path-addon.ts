@@ -40,8 +40,11 @@ const helperPod = {
   },
 };
 
-/** The Kubernetes objects that run the provisioner and make its class the default (a `List`). */
-export function localPathObjects(): object {
+/**
+ * The Kubernetes objects that run the provisioner and make its class the default (a `List`), with
+ * volumes under `volumesDir` on each node (the kind node image keeps them under /var).
+ */
+export function localPathObjects(volumesDir: string = paths.localVolumes): object {
   const meta = { name, namespace, labels };
   return {
     apiVersion: 'v1',
@@ -100,7 +103,7 @@ export function localPathObjects(): object {
         metadata: { name: 'local-path-config', namespace, labels },
         data: {
           'config.json': JSON.stringify({
-            nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths: [paths.localVolumes] }],
+            nodePathMap: [{ node: 'DEFAULT_PATH_FOR_NON_LISTED_NODES', paths: [volumesDir] }],
           }),
           setup,
           teardown,

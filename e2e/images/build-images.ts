@@ -8,10 +8,11 @@ import { copyFile, mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { binaryPath, cacheDir } from '@homeostat/testing';
 import { requireHostPackages } from '../cluster/host-packages.ts';
-import { run } from '../cluster/run-command.ts';
+import { run, tryRun } from '../cluster/run-command.ts';
 import { debianRootfs, debianRootfsKey } from './debian-rootfs.ts';
 import { dockerCli, ensureDockerDaemon, type DockerDaemon } from './docker-daemon.ts';
 import { imageRecipes, recipeDir, repositoryRoot, type ImageRecipe } from './image-recipes.ts';
+export type { ImageRecipe } from './image-recipes.ts';
 
 const inputsLabel = 'org.homeostat.inputs';
 
@@ -24,6 +25,8 @@ interface Stamp {
 export interface EnsureImagesOptions {
   /** References to build (and import); default: all of images.json. Their bases are built too. */
   refs?: readonly string[];
+  /** The recipes to choose from (default: every image in images.json); bases listed before their images. */
+  recipes?: readonly ImageRecipe[];
   /** Import into this containerd (its `k8s.io` namespace, the one the kubelet uses). */
   containerd?: { socket: string; importedRecord: string };
   log: (line: string) => void;
@@ -36,8 +39,9 @@ const archivePath = (ref: string) =>
 
 /** Builds what is stale among the requested images, then imports what the containerd lacks. */
 export async function ensureImages(options: EnsureImagesOptions): Promise<Record<string, string>> {
-  const wanted = options.refs ?? imageRecipes.map((r) => r.ref);
-  const recipes = withBases(wanted);
+  const known = options.recipes ?? imageRecipes;
+  const wanted = options.refs ?? known.map((r) => r.ref);
+  const recipes = withBases(known, wanted);
   const stamps = readJson<Record<string, Stamp>>(stampsFile()) ?? {};
   let docker: DockerDaemon | undefined;
   const ids: Record<string, string> = {};
@@ -53,6 +57,8 @@ export async function ensureImages(options: EnsureImagesOptions): Promise<Record
       if (!docker) await requireHostPackages('images');
       docker ??= await ensureDockerDaemon(options.log);
       const started = Date.now();
+      // A base built earlier may live only as an archive (another daemon built it).
+      if (recipe.base) await ensureInDaemon(recipe.base);
       ids[recipe.ref] = await buildOne(recipe, files, inputs, options.log);
       await mkdir(join(imagesCache(), 'archives'), { recursive: true });
       await run(dockerCli, ['save', '-o', `${archivePath(recipe.ref)}.partial`, recipe.ref]);
@@ -68,19 +74,28 @@ export async function ensureImages(options: EnsureImagesOptions): Promise<Record
   return ids;
 }
 
-function withBases(refs: readonly string[]): ImageRecipe[] {
+function withBases(known: readonly ImageRecipe[], refs: readonly string[]): ImageRecipe[] {
   const needed = new Set<string>();
   const add = (ref: string) => {
-    const recipe = imageRecipes.find((r) => r.ref === ref);
+    const recipe = known.find((r) => r.ref === ref);
     if (!recipe)
-      throw new Error(`no recipe builds ${ref}; known images: ${imageRecipes.map((r) => r.ref).join(', ')}`);
+      throw new Error(`no recipe builds ${ref}; known images: ${known.map((r) => r.ref).join(', ')}`);
     if (recipe.base) add(recipe.base);
     needed.add(ref);
   };
   refs.forEach(add);
-  // imageRecipes lists bases first, so filtering keeps a valid build order.
-  return imageRecipes.filter((r) => needed.has(r.ref));
+  // Recipes list bases first, so filtering keeps a valid build order.
+  return known.filter((r) => needed.has(r.ref));
 }
+
+/** Loads an image into the daemon from its cached archive when the daemon does not have it. */
+export async function ensureInDaemon(ref: string): Promise<void> {
+  if ((await tryRun(dockerCli, ['image', 'inspect', '--format', '{{.Id}}', ref])).ok) return;
+  await run(dockerCli, ['load', '-i', archivePath(ref)], { timeoutMs: 10 * 60_000 });
+}
+
+/** The `docker save` archive of a built image, in the cache. */
+export const imageArchive = (ref: string): string => archivePath(ref);
 
 /** Context name → absolute source path, for the recipe folder's files and the extra ones. */
 async function contextFiles(recipe: ImageRecipe): Promise<Record<string, string>> {

@@ -1,11 +1,12 @@
 // Docker builds the images. Debian's dockerd runs containers on these machines but nothing
 // starts it, so when no daemon answers we start one for the duration of the build, configured
 // to leave the machine's network alone (no bridge, no iptables rules, no forwarding change),
-// and stop it again afterwards.
+// and stop it again afterwards. The kind cluster keeps a daemon of its own running (a `place`
+// with its own socket and storage, `keepRunning`), so no image build stops its nodes.
 import { spawn } from 'node:child_process';
-import { existsSync, openSync, closeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { cacheDir, logTail, waitUntil } from '@homeostat/testing';
 import { tryRun } from '../cluster/run-command.ts';
 
@@ -17,14 +18,37 @@ export interface DockerDaemon {
   stop(): Promise<void>;
 }
 
-/** Makes sure a Docker daemon answers on the default socket, starting one when none does. */
-export async function ensureDockerDaemon(log: (line: string) => void): Promise<DockerDaemon> {
-  if ((await tryRun(dockerCli, ['info', '--format', '{{.ServerVersion}}'])).ok)
+/** Where a daemon of its own keeps its socket, images, state and log. */
+export interface DockerDaemonPlace {
+  /** unix:///… socket; the Docker CLI reaches it through DOCKER_HOST. */
+  host: string;
+  dataRoot: string;
+  execRoot: string;
+  pidFile: string;
+  logFile: string;
+  /** More dockerd arguments (a runtime of its own, say). */
+  extraArgs?: readonly string[];
+}
+
+export interface EnsureDockerDaemonOptions {
+  /** A daemon of its own instead of the default socket's. */
+  place?: DockerDaemonPlace;
+  /** Leave a daemon this call starts running after the process exits (`stop()` does nothing). */
+  keepRunning?: boolean;
+}
+
+/** Makes sure a Docker daemon answers (at `place`, or where DOCKER_HOST or the default socket says), starting one when none does. */
+export async function ensureDockerDaemon(
+  log: (line: string) => void,
+  options: EnsureDockerDaemonOptions = {},
+): Promise<DockerDaemon> {
+  const { place } = options;
+  const env = place ? { ...process.env, DOCKER_HOST: place.host } : process.env;
+  if ((await tryRun(dockerCli, ['info', '--format', '{{.ServerVersion}}'], { env })).ok)
     return { stop: async () => {} };
-  const logDir = join(cacheDir(), 'images');
-  await mkdir(logDir, { recursive: true });
-  const logFile = join(logDir, 'dockerd.log');
-  log(`starting dockerd for the build (log: ${logFile})`);
+  const logFile = place?.logFile ?? join(cacheDir(), 'images', 'dockerd.log');
+  await mkdir(dirname(logFile), { recursive: true });
+  log(`starting dockerd${place ? ` at ${place.host}` : ' for the build'} (log: ${logFile})`);
   const fd = openSync(logFile, 'a');
   const daemon = spawn(
     'dockerd',
@@ -34,8 +58,16 @@ export async function ensureDockerDaemon(log: (line: string) => void): Promise<D
       '--ip-forward=false',
       '--ip-masq=false',
       '--bridge=none',
-      '--pidfile=/run/homeostat-dockerd.pid',
+      `--pidfile=${place?.pidFile ?? '/run/homeostat-dockerd.pid'}`,
       '--log-level=warn',
+      ...(place
+        ? [
+            `--host=${place.host}`,
+            `--data-root=${place.dataRoot}`,
+            `--exec-root=${place.execRoot}`,
+            ...(place.extraArgs ?? []),
+          ]
+        : []),
     ],
     { detached: true, stdio: ['ignore', fd, fd] },
   );
@@ -55,7 +87,7 @@ export async function ensureDockerDaemon(log: (line: string) => void): Promise<D
     clearTimeout(timer);
   };
   try {
-    await waitUntil('dockerd', async () => (await tryRun(dockerCli, ['info'])).ok, {
+    await waitUntil('dockerd', async () => (await tryRun(dockerCli, ['info'], { env })).ok, {
       timeoutMs: 60_000,
       intervalMs: 500,
       abort: exit,
@@ -65,5 +97,30 @@ export async function ensureDockerDaemon(log: (line: string) => void): Promise<D
     await stop();
     throw error;
   }
+  if (options.keepRunning) {
+    daemon.unref();
+    return { stop: async () => {} };
+  }
   return { stop };
+}
+
+/** Stops a daemon kept running at `place` (its pid file says which process), waiting until it has exited. */
+export async function stopDockerDaemon(place: DockerDaemonPlace): Promise<void> {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(place.pidFile, 'utf8').trim());
+  } catch {
+    return;
+  }
+  const alive = () => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (!pid || !alive()) return;
+  process.kill(pid, 'SIGTERM');
+  await waitUntil(`dockerd ${pid} exited`, async () => !alive(), { timeoutMs: 60_000, intervalMs: 250 });
 }

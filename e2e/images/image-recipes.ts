@@ -169,8 +169,18 @@ async function builtBinary(name: Parameters<typeof binaryPath>[0]): Promise<stri
   return binaryPath(name);
 }
 
-// A static Go binary, so the pause image needs nothing but itself.
-async function buildPause(): Promise<string> {
+/**
+ * A binary from the version-keyed cache by its tools/build-binaries.sh name (`kubeadm`,
+ * `etcd@kind-node`, `ptp`, …), built from the Go module proxy first when missing.
+ */
+export async function builtComponent(component: string): Promise<string> {
+  const script = join(repoRoot, 'tools', 'build-binaries.sh');
+  await run('bash', [script, component], { timeoutMs: 60 * 60_000 });
+  return (await run('bash', [script, '--path', component])).trim();
+}
+
+/** A static Go binary, so the pause image needs nothing but itself. */
+export async function buildPause(): Promise<string> {
   const out = join(cacheDir(), 'images', 'pause-bin', 'pause');
   await mkdir(dirname(out), { recursive: true });
   await run('go', ['build', '-trimpath', '-ldflags=-s -w', '-o', out, '.'], {

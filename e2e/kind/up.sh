@@ -1,28 +1,29 @@
 #!/usr/bin/env bash
-# For users with Docker and internet: a kind cluster with the operators installed and their
-# samples running (npm start), then the e2e suites against it. Usage: bash e2e/kind/up.sh [--no-tests]
-# Operand images (memcached, etcd, postgres) are pulled by the nodes from their registries; only
-# the operator images are built here (each listed in e2e/images/images.json, from operators/Dockerfile)
-# and loaded into the nodes.
+# For users with Docker and internet: a kind cluster on kind's own node image, the operators and
+# their samples running (npm start), then the e2e suites against it. It is the offline path
+# (`npm run e2e -- --cluster kind`, e2e/kind/kind-cluster.ts) with one difference: the node image
+# is kind's default instead of one built here, so the nodes pull the operand images themselves and
+# only the operator images are built (operators/Dockerfile) and loaded.
+# Usage: bash e2e/kind/up.sh [--workers N] [--no-tests]
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-bash "$root/tools/build-binaries.sh" kind
+workers=3 tests=true
+while (($# > 0)); do
+  case "$1" in
+    --workers) workers="$2" && shift ;;
+    --no-tests) tests=false ;;
+    *) echo "usage: bash e2e/kind/up.sh [--workers N] [--no-tests]" >&2 && exit 2 ;;
+  esac
+  shift
+done
+cd "$root"
+export HOMEOSTAT_KIND_NODE_IMAGE=kind
+npm run kind:up -- --workers "$workers" --node-image kind
+# shellcheck source=tools/cache-dir.sh
 source "$root/tools/cache-dir.sh"
-bin() { ls -d "$HOMEOSTAT_CACHE_DIR"/bin/"$1"-*/"$1" | tail -1; }
-kind="$(bin kind)"
-cluster=homeostat
-export KUBECONFIG="${KUBECONFIG_KIND:-$HOME/.kube/homeostat-kind}"
-
-if ! "$kind" get clusters | grep -qx "$cluster"; then
-  "$kind" create cluster --config "$here/kind-cluster.yaml" --kubeconfig "$KUBECONFIG" --wait 120s
-fi
-# Each operator's image under the chart's default name (e2e/images/images.json), so the charts install unchanged.
-while read -r operator image; do
-  docker build -t "$image" -f "$root/operators/Dockerfile" --build-arg "OPERATOR=$operator" "$root"
-  "$kind" load docker-image --name "$cluster" "$image"
-done < <(node -e "for (const [o, i] of Object.entries(require('$root/e2e/images/images.json').operators)) console.log(o, i)")
+kubeconfig="$HOMEOSTAT_CACHE_DIR/kind/homeostat-kind.kubeconfig"
 # The operators and their samples, exactly as on the local cluster.
-(cd "$root" && KUBECONFIG="$KUBECONFIG" npm start -- --current-kubeconfig)
-echo "kind cluster ready: export KUBECONFIG=$KUBECONFIG" >&2
-[[ "${1:-}" == "--no-tests" ]] || (cd "$root" && KUBECONFIG="$KUBECONFIG" npm run e2e)
+KUBECONFIG="$kubeconfig" npm start -- --current-kubeconfig
+echo "kind cluster ready: export KUBECONFIG=$kubeconfig" >&2
+if $tests; then npm run e2e -- --cluster kind --workers "$workers"; fi

@@ -1,0 +1,233 @@
+// A kind cluster of one control plane and N workers for the e2e suites (docs/adr/0503). Offline
+// (`nodeImage: 'built'`), the node image is built here and the cluster runs on a Docker daemon of
+// its own (socket, storage and state under Homeostat's names), so that no image build stopping
+// the shared daemon takes the nodes with it; with internet (`nodeImage: 'kind'`, e2e/kind/up.sh),
+// kind's own node image on the user's Docker. Everything else is the same: the configuration
+// (kind-config.ts), the images loaded into the nodes, the readiness wait.
+import { spawn } from 'node:child_process';
+import { createReadStream } from 'node:fs';
+import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cacheDir, waitUntil } from '@homeostat/testing';
+import { requireHostPackages } from '../cluster/host-packages.ts';
+import { note, step } from '../cluster/progress.ts';
+import { run, tryRun } from '../cluster/run-command.ts';
+import { ensureImages, imageArchive } from '../images/build-images.ts';
+import { ensureDockerDaemon, stopDockerDaemon, type DockerDaemonPlace } from '../images/docker-daemon.ts';
+import { operandImages, operatorImages } from '../images/image-names.ts';
+import { builtComponent, repositoryRoot } from '../images/image-recipes.ts';
+import { kindClusterName, kindConfig, kindNetwork } from './kind-config.ts';
+import { ensureKindNodeImage } from './node-image.ts';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** Where the node image comes from: built on this machine, or kind's default (pulled). */
+export type KindNodeImageSource = 'built' | 'kind';
+
+export interface KindClusterOptions {
+  workers: number;
+  nodeImage: KindNodeImageSource;
+}
+
+export interface KindCluster {
+  name: string;
+  kubeconfig: string;
+  /** DOCKER_HOST of the daemon running the nodes (for `docker stop <node>` in suites). */
+  dockerHost: string | undefined;
+}
+
+// The runtime wrapper the daemon runs containers with, copied out of the repository so the
+// long-lived daemon does not depend on the worktree that started it.
+const runtimeWrapper = join(cacheDir(), 'kind', 'bin', 'runc-within-bounding-set');
+
+/** The offline cluster's Docker daemon: its own socket and storage, kept running with the cluster. */
+export const kindDockerPlace: DockerDaemonPlace = {
+  host: 'unix:///run/homeostat-kind/docker.sock',
+  dataRoot: join(cacheDir(), 'kind', 'docker'),
+  execRoot: '/run/homeostat-kind/exec',
+  pidFile: '/run/homeostat-kind/dockerd.pid',
+  logFile: join(cacheDir(), 'kind', 'dockerd.log'),
+  // kind runs nodes --privileged; these hosts withhold a capability Docker would ask for.
+  extraArgs: [`--add-runtime=homeostat-runc=${runtimeWrapper}`, '--default-runtime=homeostat-runc'],
+};
+
+const loadedRecord = () => join(cacheDir(), 'kind', `${kindClusterName}.loaded.json`);
+
+export const kindKubeconfig = (): string => join(cacheDir(), 'kind', `${kindClusterName}.kubeconfig`);
+
+/** Brings the cluster up (or reuses one of the same shape and image) with the suites' images loaded. */
+export async function kindClusterUp(options: KindClusterOptions): Promise<KindCluster> {
+  if (options.nodeImage === 'built') {
+    await requireHostPackages('kind');
+    await mkdir(dirname(runtimeWrapper), { recursive: true });
+    await copyFile(join(here, 'runc-within-bounding-set'), runtimeWrapper);
+    await ensureDockerDaemon(note, { place: kindDockerPlace, keepRunning: true });
+    process.env['DOCKER_HOST'] = kindDockerPlace.host;
+  }
+  const dockerHost = process.env['DOCKER_HOST'];
+  // kind names its network "kind" unless told otherwise; ours carries Homeostat's prefix.
+  process.env['KIND_EXPERIMENTAL_DOCKER_NETWORK'] = kindNetwork;
+  const kind = await builtComponent('kind');
+  const image = options.nodeImage === 'built' ? await ensureKindNodeImage() : undefined;
+  const kubeconfig = kindKubeconfig();
+  const config = kindConfig({ workers: options.workers, ...(image ? { image } : {}) });
+  const configFile = join(cacheDir(), 'kind', `${kindClusterName}.json`);
+  await mkdir(join(cacheDir(), 'kind'), { recursive: true });
+
+  const current = await existingShape(kind);
+  if (current && current !== JSON.stringify(config)) {
+    await step(`kind: deleting ${kindClusterName} (another shape or node image)`, () =>
+      run(kind, ['delete', 'cluster', '--name', kindClusterName]),
+    );
+  }
+  if (current !== JSON.stringify(config)) {
+    await writeFile(configFile, JSON.stringify(config, null, 2));
+    await rm(loadedRecord(), { force: true });
+    await step(`kind: creating ${kindClusterName} (1 control plane, ${options.workers} workers)`, () =>
+      run(
+        kind,
+        [
+          'create',
+          'cluster',
+          '--name',
+          kindClusterName,
+          '--config',
+          configFile,
+          '--kubeconfig',
+          kubeconfig,
+          '--retain',
+        ],
+        { timeoutMs: 15 * 60_000 },
+      ),
+    );
+  } else {
+    await run(kind, ['export', 'kubeconfig', '--name', kindClusterName, '--kubeconfig', kubeconfig]);
+  }
+  await step('kind: every node Ready, CoreDNS available', () =>
+    waitForNodes(kubeconfig, options.workers + 1),
+  );
+  await step('kind: images for the suites (built where stale, loaded into every node)', () =>
+    loadSuiteImages(kind, options.nodeImage),
+  );
+  return { name: kindClusterName, kubeconfig, dockerHost };
+}
+
+/**
+ * Deletes the cluster (its containers and network) and, on the offline path, stops its Docker
+ * daemon; the daemon's storage (the node image) stays in the cache for the next run.
+ */
+export async function kindClusterDown(): Promise<void> {
+  const ownDaemon = !process.env['DOCKER_HOST'];
+  if (ownDaemon) process.env['DOCKER_HOST'] = kindDockerPlace.host;
+  if (!(await tryRun('docker', ['info'])).ok) return;
+  const kind = await builtComponent('kind');
+  await run(kind, ['delete', 'cluster', '--name', kindClusterName]);
+  await tryRun('docker', ['network', 'rm', kindNetwork]);
+  if (ownDaemon) await stopDockerDaemon(kindDockerPlace);
+}
+
+// The configuration a running cluster was made with (a label kind does not set: we keep it in a
+// file next to the kubeconfig), or undefined when there is no cluster.
+async function existingShape(kind: string): Promise<string | undefined> {
+  const clusters = (await tryRun(kind, ['get', 'clusters'])).stdout.split('\n');
+  if (!clusters.includes(kindClusterName)) return undefined;
+  const saved = await tryRun('cat', [join(cacheDir(), 'kind', `${kindClusterName}.json`)]);
+  if (!saved.ok) return 'unknown';
+  // Stopped nodes (a suite that failed before starting them again) make a cluster to rebuild.
+  const stopped = await tryRun('docker', [
+    'ps',
+    '--all',
+    '--filter',
+    `label=io.x-k8s.kind.cluster=${kindClusterName}`,
+    '--filter',
+    'status=exited',
+    '--quiet',
+  ]);
+  if (stopped.stdout.trim()) return 'stopped nodes';
+  return JSON.stringify(JSON.parse(saved.stdout));
+}
+
+async function waitForNodes(kubeconfig: string, count: number): Promise<void> {
+  const kubectl = await builtComponent('kubectl');
+  await waitUntil(
+    `${count} Ready nodes`,
+    async () => {
+      const out = await tryRun(kubectl, [
+        '--kubeconfig',
+        kubeconfig,
+        'get',
+        'nodes',
+        '-o',
+        'jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}',
+      ]);
+      return out.ok && out.stdout.split('\n').filter((s) => s === 'True').length === count;
+    },
+    { timeoutMs: 5 * 60_000, intervalMs: 2000 },
+  );
+  await run(kubectl, [
+    '--kubeconfig',
+    kubeconfig,
+    '-n',
+    'kube-system',
+    'rollout',
+    'status',
+    'deployment/coredns',
+    '--timeout=300s',
+  ]);
+}
+
+// The same images the local cluster imports, built offline by `npm run images`' recipes and loaded
+// from their archives. With internet the nodes pull the operands themselves, and only the operator
+// images are built (from operators/Dockerfile, FROM the official Node image) and loaded.
+async function loadSuiteImages(kind: string, source: KindNodeImageSource): Promise<void> {
+  if (source === 'kind') {
+    for (const [operator, ref] of Object.entries(operatorImages)) {
+      await run(
+        'docker',
+        ['build', '-t', ref, '-f', 'operators/Dockerfile', '--build-arg', `OPERATOR=${operator}`, '.'],
+        {
+          cwd: repositoryRoot,
+          timeoutMs: 30 * 60_000,
+        },
+      );
+      await run(kind, ['load', 'docker-image', ref, '--name', kindClusterName], { timeoutMs: 10 * 60_000 });
+    }
+    return;
+  }
+  const refs = [...Object.values(operandImages), ...Object.values(operatorImages)];
+  const ids = await ensureImages({ refs, log: note });
+  const saved = (await tryRun('cat', [loadedRecord()])).stdout;
+  const loaded: Record<string, string> = saved ? (JSON.parse(saved) as Record<string, string>) : {};
+  const nodes = (await run(kind, ['get', 'nodes', '--name', kindClusterName])).trim().split('\n');
+  for (const ref of refs) {
+    if (loaded[ref] === ids[ref]) continue;
+    const started = Date.now();
+    // Content only, as the node image's own images (`kind load` would unpack every image on every
+    // node, most of which never run it): containerd unpacks an image where a pod first uses it.
+    await Promise.all(nodes.map((node) => importIntoNode(node, imageArchive(ref))));
+    loaded[ref] = ids[ref] ?? '';
+    await writeFile(loadedRecord(), JSON.stringify(loaded, null, 2));
+    note(`${ref} loaded into every node (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  }
+}
+
+/** Streams an image archive into a node's containerd (`ctr import` in the node, reading stdin). */
+function importIntoNode(node: string, archive: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      'docker',
+      ['exec', '-i', node, 'ctr', '--namespace=k8s.io', 'images', 'import', '--no-unpack', '--digests', '-'],
+      { stdio: ['pipe', 'ignore', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    createReadStream(archive).on('error', reject).pipe(child.stdin);
+    child.once('error', reject);
+    child.once('exit', (code) =>
+      code === 0
+        ? resolve()
+        : reject(new Error(`importing ${archive} into ${node} failed (${code}): ${stderr.trim()}`)),
+    );
+  });
+}
