@@ -189,6 +189,10 @@ write_server_config() {
     echo "max_wal_senders = 16"
     echo "max_replication_slots = 16"
     echo "wal_receiver_status_interval = 1s"
+    # A primary cut off the network sends nothing, not even a FIN: its standbys notice only when
+    # this expires, and a failover waits for them to let go of it (5 s, as CloudNativePG sets it).
+    echo "wal_receiver_timeout = 5s"
+    echo "wal_sender_timeout = 5s"
     echo "password_encryption = scram-sha-256"
     if [[ -n "${PG_PARAMETERS:-}" ]]; then
       echo "# PG_PARAMETERS"

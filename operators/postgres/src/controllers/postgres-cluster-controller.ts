@@ -7,6 +7,7 @@ import {
   builtin,
   generationChanged,
   isBeingDeleted,
+  isNotFound,
   KubeClient,
   watch,
   type Controller,
@@ -34,6 +35,7 @@ import { convergeObjects, primaryOf } from './converge-objects.ts';
 import { failoverFieldManager, stateFromStatus } from './failover-status.ts';
 import { podWorld } from './kubernetes-world.ts';
 import { labelKeys, managedSelector, routingFieldManager } from './operand-labels.ts';
+import { nextRolloutStep } from './rolling-restart.ts';
 import { runFailover, type FailoverRunResult } from './run-failover.ts';
 import { WriteFailure } from './write-failure.ts';
 
@@ -141,7 +143,33 @@ export function addPostgresClusterController(
         await ctx.events.warning(cluster, 'ApplyFailed', 'Reconcile', error.message);
       }
 
-      const run = await turnEngine(cluster, state, podMap, secretMap, key, ctx);
+      const rollout = nextRolloutStep({
+        cluster: name,
+        primary: primaryOf(cluster, state),
+        pods: podMap,
+        restartPending: converged?.restartPending ?? [],
+        readyInstances: new Set(cluster.status?.instanceStatuses?.filter((i) => i.ready).map((i) => i.name)),
+        instances: cluster.spec.instances,
+        busy: !state || state.operation !== undefined,
+      });
+      if (rollout.type === 'restart-replica' || rollout.type === 'restart-primary') {
+        // A normal deletion: the preStop hook shuts PostgreSQL down fast and cleanly; the pod is
+        // created again with the new spec once it is gone.
+        const pod = podMap.get(rollout.instance);
+        await ctx.client
+          .delete(builtin.pods, rollout.instance, namespace, { uid: pod?.metadata?.uid ?? '' })
+          .catch((error: unknown) => {
+            if (!isNotFound(error)) throw error;
+          });
+        await ctx.events.normal(
+          cluster,
+          'InstanceRestarting',
+          'Restart',
+          `restarting ${rollout.instance} to apply the new spec (rolling restart)`,
+        );
+      }
+      const rolloutPrimary = rollout.type === 'switchover' ? rollout.to : undefined;
+      const run = await turnEngine(cluster, state, podMap, secretMap, key, ctx, rolloutPrimary);
       const observation: ClusterObservation = {
         state: run.state,
         pods: podMap,
@@ -172,6 +200,7 @@ export function addPostgresClusterController(
     secretMap: ReadonlyMap<string, V1Secret>,
     key: string,
     ctx: ReconcileContext,
+    rolloutPrimary: string | undefined,
   ): Promise<EngineTurn> {
     const name = cluster.metadata?.name ?? '';
     const namespace = cluster.metadata?.namespace ?? 'default';
@@ -192,7 +221,10 @@ export function addPostgresClusterController(
     // Scaling down past the primary: it moves to the first instance, by a switchover.
     const primary = primaryOf(cluster, state);
     const surplusPrimary = (ordinalOf(name, primary) ?? 0) >= cluster.spec.instances;
-    const desiredPrimary = cluster.spec.primary ?? (surplusPrimary ? instanceName(name, 0) : undefined);
+    // A rolling restart's switchover comes first: the primary it moves away from comes back
+    // restarted, and spec.primary, if it names that one, then switches back to it.
+    const desiredPrimary =
+      rolloutPrimary ?? cluster.spec.primary ?? (surplusPrimary ? instanceName(name, 0) : undefined);
     const failoverClient = new KubeClient(ctx.client.transport, {
       fieldManager: failoverFieldManager,
     }).withSignal(ctx.signal);
