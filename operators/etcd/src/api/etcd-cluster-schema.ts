@@ -59,7 +59,8 @@ const Storage = Type.Object(
       "Each member's data lives in its own PersistentVolumeClaim, kept when the member's pod is deleted.",
     'x-kubernetes-validations': [
       {
-        rule: '!quantity(self.size).isLessThan(quantity(oldSelf.size))',
+        // A malformed size is reported once, by the quantity check of the field itself.
+        rule: '!isQuantity(self.size) || !isQuantity(oldSelf.size) || !quantity(self.size).isLessThan(quantity(oldSelf.size))',
         message: 'storage.size cannot shrink: a PersistentVolumeClaim can only grow',
         fieldPath: '.size',
       },
@@ -70,7 +71,7 @@ const Storage = Type.Object(
         fieldPath: '.storageClassName',
       },
       {
-        rule: "quantity(self.size).isGreaterThan(quantity('256Mi'))",
+        rule: "!isQuantity(self.size) || quantity(self.size).isGreaterThan(quantity('256Mi'))",
         message:
           'storage.size must be larger than 256Mi: etcd needs room for its database and write-ahead log',
         fieldPath: '.size',
