@@ -30,6 +30,16 @@ export const homeostatOperators: readonly InstallableOperator[] = [
     readyConditions: ['Available', 'Progressing=False'],
     tryIt: (namespace) => `kubectl -n ${namespace} scale memcached/sessions --replicas=1`,
   },
+  {
+    chart: operatorCharts.postgres,
+    image: operatorImages.postgres,
+    samples: [join(repoRoot, 'operators', 'postgres', 'config', 'samples', 'postgresqlcluster.yaml')],
+    sampleResource: 'postgresqlclusters.postgres.homeostat.dev',
+    // Available: the primary takes writes; Progressing=False: every instance is up and as specified.
+    readyConditions: ['Available', 'Progressing=False'],
+    tryIt: (namespace) =>
+      `kubectl -n ${namespace} patch pgc/orders --type=merge -p '{"spec":{"primary":"orders-1"}}'   # a switchover`,
+  },
 ];
 
 /** Where the operators run, and where the samples run (both enforce Pod Security "restricted"). */

@@ -21,7 +21,10 @@ import type { MajorVersion } from '../api/postgres-versions.ts';
 import { defaultConnectOptions, type ConnectOptions, type InstanceEndpoint } from '../instance.ts';
 import type { Lsn } from '../lsn.ts';
 import { observeInstance } from '../observe.ts';
+import { setSuperuserAccess } from '../control.ts';
+import { superuserName } from './desired-secrets.ts';
 import type { EngineEvent } from '../outcomes.ts';
+import { ClusterMetrics } from './cluster-metrics.ts';
 import { clusterStatus, type ClusterObservation } from './cluster-status.ts';
 import {
   instanceHost,
@@ -97,6 +100,7 @@ export function addPostgresClusterController(
   // and reaches the status only when a failover starts (operation.referenceLsn).
   const lastPrimaryLsn = new Map<string, Lsn>();
   const probeIntervalMs = options.probeIntervalMs ?? 1000;
+  const metrics = new ClusterMetrics(manager.metrics.registry);
 
   return manager.controller({
     name: 'postgresqlcluster',
@@ -115,6 +119,7 @@ export function addPostgresClusterController(
       if (!object || isBeingDeleted(object)) {
         // Deleted: garbage collection removes what it owns (ownerReferences).
         lastPrimaryLsn.delete(key);
+        metrics.forget(namespace, name);
         return;
       }
       // The failover state must be the API server's, never a cache that has not seen the last save.
@@ -182,6 +187,7 @@ export function addPostgresClusterController(
         ...(run.outcome?.outcome === 'promoted' ? { completed: { kind: run.outcome.kind } } : {}),
       };
       const status = clusterStatus(cluster, observation);
+      metrics.record(namespace, name, status, run.state?.failingSince);
       await ctx.client.applyStatusIfChanged(
         postgresClusters,
         { metadata: { name, namespace }, status },
@@ -262,6 +268,7 @@ export function addPostgresClusterController(
     } finally {
       await recordEvents(cluster, events, ctx);
     }
+    await keepSuperuserAccess(cluster, result, secretMap, endpointOf, { user, password }, connect, ctx);
     if (result.lastPrimaryLsn === undefined) lastPrimaryLsn.delete(key);
     else lastPrimaryLsn.set(key, result.lastPrimaryLsn);
     const outcome = result.outcome;
@@ -285,6 +292,53 @@ export function addPostgresClusterController(
       }
     }
     return result;
+  }
+}
+
+/**
+ * `superuserAccess`: the `postgres` role logs in with the published Secret's password while it is
+ * on, and cannot log in while it is off; done on a settled, writable primary only.
+ */
+async function keepSuperuserAccess(
+  cluster: PostgresCluster,
+  run: FailoverRunResult,
+  secretMap: ReadonlyMap<string, V1Secret>,
+  endpointOf: (instance: string) => InstanceEndpoint,
+  credentials: { user: string; password: string },
+  connect: ConnectOptions,
+  ctx: ReconcileContext,
+): Promise<void> {
+  const primary = run.state?.currentPrimary;
+  if (!primary || run.state?.operation) return;
+  const observed = run.view.instances.find((i) => i.status.name === primary)?.status;
+  if (!observed?.reachable || observed.role !== 'primary') return;
+  let password: string | undefined;
+  if (cluster.spec.superuserAccess) {
+    password = decoded(secretMap.get(secretNames(cluster.metadata?.name ?? '').superuser), 'password');
+    if (password === undefined) return; // the Secret is not in the cache yet
+  }
+  try {
+    const changed = await setSuperuserAccess(
+      { endpoint: endpointOf(primary), credentials, options: connect },
+      superuserName,
+      password,
+    );
+    if (changed) {
+      await ctx.events.normal(
+        cluster,
+        password === undefined ? 'SuperuserAccessRevoked' : 'SuperuserAccessGranted',
+        'SuperuserAccess',
+        password === undefined
+          ? `${superuserName} can no longer log in`
+          : `${superuserName} logs in with the password in Secret ${secretNames(cluster.metadata?.name ?? '').superuser}`,
+      );
+    }
+  } catch (error) {
+    // The next reconcile tries again; the message names the instance and the step, never the password.
+    ctx.log.warn(
+      { err: error instanceof Error ? error.message : String(error) },
+      'superuser access not applied yet',
+    );
   }
 }
 
