@@ -13,7 +13,6 @@
 // pods must be reachable from there (true on the local cluster, where the suite runs on the node).
 // The SIGKILL and the network cut reach the pod's processes on the node (`/proc`, `nsenter`), so
 // they need the suite on the node too.
-import type { V1Pod, V1Secret, V1Service } from '@kubernetes/client-node';
 import { waitUntil } from '@homeostat/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply, getObject, kubectl, listObjects } from '../harness/cluster-access.ts';
@@ -28,12 +27,12 @@ import {
   queryOnce,
   startWriteLoad,
   writeOutageSeconds,
-  type PostgresTarget,
   type RoleSample,
   type WriteLoad,
 } from '../harness/postgres-client.ts';
+import { PostgresClusterUnderTest } from '../harness/postgres-cluster.ts';
 import { createTestNamespace, type TestNamespace } from '../harness/test-namespace.ts';
-import { isPodReady, runClientPod } from '../harness/workloads.ts';
+import { runClientPod } from '../harness/workloads.ts';
 import { operandImages } from '../images/image-names.ts';
 
 const clusterName = 'orders';
@@ -42,93 +41,18 @@ const budgetSeconds = 5;
 /** uid of the `postgres` user in the PostgreSQL images. */
 const postgresUid = 999;
 
-interface Condition {
-  type: string;
-  status: string;
-  reason: string;
-  message: string;
-}
-interface ClusterObject {
-  metadata: { uid: string; generation: number };
-  spec: { instances: number; primary?: string };
-  status?: {
-    observedGeneration?: number;
-    phase?: string;
-    instances?: number;
-    readyInstances?: number;
-    currentPrimary?: string;
-    targetPrimary?: string;
-    timeline?: number;
-    failovers?: number;
-    switchovers?: number;
-    operation?: { kind: string; step: string };
-    instanceStatuses?: { name: string; role: string; ready: boolean; timeline?: number }[];
-    conditions?: Condition[];
-  };
-}
-
-const decode = (secret: V1Secret | undefined, key: string) =>
-  Buffer.from(secret?.data?.[key] ?? '', 'base64').toString('utf8');
-
 describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG', () => {
   let namespace: TestNamespace;
   let ns: string;
   let operator: OperatorRelease;
   const figures: string[] = [];
 
-  const cluster = () => getObject<ClusterObject>('postgresqlcluster', clusterName, ns);
-  const instancePods = () => listObjects<V1Pod>('pods', ns, instanceSelector);
-
-  /** Waits until `instances` instances are ready in their roles, nothing in progress, status current. */
-  async function waitHealthy(instances: number, what = 'healthy'): Promise<ClusterObject> {
-    let last: ClusterObject | undefined;
-    let ready: string[] = [];
-    await waitUntil(
-      `PostgreSQLCluster ${ns}/${clusterName} ${what} with ${instances} instances`,
-      async () => {
-        last = await cluster();
-        const pods = await instancePods();
-        ready = pods.filter(isPodReady).map((p) => p.metadata?.name ?? '');
-        const s = last?.status;
-        return (
-          s?.observedGeneration === last?.metadata.generation &&
-          s?.phase === 'Healthy' &&
-          s.operation === undefined &&
-          s.readyInstances === instances &&
-          s.instances === instances &&
-          pods.length === instances &&
-          ready.length === instances
-        );
-      },
-      {
-        timeoutMs: 300_000,
-        intervalMs: 1000,
-        describe: () => `ready pods [${ready.join(', ')}]; status ${JSON.stringify(last?.status)}`,
-      },
-    );
-    if (!last) throw new Error('unreachable: waitUntil returned without a cluster');
-    return last;
-  }
-
-  /** The app role through the -rw Service's ClusterIP, from where the suite runs. */
-  async function readWriteTarget(): Promise<PostgresTarget> {
-    const secret = await getObject<V1Secret>('secret', `${clusterName}-app`, ns);
-    const service = await getObject<V1Service>('service', `${clusterName}-rw`, ns);
-    return {
-      host: service?.spec?.clusterIP ?? '',
-      port: Number(decode(secret, 'port')),
-      user: decode(secret, 'username'),
-      password: decode(secret, 'password'),
-      database: decode(secret, 'dbname'),
-    };
-  }
-
-  async function primaryPod(): Promise<V1Pod> {
-    const primary = (await cluster())?.status?.currentPrimary;
-    const pod = (await instancePods()).find((p) => p.metadata?.name === primary);
-    if (!pod) throw new Error(`the primary ${primary} has no pod`);
-    return pod;
-  }
+  let pgc: PostgresClusterUnderTest;
+  const cluster = () => pgc.get();
+  const instancePods = () => pgc.pods();
+  const waitHealthy = (instances: number, what?: string) => pgc.waitHealthy(instances, what);
+  const readWriteTarget = () => pgc.readWriteTarget();
+  const primaryPod = () => pgc.primaryPod();
 
   /** Polls pg_is_in_recovery() in every instance pod there is, including pods created later. */
   function pollEveryInstance(): { samples: RoleSample[]; stop(): Promise<void> } {
@@ -158,12 +82,6 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
     };
   }
 
-  /** Rows present in the table, read through -rw. */
-  async function presentRows(target: PostgresTarget): Promise<Set<number>> {
-    const rows = await queryOnce<{ id: string }>(target, 'SELECT id FROM acked');
-    return new Set(rows.map((r) => Number(r.id)));
-  }
-
   let nextId = 1;
   /**
    * Runs `fault` under a write load through -rw and waits until writes are accepted again and
@@ -191,7 +109,7 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
     await settle();
     await load.stop();
     nextId = (load.acked.at(-1)?.id ?? nextId) + 1000;
-    const missing = missingRows(load, await presentRows(await readWriteTarget()));
+    const missing = missingRows(load, await pgc.presentRows());
     const line = `${label}: writes accepted again after ${outage?.toFixed(2)} s (budget ${budgetSeconds} s); ${load.acked.length} rows acknowledged, ${missing.length} missing`;
     figures.push(line);
     console.warn(`[postgres e2e] ${line}`);
@@ -201,6 +119,7 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
   beforeAll(async () => {
     namespace = await createTestNamespace('e2e-postgres-operator');
     ns = namespace.name;
+    pgc = new PostgresClusterUnderTest(ns, clusterName);
     operator = await installOperator(operatorCharts.postgres, ns);
   });
 
