@@ -44,18 +44,28 @@ function inNetworkNamespaceOf(pid: number, command: readonly string[]): Promise<
   return run('nsenter', ['-t', String(pid), '-n', '--', ...command], { timeoutMs: 30_000 });
 }
 
+/** The pod's sandbox process (pause): its network namespace is the pod's, for the pod's whole life. */
+async function sandboxOf(podUid: string): Promise<NodeProcess | undefined> {
+  return (await podProcesses(podUid)).find((p) => p.comm === 'pause');
+}
+
 /**
  * Drops every packet in and out of the pod except loopback, inside the pod's network namespace
- * only. Returns the undo; undoing a namespace that is gone (the pod was deleted) is a no-op.
+ * only. Returns the undo; undoing for a pod that is gone (its namespace with it) is a no-op.
  */
-export async function cutPodNetwork(pid: number): Promise<() => Promise<void>> {
+export async function cutPodNetwork(podUid: string): Promise<() => Promise<void>> {
+  const sandbox = await sandboxOf(podUid);
+  if (!sandbox)
+    throw new Error(`no sandbox process of pod ${podUid} on this node (is the suite running on the node?)`);
   const rules = [
     ['INPUT', '!', '-i', 'lo', '-j', 'DROP'],
     ['OUTPUT', '!', '-o', 'lo', '-j', 'DROP'],
   ];
-  for (const rule of rules) await inNetworkNamespaceOf(pid, ['iptables', '-w', '-I', ...rule]);
+  for (const rule of rules) await inNetworkNamespaceOf(sandbox.pid, ['iptables', '-w', '-I', ...rule]);
   return async () => {
+    const still = await sandboxOf(podUid);
+    if (!still) return;
     for (const rule of rules)
-      await inNetworkNamespaceOf(pid, ['iptables', '-w', '-D', ...rule]).catch(() => '');
+      await inNetworkNamespaceOf(still.pid, ['iptables', '-w', '-D', ...rule]).catch(() => '');
   };
 }

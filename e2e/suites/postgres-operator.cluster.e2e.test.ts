@@ -225,8 +225,6 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
   it('cut off the network, the primary is replaced and never two instances accept writes; it rejoins', async () => {
     const old = await primaryPod();
     const oldName = old.metadata?.name ?? '';
-    const postmaster = await postmasterOf(old.metadata?.uid ?? '');
-    expect(postmaster).toBeDefined();
     const roles = pollEveryInstance();
     await waitUntil(
       'every instance polled',
@@ -241,7 +239,7 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
       const { missing } = await underWriteLoad(
         'primary network cut',
         async () => {
-          if (postmaster) restore = await cutPodNetwork(postmaster.pid);
+          restore = await cutPodNetwork(old.metadata?.uid ?? '');
         },
         async () => {
           await waitUntil(
@@ -271,15 +269,79 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
     });
   });
 
+  it('a primary cut off from everything, with no operator to fence it, stops taking writes on its own', async () => {
+    const before = (await cluster())?.status;
+    const old = await primaryPod();
+    const oldName = old.metadata?.name ?? '';
+    // Nothing fails over or deletes the pod while the operator is away: only the pod itself can stop it.
+    await kubectl(['-n', ns, 'scale', `deployment/${operator.release}`, '--replicas=0']);
+    await waitUntil(
+      'operator gone',
+      async () =>
+        (await listObjects('pods', ns, `app.kubernetes.io/instance=${operator.release}`)).length === 0,
+      {
+        timeoutMs: 120_000,
+        intervalMs: 500,
+      },
+    );
+    const samples: RoleSample[] = [];
+    const poll = pollRoleInPod(ns, oldName, (s) => samples.push(s));
+    let restore: (() => Promise<void>) | undefined;
+    let stoppedAfter: number | undefined;
+    try {
+      await waitUntil('the primary answers in its pod', async () => samples.some((s) => !s.inRecovery), {
+        timeoutMs: 60_000,
+        intervalMs: 200,
+      });
+      const cutAt = Date.now();
+      restore = await cutPodNetwork(old.metadata?.uid ?? '');
+      // Stopped: no "accepts writes" answer from inside the pod any more.
+      await waitUntil(
+        'the cut-off primary stopped',
+        async () => {
+          const last = samples.filter((s) => !s.inRecovery).at(-1);
+          return last !== undefined && Date.now() - last.at > 3000;
+        },
+        { timeoutMs: 60_000, intervalMs: 500 },
+      );
+      stoppedAfter = ((samples.filter((s) => !s.inRecovery).at(-1)?.at ?? cutAt) - cutAt) / 1000;
+      console.warn(
+        `[postgres e2e] a cut-off primary stopped taking writes ${stoppedAfter.toFixed(1)} s after the cut`,
+      );
+      figures.push(`self-fence: the cut-off primary stopped ${stoppedAfter.toFixed(1)} s after the cut`);
+      // Nothing answers on its socket: postgres is stopped, not just unobserved.
+      await expect(
+        kubectl([
+          '-n',
+          ns,
+          'exec',
+          oldName,
+          '-c',
+          'postgres',
+          '--',
+          'pg_isready',
+          '-h',
+          '/var/run/postgresql',
+        ]),
+      ).rejects.toThrow();
+    } finally {
+      await restore?.();
+      poll.stop();
+      await kubectl(['-n', ns, 'scale', `deployment/${operator.release}`, '--replicas=1']);
+    }
+    // Back on the network, it starts again as the primary: nothing failed over meanwhile.
+    const after = (await waitHealthy(3, 'healthy once the cut ended')).status;
+    expect(after?.currentPrimary).toBe(oldName);
+    expect(after?.failovers).toBe(before?.failovers);
+  });
+
   it('killed in the middle of a failover, the operator finishes it once after its restart', async () => {
     const before = (await cluster())?.status;
     const old = await primaryPod();
-    const postmaster = await postmasterOf(old.metadata?.uid ?? '');
-    expect(postmaster).toBeDefined();
     let restore: (() => Promise<void>) | undefined;
     let caught: string | undefined;
     try {
-      if (postmaster) restore = await cutPodNetwork(postmaster.pid);
+      restore = await cutPodNetwork(old.metadata?.uid ?? '');
       await waitUntil(
         'a failover in progress',
         async () => {
