@@ -78,14 +78,14 @@ export async function clusterFailoverRuns(
           await waitUntil('writes flowing', async () => load.acked.length >= 100, { timeoutMs: 60_000 });
           const killedAt = Date.now();
           process.kill(postmaster.pid, 'SIGKILL');
+          const after = await cluster.waitHealthy(3);
+          const settled = Date.now();
           await waitUntil(
             'writes accepted again',
-            async () =>
-              writeOutageSeconds(load, killedAt) !== undefined && (load.acked.at(-1)?.at ?? 0) > killedAt,
-            { timeoutMs: 180_000, intervalMs: 50 },
+            async () => writeOutageSeconds(load, killedAt, settled) !== undefined,
+            { timeoutMs: 120_000, intervalMs: 50 },
           );
-          const seconds = writeOutageSeconds(load, killedAt) ?? 0;
-          const after = await cluster.waitHealthy(3);
+          const seconds = writeOutageSeconds(load, killedAt, settled) ?? 0;
           await load.stop();
           nextId = (load.acked.at(-1)?.id ?? nextId) + 1000;
           const kill: ClusterKill = {

@@ -100,13 +100,15 @@ export function startWriteLoad(target: PostgresTarget, firstId = 1, pauseMs = 10
 }
 
 /**
- * How long writes stopped after `since`: from `since` to the first row acknowledged after the
- * first failure that followed it (0 when no write failed).
+ * How long writes stopped after a fault at `since`, once the cluster has settled at `until`: from
+ * `since` to the first row acknowledged after the last failed write before `until` (0 when no
+ * write failed); undefined while no row has been acknowledged after that failure yet.
  */
-export function writeOutageSeconds(load: WriteLoad, since: number): number | undefined {
-  const firstFailure = load.failures.find((t) => t >= since);
-  if (firstFailure === undefined) return 0;
-  const resumed = load.acked.find((row) => row.at > firstFailure);
+export function writeOutageSeconds(load: WriteLoad, since: number, until: number): number | undefined {
+  const failures = load.failures.filter((t) => t >= since && t <= until);
+  const lastFailure = failures.at(-1);
+  if (lastFailure === undefined) return 0;
+  const resumed = load.acked.find((row) => row.at > lastFailure);
   return resumed === undefined ? undefined : (resumed.at - since) / 1000;
 }
 

@@ -100,13 +100,14 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
     });
     const started = Date.now();
     await fault();
-    await waitUntil(
-      `writes accepted again after ${label}`,
-      async () => writeOutageSeconds(load, started) !== undefined && (load.acked.at(-1)?.at ?? 0) > started,
-      { timeoutMs: 180_000, intervalMs: 100 },
-    );
-    const outage = writeOutageSeconds(load, started);
     await settle();
+    const settled = Date.now();
+    await waitUntil(
+      `writes accepted after ${label}`,
+      async () => writeOutageSeconds(load, started, settled) !== undefined,
+      { timeoutMs: 120_000, intervalMs: 100 },
+    );
+    const outage = writeOutageSeconds(load, started, settled);
     await load.stop();
     nextId = (load.acked.at(-1)?.id ?? nextId) + 1000;
     const missing = missingRows(load, await pgc.presentRows());

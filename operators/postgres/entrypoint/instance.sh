@@ -50,7 +50,7 @@ self_fence_watch() {
   own="$(getent hosts "$HOSTNAME" | awk '{print $1; exit}' || true)" # from the pod's /etc/hosts
   reachable() {
     # The cluster's DNS answering a name every cluster has means this pod's network works.
-    if timeout 2 getent hosts kubernetes.default.svc >/dev/null 2>&1; then
+    if timeout 1 getent hosts kubernetes.default.svc >/dev/null 2>&1; then
       peers="$(timeout 1 getent ahostsv4 "$PG_PEERS_HOST" 2>/dev/null | awk '{print $1}' | sort -u | grep -vxF "${own:-none}" || true)"
       return 0
     fi
@@ -63,7 +63,9 @@ self_fence_watch() {
     return "$answered"
   }
   log "self-fence: watching (a cut-off primary stops after ${after}s)"
+  local checked_at
   while sleep 1; do
+    checked_at="$SECONDS" # a failed check counts from when it began: it takes up to 2 s itself
     if [[ ! -s "$PGDATA/PG_VERSION" || -e "$PGDATA/standby.signal" ]] || reachable; then
       since=""
       if [[ -e "$marker" ]]; then
@@ -72,7 +74,7 @@ self_fence_watch() {
       fi
       continue
     fi
-    since="${since:-$SECONDS}"
+    since="${since:-$checked_at}"
     if ((SECONDS - since >= after)); then
       if [[ ! -e "$marker" ]]; then
         log "self-fence: this primary has reached neither the cluster DNS nor another instance for ${after}s; stopping it"
@@ -245,6 +247,9 @@ write_server_config() {
     # this expires, and a failover waits for them to let go of it (5 s, as CloudNativePG sets it).
     echo "wal_receiver_timeout = 5s"
     echo "wal_sender_timeout = 5s"
+    # A standby whose primary restarted (or changed) retries after this, not PostgreSQL's 5 s: in
+    # synchronous mode `required` the primary's commits wait for it.
+    echo "wal_retrieve_retry_interval = 500ms"
     echo "password_encryption = scram-sha-256"
     if [[ -n "${PG_PARAMETERS:-}" ]]; then
       echo "# PG_PARAMETERS"

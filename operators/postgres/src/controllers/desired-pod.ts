@@ -29,11 +29,11 @@ const paths = {
 export type InstanceRole = 'primary' | 'replica';
 
 /**
- * How long a primary that reaches neither the cluster DNS nor another instance keeps running. Below
- * what a failover takes at the soonest (the failover delay, then 5 s for the standbys to let go of
- * a silent primary, wal_receiver_timeout), so it has stopped before a replica is promoted.
+ * How long a primary that reaches neither the cluster DNS nor another instance keeps running (each
+ * check takes up to 2 s more). Below what a failover past a silent primary takes at the soonest
+ * (5 s for the standbys to let go of it, wal_receiver_timeout), so it has stopped first.
  */
-export const selfFenceSeconds = 3;
+export const selfFenceSeconds = 2;
 
 export interface PodInputs {
   /** The image for the cluster's postgresVersion (the spec's `image` wins). */

@@ -71,6 +71,13 @@ function clusterOf(obj: KubeObject): ObjectKey[] {
   return cluster ? [{ namespace: obj.metadata?.namespace ?? 'default', name: cluster }] : [];
 }
 
+/**
+ * Inside the cluster an instance answers a connection in milliseconds; one that does not within a
+ * second is gone or cut off. Every step of a failover observes every instance, the lost one too,
+ * so this bounds what each step costs while a primary's network is cut.
+ */
+const operatorConnectOptions: ConnectOptions = { ...defaultConnectOptions, connectTimeoutMs: 1000 };
+
 /** Engine events worth a Kubernetes Event on the cluster: reason, type. */
 const eventReasons: Partial<Record<EngineEvent['type'], [string, 'Normal' | 'Warning']>> = {
   'failover-started': ['FailoverStarted', 'Warning'],
@@ -239,7 +246,7 @@ export function addPostgresClusterController(
     }).withSignal(ctx.signal);
     const events: EngineEvent[] = [];
     const last = lastPrimaryLsn.get(key);
-    const connect = options.connect ?? defaultConnectOptions;
+    const connect = options.connect ?? operatorConnectOptions;
     let result: FailoverRunResult;
     try {
       result = await runFailover({
