@@ -412,7 +412,7 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
     ]);
   });
 
-  it('scales 3 → 5 → 2, every row on every instance', async () => {
+  it('scales 3 → 5 → 2, the claims of removed instances deleted with them', async () => {
     await kubectl(['-n', ns, 'scale', `postgresqlcluster/${clusterName}`, '--replicas=5']);
     await waitHealthy(5);
     await kubectl(['-n', ns, 'scale', `postgresqlcluster/${clusterName}`, '--replicas=2']);
