@@ -7,7 +7,6 @@ import {
   builtin,
   generationChanged,
   isBeingDeleted,
-  isNotFound,
   KubeClient,
   watch,
   type Controller,
@@ -38,7 +37,7 @@ import { convergeObjects, primaryOf } from './converge-objects.ts';
 import { failoverFieldManager, stateFromStatus } from './failover-status.ts';
 import { podWorld } from './kubernetes-world.ts';
 import { labelKeys, managedSelector, routingFieldManager } from './operand-labels.ts';
-import { nextRolloutStep } from './rolling-restart.ts';
+import { nextRolloutStep, restartForRollout } from './rolling-restart.ts';
 import { runFailover, type FailoverRunResult } from './run-failover.ts';
 import { WriteFailure } from './write-failure.ts';
 
@@ -164,22 +163,7 @@ export function addPostgresClusterController(
         instances: cluster.spec.instances,
         busy: !state || state.operation !== undefined,
       });
-      if (rollout.type === 'restart-replica' || rollout.type === 'restart-primary') {
-        // A normal deletion: the preStop hook shuts PostgreSQL down fast and cleanly; the pod is
-        // created again with the new spec once it is gone.
-        const pod = podMap.get(rollout.instance);
-        await ctx.client
-          .delete(builtin.pods, rollout.instance, namespace, { uid: pod?.metadata?.uid ?? '' })
-          .catch((error: unknown) => {
-            if (!isNotFound(error)) throw error;
-          });
-        await ctx.events.normal(
-          cluster,
-          'InstanceRestarting',
-          'Restart',
-          `restarting ${rollout.instance} to apply the new spec (rolling restart)`,
-        );
-      }
+      await restartForRollout(rollout, cluster, podMap, ctx);
       const rolloutPrimary = rollout.type === 'switchover' ? rollout.to : undefined;
       const run = await turnEngine(cluster, state, podMap, secretMap, key, ctx, rolloutPrimary);
       const observation: ClusterObservation = {

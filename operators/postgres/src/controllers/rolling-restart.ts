@@ -1,9 +1,11 @@
 // The rolling restart of a cluster whose pods run an older spec (image, resources, parameters):
 // replicas first, one at a time, each waiting until every instance is ready again; then a
 // switchover to an up-to-date replica; then the old primary, which the switchover has already
-// stopped and which comes back as a replica with the new spec (ADR 0202). A pure decision, so
-// each step is unit-tested; the controller carries it out.
+// stopped and which comes back as a replica with the new spec (ADR 0202). The decision is a pure
+// function (each step unit-tested); restartForRollout carries out a restart.
 import type { V1Pod } from '@kubernetes/client-node';
+import { builtin, isNotFound, type ReconcileContext } from '@homeostat/reconcile';
+import type { PostgresCluster } from '../api/postgres-cluster-types.ts';
 import { ordinalOf } from './cluster-names.ts';
 
 export interface RolloutInputs {
@@ -54,4 +56,29 @@ export function nextRolloutStep(inputs: RolloutInputs): RolloutStep {
   if (!pending.has(inputs.primary)) return { type: 'none', why: 'every pod runs the wanted spec' };
   const target = names.find((n) => n !== inputs.primary);
   return target ? { type: 'switchover', to: target } : { type: 'restart-primary', instance: inputs.primary };
+}
+
+/**
+ * Carries out a restart step: a normal deletion (the preStop hook shuts PostgreSQL down fast and
+ * cleanly); the controller creates the pod again with the new spec once it is gone. A switchover
+ * step is the failover engine's, through the desired primary.
+ */
+export async function restartForRollout(
+  step: RolloutStep,
+  cluster: PostgresCluster,
+  pods: ReadonlyMap<string, V1Pod>,
+  ctx: ReconcileContext,
+): Promise<void> {
+  if (step.type !== 'restart-replica' && step.type !== 'restart-primary') return;
+  const namespace = cluster.metadata?.namespace ?? 'default';
+  const uid = pods.get(step.instance)?.metadata?.uid ?? '';
+  await ctx.client.delete(builtin.pods, step.instance, namespace, { uid }).catch((error: unknown) => {
+    if (!isNotFound(error)) throw error;
+  });
+  await ctx.events.normal(
+    cluster,
+    'InstanceRestarting',
+    'Restart',
+    `restarting ${step.instance} to apply the new spec (rolling restart)`,
+  );
 }
