@@ -53,6 +53,18 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
   const waitHealthy = (instances: number, what?: string) => pgc.waitHealthy(instances, what);
   const readWriteTarget = () => pgc.readWriteTarget();
   const primaryPod = () => pgc.primaryPod();
+  /** A JSON merge patch of the cluster's spec, as a user would `kubectl patch` it. */
+  const patchSpec = (spec: object) =>
+    kubectl([
+      '-n',
+      ns,
+      'patch',
+      'postgresqlcluster',
+      clusterName,
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec }),
+    ]);
 
   /** Polls pg_is_in_recovery() in every instance pod there is, including pods created later. */
   function pollEveryInstance(): { samples: RoleSample[]; stop(): Promise<void> } {
@@ -384,32 +396,14 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
     const before = (await cluster())?.status;
     const target = before?.instanceStatuses?.find((i) => i.role === 'replica')?.name ?? '';
     const { missing } = await underWriteLoad(`switchover to ${target}`, async () => {
-      await kubectl([
-        '-n',
-        ns,
-        'patch',
-        'postgresqlcluster',
-        clusterName,
-        '--type=merge',
-        '-p',
-        JSON.stringify({ spec: { primary: target } }),
-      ]);
+      await patchSpec({ primary: target });
     });
     expect(missing).toEqual([]);
     const after = (await cluster())?.status;
     expect(after?.currentPrimary).toBe(target);
     expect(after?.switchovers).toBe((before?.switchovers ?? 0) + 1);
     // Unset: failovers stand from now on, and scaling down may move the primary.
-    await kubectl([
-      '-n',
-      ns,
-      'patch',
-      'postgresqlcluster',
-      clusterName,
-      '--type=merge',
-      '-p',
-      JSON.stringify({ spec: { primary: null } }),
-    ]);
+    await patchSpec({ primary: null });
   });
 
   it('scales 3 → 5 → 2, the claims of removed instances deleted with them', async () => {
@@ -430,16 +424,7 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
     const { missing } = await underWriteLoad(
       'rolling restart',
       async () => {
-        await kubectl([
-          '-n',
-          ns,
-          'patch',
-          'postgresqlcluster',
-          clusterName,
-          '--type=merge',
-          '-p',
-          JSON.stringify({ spec: { postgresql: { parameters: { shared_buffers: '24MB' } } } }),
-        ]);
+        await patchSpec({ postgresql: { parameters: { shared_buffers: '24MB' } } });
       },
       async () => {
         await waitUntil(
