@@ -13,6 +13,7 @@ import {
   missingRows,
   queryOnce,
   startWriteLoad,
+  waitForWritesAfterFault,
   writeOutageSeconds,
 } from '../../e2e/harness/postgres-client.ts';
 import { PostgresClusterUnderTest } from '../../e2e/harness/postgres-cluster.ts';
@@ -78,6 +79,7 @@ export async function clusterFailoverRuns(
           await waitUntil('writes flowing', async () => load.acked.length >= 100, { timeoutMs: 60_000 });
           const killedAt = Date.now();
           process.kill(postmaster.pid, 'SIGKILL');
+          await waitForWritesAfterFault(load, killedAt);
           const after = await cluster.waitHealthy(3);
           const settled = Date.now();
           await waitUntil(

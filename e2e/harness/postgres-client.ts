@@ -112,6 +112,27 @@ export function writeOutageSeconds(load: WriteLoad, since: number, until: number
   return resumed === undefined ? undefined : (resumed.at - since) / 1000;
 }
 
+/**
+ * Waits until a fault at `since` has shown in the load and passed: writes failed and a row was
+ * acknowledged after the last failure, or no write failed within `quietMs` (a fault the load did
+ * not notice). A cluster's status may still read healthy just after a fault; this is what tells
+ * that the fault has happened.
+ */
+export async function waitForWritesAfterFault(
+  load: WriteLoad,
+  since: number,
+  quietMs = 20_000,
+): Promise<void> {
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    const lastFailure = load.failures.filter((t) => t >= since).at(-1);
+    if (lastFailure === undefined && Date.now() - since > quietMs) return;
+    if (lastFailure !== undefined && load.acked.some((row) => row.at > lastFailure)) return;
+    if (Date.now() > deadline) throw new Error('writes were not accepted again within 180 s of the fault');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 /** Acknowledged ids that `present` lacks. */
 export function missingRows(load: WriteLoad, present: ReadonlySet<number>): number[] {
   return load.acked.filter((row) => !present.has(row.id)).map((row) => row.id);

@@ -26,6 +26,7 @@ import {
   pollRoleInPod,
   queryOnce,
   startWriteLoad,
+  waitForWritesAfterFault,
   writeOutageSeconds,
   type RoleSample,
   type WriteLoad,
@@ -112,6 +113,7 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
     });
     const started = Date.now();
     await fault();
+    await waitForWritesAfterFault(load, started);
     await settle();
     const settled = Date.now();
     await waitUntil(
@@ -395,9 +397,23 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
   it('switches over to a named replica, losing no acknowledged write', async () => {
     const before = (await cluster())?.status;
     const target = before?.instanceStatuses?.find((i) => i.role === 'replica')?.name ?? '';
-    const { missing } = await underWriteLoad(`switchover to ${target}`, async () => {
-      await patchSpec({ primary: target });
-    });
+    const { missing } = await underWriteLoad(
+      `switchover to ${target}`,
+      async () => {
+        await patchSpec({ primary: target });
+      },
+      async () => {
+        await waitUntil(
+          `${target} primary`,
+          async () => (await cluster())?.status?.currentPrimary === target,
+          {
+            timeoutMs: 180_000,
+            intervalMs: 500,
+          },
+        );
+        await waitHealthy(3, `healthy after the switchover to ${target}`);
+      },
+    );
     expect(missing).toEqual([]);
     const after = (await cluster())?.status;
     expect(after?.currentPrimary).toBe(target);
