@@ -250,6 +250,11 @@ write_server_config() {
     # A standby whose primary restarted (or changed) retries after this, not PostgreSQL's 5 s: in
     # synchronous mode `required` the primary's commits wait for it.
     echo "wal_retrieve_retry_interval = 500ms"
+    # A former primary rewound by pg_rewind replays from the last common checkpoint with the new
+    # primary's WAL (pg_rewind replaces its own); the new primary, a standby until then, must
+    # still have it. Without this, an asynchronous failover's rejoin asked for a segment the new
+    # primary had recycled and never caught up (found by bench:failover --cluster).
+    echo "wal_keep_size = 256MB"
     echo "password_encryption = scram-sha-256"
     if [[ -n "${PG_PARAMETERS:-}" ]]; then
       echo "# PG_PARAMETERS"
