@@ -1,4 +1,5 @@
-// Memory of a process as the kernel accounts it, read the same way for a Node and a Go operator.
+// Memory and CPU time of a process as the kernel accounts them, read the same way for a Node and a
+// Go operator.
 import { readFile } from 'node:fs/promises';
 
 export interface ProcessMemory {
@@ -17,4 +18,15 @@ export async function readProcessMemory(pid: number): Promise<ProcessMemory> {
     return Number(match[1]) * 1024;
   };
   return { rssBytes: kib('VmRSS'), peakRssBytes: kib('VmHWM') };
+}
+
+/** CPU seconds (user + system) the process has used so far, from /proc/<pid>/stat. */
+export async function readProcessCpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command (which may hold spaces) start after its closing parenthesis:
+  // state is field 3, utime field 14, stime field 15, in clock ticks (100 per second on Linux).
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  if (!Number.isFinite(ticks)) throw new Error(`/proc/${pid}/stat has no utime/stime: ${stat}`);
+  return ticks / 100;
 }

@@ -21,7 +21,7 @@ import { Teardown } from '../support/teardown.ts';
 import { workloadWrites } from './apiserver-writes.ts';
 import { watchConvergence } from './convergence.ts';
 import { implementations, reconcilesOf, startOperator, type Implementation } from './operators.ts';
-import { readProcessMemory } from './process-memory.ts';
+import { readProcessCpuSeconds, readProcessMemory } from './process-memory.ts';
 import { ratios, table, type RunResult } from './report.ts';
 import { widgetSpec } from './widget-workload.ts';
 
@@ -110,6 +110,7 @@ async function runOne(
     const watch = await watchConvergence(client, namespace, objects);
     teardown.add('stop the convergence watch', () => watch.stop());
     const writesBefore = await workloadWrites(client);
+    const cpuBefore = await readProcessCpuSeconds(operator.process.pid);
 
     say(`${implementation}: creating ${objects} Widgets in ${namespace}`);
     const started = performance.now();
@@ -150,6 +151,7 @@ async function runOne(
     });
     const secondsToConverge = (convergedAt - started) / 1000;
     const reconciles = await reconcilesOf(operator);
+    const cpuToConverge = (await readProcessCpuSeconds(operator.process.pid)) - cpuBefore;
     await watch.stop();
     say(`${implementation}: converged in ${secondsToConverge.toFixed(1)} s after ${reconciles} reconciles`);
 
@@ -171,6 +173,7 @@ async function runOne(
       reconciles_per_second: Number((reconciles / secondsToConverge).toFixed(1)),
       operator_writes_to_converge: writesConverged - writesBefore - objects,
       idle_writes_per_minute: Number(((writesIdle * 60) / idleSeconds).toFixed(1)),
+      cpu_seconds_to_converge: Number(cpuToConverge.toFixed(1)),
       rss_start_mb: mb(atStart.rssBytes),
       rss_mb: mb(memory.rssBytes),
       peak_rss_mb: mb(memory.peakRssBytes),
@@ -212,8 +215,11 @@ try {
   for (const implementation of chosen) {
     results.push(await runOne(implementation, client, kubeconfigPath, workDir, teardown));
   }
-  const [first, second] = results;
-  const ratio = first && second ? ratios(first, second) : undefined;
+  // TypeScript over controller-runtime whichever ran first (on a shared machine the load changes
+  // between the two runs: running them in both orders shows by how much).
+  const typescript = results.find((r) => r.implementation === 'typescript');
+  const go = results.find((r) => r.implementation === 'controller-runtime');
+  const ratio = typescript && go ? ratios(typescript, go) : undefined;
   say(`${objects} Widgets, ${workers} workers each\n${table(results, ratio)}`);
   for (const result of results) process.stdout.write(`${JSON.stringify(result)}\n`);
   if (ratio) process.stdout.write(`${JSON.stringify(ratio)}\n`);

@@ -13,6 +13,8 @@ export interface RunResult {
   /** Writes by the operator from the first Widget until it went quiet (the driver's creates excluded). */
   operator_writes_to_converge: number;
   idle_writes_per_minute: number;
+  /** CPU seconds (user + system) the operator used from the first Widget to convergence. */
+  cpu_seconds_to_converge: number;
   /** Once its controller runs, before any Widget exists. */
   rss_start_mb: number;
   /** At the end of the idle window after convergence. */
@@ -29,6 +31,8 @@ export interface Ratios {
   rss: number;
   peak_rss: number;
   rss_start: number;
+  /** CPU seconds to converge, first over second: above 1 the first used more. */
+  cpu: number;
 }
 
 const round = (x: number, digits: number) => Number(x.toFixed(digits));
@@ -43,6 +47,7 @@ export function ratios(first: RunResult, second: RunResult): Ratios {
     rss: round(first.rss_mb / second.rss_mb, 2),
     peak_rss: round(first.peak_rss_mb / second.peak_rss_mb, 2),
     rss_start: round(first.rss_start_mb / second.rss_start_mb, 2),
+    cpu: round(first.cpu_seconds_to_converge / second.cpu_seconds_to_converge, 2),
   };
 }
 
@@ -53,6 +58,7 @@ const rows: [label: string, key: keyof RunResult, ratio?: keyof Ratios][] = [
   ['reconciles per second', 'reconciles_per_second', 'reconciles_per_second'],
   ['operator writes to converge', 'operator_writes_to_converge'],
   ['idle writes per minute', 'idle_writes_per_minute'],
+  ['CPU seconds to converge', 'cpu_seconds_to_converge', 'cpu'],
   ['RSS before any object (MB)', 'rss_start_mb', 'rss_start'],
   ['RSS after convergence (MB)', 'rss_mb', 'rss'],
   ['peak RSS (MB)', 'peak_rss_mb', 'peak_rss'],

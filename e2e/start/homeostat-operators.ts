@@ -31,6 +31,15 @@ export const homeostatOperators: readonly InstallableOperator[] = [
     tryIt: (namespace) => `kubectl -n ${namespace} scale memcached/sessions --replicas=1`,
   },
   {
+    chart: operatorCharts.etcd,
+    image: operatorImages.etcd,
+    samples: [join(repoRoot, 'operators', 'etcd', 'config', 'samples', 'etcd-cluster.yaml')],
+    sampleResource: 'etcdclusters.etcd.homeostat.dev',
+    // Available: a majority of members healthy; Progressing=False: every member added and a voter.
+    readyConditions: ['Available', 'Progressing=False'],
+    tryIt: (namespace) => `kubectl -n ${namespace} scale etcdcluster/orders --replicas=5`,
+  },
+  {
     chart: operatorCharts.postgres,
     image: operatorImages.postgres,
     samples: [join(repoRoot, 'operators', 'postgres', 'config', 'samples', 'postgresqlcluster.yaml')],
@@ -38,7 +47,7 @@ export const homeostatOperators: readonly InstallableOperator[] = [
     // Available: the primary takes writes; Progressing=False: every instance is up and as specified.
     readyConditions: ['Available', 'Progressing=False'],
     tryIt: (namespace) =>
-      `kubectl -n ${namespace} patch pgc/orders --type=merge -p '{"spec":{"primary":"orders-1"}}'   # a switchover`,
+      `kubectl -n ${namespace} patch pgc/accounts --type=merge -p '{"spec":{"primary":"accounts-1"}}'   # a switchover`,
   },
 ];
 

@@ -92,6 +92,16 @@ export {
 export { Manager, type ManagerOptions } from './manager/manager.ts';
 export { LeaderElector, type LeaderElectionOptions } from './manager/leader-election.ts';
 export { ControllerMetrics } from './metrics/controller-metrics.ts';
+export {
+  Registry,
+  Counter,
+  Gauge,
+  Histogram,
+  type Labels,
+  type MetricOptions,
+  type MetricSnapshot,
+  type MetricValue,
+} from './metrics/prometheus.ts';
 export { EventRecorder, type EventType, type RecordedEvent } from './events/event-recorder.ts';
 export {
   setCondition,
@@ -118,8 +128,11 @@ export {
   requestsWithinLimitsRules,
   TolerationSchema,
   affinitySchema,
+  specRequiredRule,
+  dnsLabelNameRule,
 } from './crd/kubernetes-schemas.ts';
 export { toCrdSchema, structuralProblems, type JsonSchema } from './crd/structural-schema.ts';
+export { WriteFailure, writeStep, assertOwnedOrAbsent } from './helpers/write-failure.ts';
 export { isSubset } from './helpers/desired-state.ts';
 export {
   isApplied,

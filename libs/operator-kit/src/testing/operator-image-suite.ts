@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { operatorNodeFlags } from '../bundle/bundle-operator.ts';
 import { chartPaths, repoRoot, type OperatorChart } from '../chart/operator-chart.ts';
 
 /** The image the chart runs with default values: image.repository and the chart's appVersion. */
@@ -32,6 +33,13 @@ export function describeOperatorImage(chart: OperatorChart): void {
       if (!existsSync(catalogue)) return;
       const images = JSON.parse(readFileSync(catalogue, 'utf8')) as { operators: Record<string, string> };
       expect(images.operators[operator]).toBe(image);
+    });
+
+    it('runs its bundle with the Node flags the benchmark measured (operatorNodeFlags)', () => {
+      const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(
+        readFileSync(chartPaths(chart).dockerfile, 'utf8'),
+      )?.[1];
+      expect(JSON.parse(entrypoint ?? '[]')).toEqual(['node', ...operatorNodeFlags, '/app/operator.mjs']);
     });
 
     it(`is the tag the operator's README gives to docker build`, () => {

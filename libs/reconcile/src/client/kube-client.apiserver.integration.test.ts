@@ -89,6 +89,23 @@ describe('KubeClient on a real kube-apiserver + etcd', () => {
     expect(await client.delete(builtin.configMaps, 'short-lived', namespace)).toBe(true);
     expect(await client.delete(builtin.configMaps, 'short-lived', namespace)).toBe(false);
   });
+
+  it('deletes a pod at once with gracePeriodSeconds 0, where its own grace period waits for a kubelet', async () => {
+    // Bound to a node that has no kubelet here: a graceful delete only marks it for deletion.
+    const pod = (name: string) => ({
+      metadata: { name, namespace },
+      spec: { nodeName: 'no-kubelet', containers: [{ name: 'c', image: 'example.test/none' }] },
+    });
+    // No controller manager here creates the namespace's default ServiceAccount, which pods need.
+    await client.create(builtin.serviceAccounts, { metadata: { name: 'default', namespace } });
+    await client.create(builtin.pods, pod('graceful'));
+    await client.create(builtin.pods, pod('immediate'));
+    expect(await client.delete(builtin.pods, 'graceful', namespace)).toBe(true);
+    expect((await client.get(builtin.pods, 'graceful', namespace)).metadata?.deletionTimestamp).toBeDefined();
+    expect(await client.delete(builtin.pods, 'immediate', namespace, { gracePeriodSeconds: 0 })).toBe(true);
+    expect(await client.find(builtin.pods, 'immediate', namespace)).toBeUndefined();
+    await client.delete(builtin.pods, 'graceful', namespace, { gracePeriodSeconds: 0 });
+  });
 });
 
 describe('EventRecorder on a real kube-apiserver + etcd', () => {

@@ -306,12 +306,20 @@ export class KubeClient {
     );
   }
 
-  /** Deletes an object; resolves false if it was already gone. */
+  /**
+   * Deletes an object; resolves false if it was already gone. `gracePeriodSeconds` overrides the
+   * object's own (a pod's terminationGracePeriodSeconds; 0 removes a pod at once, without waiting
+   * for its kubelet), `uid` deletes only that incarnation of the name.
+   */
   async delete(
     type: ResourceType,
     name: string,
     namespace?: string,
-    options: { propagationPolicy?: 'Foreground' | 'Background' | 'Orphan'; uid?: string } & CallOptions = {},
+    options: {
+      propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
+      uid?: string;
+      gracePeriodSeconds?: number;
+    } & CallOptions = {},
   ): Promise<boolean> {
     try {
       await this.#send(
@@ -323,6 +331,9 @@ export class KubeClient {
             apiVersion: 'v1',
             ...(options.propagationPolicy ? { propagationPolicy: options.propagationPolicy } : {}),
             ...(options.uid ? { preconditions: { uid: options.uid } } : {}),
+            ...(options.gracePeriodSeconds === undefined
+              ? {}
+              : { gracePeriodSeconds: options.gracePeriodSeconds }),
           },
         },
         options,

@@ -65,3 +65,27 @@ export const TolerationSchema = Type.Object({
 export function affinitySchema(description: string) {
   return Type.Object({}, { 'x-kubernetes-preserve-unknown-fields': true, description });
 }
+
+/**
+ * Refuses an object without `spec` (a CRD's spec schema alone accepts an object that omits it):
+ * put it in a version's `validations`, which apply to the whole object.
+ */
+export const specRequiredRule: ValidationRule = {
+  rule: 'has(self.spec)',
+  message: 'spec is required (at least spec: {} for the defaults)',
+  fieldPath: '.spec',
+  reason: 'FieldValueRequired',
+};
+
+/**
+ * Keeps metadata.name a DNS label starting with a letter, for an operator that builds Service,
+ * pod or label names from it; `names` ends the message ("it names the Service"). Pair it with
+ * buildCrd's `nameMaxLength`, which keeps the rule within the API server's CEL cost budget.
+ */
+export function dnsLabelNameRule(names: string): ValidationRule {
+  return {
+    rule: "self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
+    message: `metadata.name must be lowercase letters, digits and "-", starting with a letter: ${names}`,
+    fieldPath: '.metadata.name',
+  };
+}

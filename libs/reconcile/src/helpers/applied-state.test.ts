@@ -103,4 +103,21 @@ describe('keepOwnManagedFields', () => {
     expect(isApplied({ data: { a: '1' } }, kept, manager)).toBe(true);
     expect(obj.metadata?.managedFields).toHaveLength(2); // the input is not changed
   });
+
+  it("keeps every named manager's Apply entries, so a secondary field manager sees its removals", () => {
+    const obj = live({ 'f:data': { 'f:a': {} } }, { data: { a: '1', routed: 'yes' } });
+    obj.metadata?.managedFields?.push({
+      manager: 'op-routing',
+      operation: 'Apply',
+      fieldsV1: { 'f:data': { 'f:routed': {} } },
+    });
+    const kept = keepOwnManagedFields(['op', 'op-routing'])(obj);
+    expect(kept.metadata?.managedFields?.map((e) => e.manager)).toEqual(['op', 'op-routing']);
+    const routing = { fieldManager: 'op-routing' };
+    expect(isApplied({ data: { routed: 'yes' } }, kept, routing)).toBe(true);
+    // The routing manager stops setting data.routed: not converged, the apply must drop it.
+    expect(isApplied({ data: {} }, kept, routing)).toBe(false);
+    // Without its entry the routing client never sees convergence: it would write on every reconcile.
+    expect(isApplied({ data: { routed: 'yes' } }, keepOwnManagedFields('op')(obj), routing)).toBe(false);
+  });
 });

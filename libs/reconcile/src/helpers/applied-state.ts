@@ -47,13 +47,20 @@ export function ownedFields(obj: KubeObject, options: AppliedStateOptions): Fiel
  * The object without other field managers' managedFields entries: all a cache needs for
  * `isApplied`, at a fraction of the memory (an object written by several clients carries an entry
  * per client, often larger than its spec). What controller-runtime users get with a cache
- * transform that strips managedFields, keeping the one entry that decides convergence.
+ * transform that strips managedFields, keeping the one entry that decides convergence. An operator
+ * that also writes under secondary field managers names them all, so their clients' applyIfChanged
+ * sees their entries too.
  */
-export function keepOwnManagedFields(fieldManager: string): (obj: KubeObject) => KubeObject {
+export function keepOwnManagedFields(
+  fieldManager: string | readonly string[],
+): (obj: KubeObject) => KubeObject {
+  const managers = new Set(typeof fieldManager === 'string' ? [fieldManager] : fieldManager);
   return (obj) => {
     const entries = obj.metadata?.managedFields;
     if (!entries?.length) return obj;
-    const own = entries.filter((e) => e.manager === fieldManager && e.operation === 'Apply');
+    const own = entries.filter(
+      (e) => e.manager !== undefined && managers.has(e.manager) && e.operation === 'Apply',
+    );
     if (own.length === entries.length) return obj;
     return { ...obj, metadata: { ...obj.metadata, managedFields: own } };
   };

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Registry } from 'prom-client';
+import type { Registry } from '../metrics/prometheus.ts';
 
 /** A check behind /healthz or /readyz: resolves to an error message, or undefined when fine. */
 export type Check = () => string | undefined;

@@ -17,6 +17,12 @@ export interface ManagerOptions {
   kubeConfig: ClusterSource;
   /** The operator's name: server-side apply field manager, event reporter, log name. */
   name: string;
+  /**
+   * Further field managers this operator server-side applies with (a secondary client:
+   * `manager.client.withOptions({ fieldManager })`): cached objects keep their managedFields
+   * entries as well as `name`'s, so `applyIfChanged` of those clients sees removed fields too.
+   */
+  fieldManagers?: readonly string[];
   /** Watch only these namespaces; empty or undefined watches all. */
   namespaces?: readonly string[];
   /** Lease-based leader election; off when undefined. */
@@ -75,8 +81,8 @@ export class Manager {
       this.metrics.restRequests.inc({ method, code: String(code) }),
     );
     this.cache = new InformerCache(this.client, this.log, {
-      // Cached objects keep only this operator's own managedFields: what applyIfChanged reads.
-      transform: keepOwnManagedFields(options.name),
+      // Cached objects keep only this operator's own managedFields entries: what applyIfChanged reads.
+      transform: keepOwnManagedFields([options.name, ...(options.fieldManagers ?? [])]),
       ...(options.namespaces?.length ? { namespaces: options.namespaces } : {}),
       ...(options.resyncPeriodMs ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
       ...(options.watchIdleTimeoutMs ? { idleTimeoutMs: options.watchIdleTimeoutMs } : {}),

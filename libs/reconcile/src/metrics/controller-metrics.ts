@@ -1,4 +1,5 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from './prometheus.ts';
+import { registerProcessMetrics } from './process-metrics.ts';
 import type { QueueObserver } from '../queue/work-queue.ts';
 
 // Buckets as controller-runtime uses them, so existing dashboards and alerts read these as-is.
@@ -13,7 +14,8 @@ export type ReconcileOutcome = 'success' | 'error' | 'requeue' | 'requeue_after'
 /**
  * The operator's Prometheus metrics under the names controller-runtime uses
  * (`controller_runtime_*`, `workqueue_*`, `rest_client_*`, `leader_election_master_status`), in a
- * dedicated registry. Label sets are bounded: controller names and HTTP verbs/codes only.
+ * dedicated registry, plus process_* and nodejs_* process metrics. Label sets are bounded: controller
+ * names and HTTP verbs/codes only.
  */
 export class ControllerMetrics {
   readonly registry = new Registry();
@@ -94,7 +96,7 @@ export class ControllerMetrics {
   });
 
   constructor(options: { processMetrics?: boolean } = {}) {
-    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    if (options.processMetrics ?? true) registerProcessMetrics(this.registry);
   }
 
   /** A queue observer that feeds the workqueue_* metrics for the queue `name`. */

@@ -62,7 +62,7 @@ describe('EtcdCluster and EtcdBackup CRDs on a real kube-apiserver', () => {
     client.close();
   });
 
-  it('fills in the defaults of an empty spec: three members, the newest version, TLS, spreading', async () => {
+  it('fills in the defaults of an empty spec: three members, the newest version, TLS, spreading, defragmentation', async () => {
     const created = await client.create(clusters, cluster('defaults', {}));
     expect(created.spec).toEqual({
       size: 3,
@@ -70,6 +70,7 @@ describe('EtcdCluster and EtcdBackup CRDs on a real kube-apiserver', () => {
       storage: { size: '8Gi' },
       scheduling: { spread: { policy: 'Preferred', topologyKey: 'kubernetes.io/hostname' } },
       tls: { enabled: true },
+      defragmentation: { fragmentationPercent: 50, minimumDbSizeMiB: 100 },
       paused: false,
     });
     expect(defaultVersion).toBe(supportedVersions.at(-1));
@@ -176,9 +177,7 @@ describe('EtcdCluster and EtcdBackup CRDs on a real kube-apiserver', () => {
       await refusal(
         create('twodest', { backup: { destination: { s3, persistentVolumeClaim: { claimName: 'b' } } } }),
       ),
-    ).toContain(
-      'spec.backup.destination: Invalid value: set exactly one of s3 and persistentVolumeClaim',
-    );
+    ).toContain('spec.backup.destination: Invalid value: set exactly one of s3 and persistentVolumeClaim');
     expect(await refusal(create('nodest', { backup: { destination: {} } }))).toContain(
       'set exactly one of s3 and persistentVolumeClaim',
     );

@@ -1,5 +1,5 @@
 // The Memcached CustomResourceDefinition, built from the schema (the chart's CRD YAML is generated from it).
-import { buildCrd } from '@homeostat/reconcile';
+import { buildCrd, dnsLabelNameRule, specRequiredRule } from '@homeostat/reconcile';
 import { group, MemcachedSpec, MemcachedStatus, version } from './memcached-schema.ts';
 
 /** The Memcached CRD, as installed by the chart. */
@@ -17,21 +17,8 @@ export const memcachedCrd = buildCrd({
       name: version,
       spec: MemcachedSpec,
       status: MemcachedStatus,
-      validations: [
-        {
-          rule: 'has(self.spec)',
-          message: 'spec is required (at least spec: {} for the defaults)',
-          fieldPath: '.spec',
-          reason: 'FieldValueRequired',
-        },
-        {
-          // The name becomes the Service's DNS name and a label value.
-          rule: "self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
-          message:
-            'metadata.name must be lowercase letters, digits and "-", starting with a letter: it names the Service',
-          fieldPath: '.metadata.name',
-        },
-      ],
+      // The name becomes the Service's DNS name and a label value.
+      validations: [specRequiredRule, dnsLabelNameRule('it names the Service')],
       scale: {
         specReplicasPath: '.spec.size',
         statusReplicasPath: '.status.replicas',

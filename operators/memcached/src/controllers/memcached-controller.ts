@@ -2,14 +2,15 @@
 // apply, status from the Deployment and its pods, Events on scaling and on failures.
 import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
 import {
-  KubeApiError,
+  WriteFailure,
+  assertOwnedOrAbsent,
   builtin,
   generationChanged,
   isBeingDeleted,
   isControlledBy,
   watch,
+  writeStep,
   type Controller,
-  type KubeObject,
   type Manager,
   type ObjectKey,
   type ReconcileContext,
@@ -27,36 +28,6 @@ export interface MemcachedControllerOptions {
   maxConcurrentReconciles?: number;
 }
 
-/** A write the operator could not make, with a sentence for the user's `kubectl describe`. */
-class WriteFailure extends Error {
-  constructor(step: string, cause: unknown) {
-    const detail =
-      cause instanceof KubeApiError
-        ? (cause.status.message ?? cause.message)
-        : String((cause as Error).message ?? cause);
-    super(`${step}: ${detail}`, { cause });
-    this.name = 'WriteFailure';
-  }
-}
-
-async function step<T>(what: string, action: () => Promise<T>): Promise<T> {
-  try {
-    return await action();
-  } catch (error) {
-    throw new WriteFailure(what, error);
-  }
-}
-
-/** Refuses to adopt an object of the same name that someone else made. */
-function assertOwnedOrAbsent(current: KubeObject | undefined, memcached: Memcached, kind: string): void {
-  if (current && !isControlledBy(current, memcached)) {
-    throw new WriteFailure(
-      `${kind} ${current.metadata?.name ?? ''}`,
-      new Error('an object of this name exists and is not controlled by this Memcached; rename or delete it'),
-    );
-  }
-}
-
 async function converge(
   memcached: Memcached,
   ctx: ReconcileContext,
@@ -69,7 +40,7 @@ async function converge(
   const deployment = desiredDeployment(memcached, image);
   const currentDeployment = cache.get(builtin.deployments, name, namespace);
   assertOwnedOrAbsent(currentDeployment, memcached, 'Deployment');
-  const applied = await step(`applying Deployment ${name}`, () =>
+  const applied = await writeStep(`applying Deployment ${name}`, () =>
     client.applyIfChanged(builtin.deployments, deployment, currentDeployment),
   );
   if (applied.written) {
@@ -96,7 +67,7 @@ async function converge(
   const service = desiredService(memcached);
   const currentService = cache.get(builtin.services, name, namespace);
   assertOwnedOrAbsent(currentService, memcached, 'Service');
-  await step(`applying Service ${name}`, () =>
+  await writeStep(`applying Service ${name}`, () =>
     client.applyIfChanged(builtin.services, service, currentService),
   );
 
@@ -104,11 +75,11 @@ async function converge(
   const currentPdb = cache.get(builtin.podDisruptionBudgets, name, namespace);
   if (pdb) {
     assertOwnedOrAbsent(currentPdb, memcached, 'PodDisruptionBudget');
-    await step(`applying PodDisruptionBudget ${name}`, () =>
+    await writeStep(`applying PodDisruptionBudget ${name}`, () =>
       client.applyIfChanged(builtin.podDisruptionBudgets, pdb, currentPdb),
     );
   } else if (currentPdb && isControlledBy(currentPdb, memcached)) {
-    await step(`deleting PodDisruptionBudget ${name}`, () =>
+    await writeStep(`deleting PodDisruptionBudget ${name}`, () =>
       client.delete(builtin.podDisruptionBudgets, name, namespace, { uid: currentPdb.metadata?.uid ?? '' }),
     );
     await events.normal(

@@ -1,6 +1,6 @@
 // The per-cluster metrics as Prometheus reads them: values from the status, lag per replica, and
 // series gone with a replica or a deleted cluster.
-import { Registry } from 'prom-client';
+import { Registry } from '@homeostat/reconcile';
 import { describe, expect, it } from 'vitest';
 import { ClusterMetrics } from './cluster-metrics.ts';
 

@@ -2,7 +2,7 @@
 // instances and ready instances, each replica's lag in bytes, failovers and switchovers (the
 // counts in the status, so they survive an operator restart), and how long the primary has been
 // failing. Labels are bounded by the clusters and instances that exist; a deleted cluster's series go.
-import { Gauge, type Registry } from 'prom-client';
+import { Gauge, type Registry } from '@homeostat/reconcile';
 import type { PostgresClusterStatusFields } from '../api/postgres-cluster-types.ts';
 
 export class ClusterMetrics {
