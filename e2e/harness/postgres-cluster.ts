@@ -107,9 +107,22 @@ export class PostgresClusterUnderTest {
     return pod;
   }
 
-  /** The ids in the write load's table, read through -rw. */
+  /**
+   * The ids in the write load's table, read through -rw; retried for a minute, as a primary
+   * restarted in place may still be fenced by a failover that had begun (a second, short outage).
+   */
   async presentRows(): Promise<Set<number>> {
-    const rows = await queryOnce<{ id: string }>(await this.readWriteTarget(), 'SELECT id FROM acked');
-    return new Set(rows.map((r) => Number(r.id)));
+    let rows: { id: string }[] | undefined;
+    await waitUntil(
+      `rows readable through ${this.name}-rw`,
+      async () => {
+        rows = await queryOnce<{ id: string }>(await this.readWriteTarget(), 'SELECT id FROM acked').catch(
+          () => undefined,
+        );
+        return rows !== undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    return new Set((rows ?? []).map((r) => Number(r.id)));
   }
 }
