@@ -1,19 +1,24 @@
-// npm run bench:failover [-- K]: kills the primary under write load K times (default 10; 1 under
-// BENCH_SMOKE=1) on real PostgreSQL processes, once with asynchronous and once with synchronous
-// (required, ANY 1) replication per run, and prints each failover, then one JSON line. Failover
-// seconds run from the kill to the first write acknowledged by the new primary. It prints; it
-// asserts nothing.
+// npm run bench:failover [-- K] [--cluster]: kills the primary under write load K times (default 10;
+// 1 under BENCH_SMOKE=1) on real PostgreSQL processes, once with asynchronous and once with
+// synchronous (required, ANY 1) replication per run, and prints each failover, then one JSON line.
+// Failover seconds run from the kill to the first write acknowledged by the new primary. With
+// --cluster it also runs K kills per synchronous mode (off, preferred, required) on the cluster in
+// KUBECONFIG through the operator (failover-cluster.ts) and prints both side by side. It prints;
+// it asserts nothing.
 import { waitUntil } from '@homeostat/testing';
 import { TestCluster, missingIds } from '../../operators/postgres/src/test-support/test-cluster.ts';
 import { startWriteLoad } from '../../operators/postgres/src/test-support/write-load.ts';
 import type { SynchronousReplication } from '../../operators/postgres/src/synchronous.ts';
 import { sized } from '../support/bench-size.ts';
 import { Teardown } from '../support/teardown.ts';
+import { clusterFailoverRuns, type ClusterKill } from './failover-cluster.ts';
 
 // SIGINT or SIGTERM stops the cluster of the current run and removes its files.
 const teardown = new Teardown();
 teardown.exitOnSignals('bench:failover');
-const runs = Number(process.argv[2] ?? process.env['BENCH_RUNS'] ?? sized(10, 1));
+const args = process.argv.slice(2);
+const clusterMode = args.includes('--cluster');
+const runs = Number(args.find((a) => !a.startsWith('--')) ?? process.env['BENCH_RUNS'] ?? sized(10, 1));
 const detection = {
   failoverDelayMs: 1000,
   probeIntervalMs: 250,
@@ -95,6 +100,7 @@ const median = (xs: number[]): number => {
 // waiting for one to exit would otherwise let Node's event loop run dry and quit mid-run.
 const keepAlive = setInterval(() => undefined, 60_000);
 const seconds: number[] = [];
+const hostSeconds = { async: [] as number[], sync: [] as number[] };
 let lostAsync = 0;
 let lostSync = 0;
 console.warn(
@@ -107,12 +113,60 @@ for (let run = 1; run <= runs; run++) {
       mode === 'sync' ? { number: 1, dataDurability: 'required' } : undefined,
     );
     seconds.push(result.seconds);
+    hostSeconds[mode].push(result.seconds);
     if (mode === 'sync') lostSync += result.lost;
     else lostAsync += result.lost;
     console.warn(
       `run ${run} ${mode}: failover ${result.seconds.toFixed(2)} s, ${result.newPrimary} promoted, ${result.acked} writes acknowledged, ${result.lost} lost`,
     );
   }
+}
+clearInterval(keepAlive);
+
+const figures = (xs: number[], lost: number) => ({
+  kills: xs.length,
+  median_seconds: Number(median(xs).toFixed(3)),
+  max_seconds: Number((xs.length ? Math.max(...xs) : 0).toFixed(3)),
+  acked_rows_lost: lost,
+});
+let cluster: Record<string, ReturnType<typeof figures>> | undefined;
+if (clusterMode) {
+  console.warn(
+    `cluster mode: the operator from its chart on KUBECONFIG=${process.env['KUBECONFIG'] ?? '(unset)'}, failoverDelay 1s, probe interval 1000 ms, SIGKILL of the primary postgres, 1 writer through -rw`,
+  );
+  const kills = await clusterFailoverRuns(
+    ['off', 'preferred', 'required'],
+    runs,
+    teardown,
+    (k: ClusterKill) =>
+      console.warn(
+        `cluster ${k.mode}: writes back after ${k.seconds.toFixed(2)} s, primary ${k.primaryBefore} → ${k.primaryAfter}${k.primaryAfter === k.primaryBefore ? ' (restarted in place before the failover delay)' : ''}, ${k.acked} acknowledged, ${k.lost} lost`,
+      ),
+  );
+  cluster = {};
+  for (const mode of ['off', 'preferred', 'required'] as const) {
+    const of = kills.filter((k) => k.mode === mode);
+    cluster[mode] = figures(
+      of.map((k) => k.seconds),
+      of.reduce((n, k) => n + k.lost, 0),
+    );
+  }
+  const host = { off: figures(hostSeconds.async, lostAsync), required: figures(hostSeconds.sync, lostSync) };
+  const row = (where: string, mode: string, f: ReturnType<typeof figures> | undefined) =>
+    f
+      ? `${where.padEnd(14)}${mode.padEnd(10)}${String(f.kills).padStart(6)}${f.median_seconds.toFixed(2).padStart(10)}${f.max_seconds.toFixed(2).padStart(9)}${String(f.acked_rows_lost).padStart(6)}`
+      : `${where.padEnd(14)}${mode.padEnd(10)}     -         -        -     -`;
+  console.warn(
+    [
+      'where         mode       kills  median s    max s  lost',
+      row('host', 'off', host.off),
+      row('cluster', 'off', cluster['off']),
+      row('host', 'preferred', undefined),
+      row('cluster', 'preferred', cluster['preferred']),
+      row('host', 'required', host.required),
+      row('cluster', 'required', cluster['required']),
+    ].join('\n'),
+  );
 }
 process.stdout.write(
   `${JSON.stringify({
@@ -121,6 +175,6 @@ process.stdout.write(
     max_failover_seconds: Number(Math.max(...seconds).toFixed(3)),
     acked_writes_lost_sync: lostSync,
     acked_writes_lost_async: lostAsync,
+    ...(cluster ? { cluster } : {}),
   })}\n`,
 );
-clearInterval(keepAlive);

@@ -49,6 +49,8 @@ export async function runClientPod(options: {
   command: readonly string[];
   runAsUser: number;
   timeoutSeconds?: number;
+  /** Environment of the container (a Secret's key through `valueFrom`, so it never shows in a spec). */
+  env?: readonly object[];
   /** A PersistentVolumeClaim to mount, e.g. to show that data outlives the pod that wrote it. */
   claim?: { name: string; mountPath: string };
   /** A Secret mounted read-only (client certificates, say). */
@@ -74,6 +76,7 @@ export async function runClientPod(options: {
           image: options.image,
           imagePullPolicy: 'IfNotPresent',
           command: [...options.command],
+          ...(options.env ? { env: [...options.env] } : {}),
           securityContext: restrictedSecurityContext(options.runAsUser),
           resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '64Mi' } },
           ...(volumeMounts.length ? { volumeMounts } : {}),

@@ -39,6 +39,16 @@ export const homeostatOperators: readonly InstallableOperator[] = [
     readyConditions: ['Available', 'Progressing=False'],
     tryIt: (namespace) => `kubectl -n ${namespace} scale etcdcluster/orders --replicas=5`,
   },
+  {
+    chart: operatorCharts.postgres,
+    image: operatorImages.postgres,
+    samples: [join(repoRoot, 'operators', 'postgres', 'config', 'samples', 'postgresqlcluster.yaml')],
+    sampleResource: 'postgresqlclusters.postgres.homeostat.dev',
+    // Available: the primary takes writes; Progressing=False: every instance is up and as specified.
+    readyConditions: ['Available', 'Progressing=False'],
+    tryIt: (namespace) =>
+      `kubectl -n ${namespace} patch pgc/accounts --type=merge -p '{"spec":{"primary":"accounts-1"}}'   # a switchover`,
+  },
 ];
 
 /** Where the operators run, and where the samples run (both enforce Pod Security "restricted"). */

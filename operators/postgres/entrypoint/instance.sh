@@ -35,6 +35,60 @@ pgpass_field() { # backslash and colon must be escaped in a pgpass line
 }
 
 if [[ -n "${PG_BIN:-}" ]]; then PATH="$PG_BIN:$PATH"; fi
+
+# Self-fencing, run as `homeostat-instance self-fence` by a second container of the instance pod
+# (same network, process and run-directory namespaces, the same data volume). A primary that can
+# reach neither the cluster's DNS nor any other instance for PG_SELF_FENCE_SECONDS is cut off: it
+# is stopped at once, and a marker in the run directory keeps the entrypoint from starting it as a
+# primary again until it can reach them. The operator cannot fence a primary its kubelet cannot
+# reach; this is how such a primary stops taking writes on its own before a replica is promoted.
+self_fence_watch() {
+  require PGDATA
+  require PG_PEERS_HOST # the headless Service: every instance's address, ready or not
+  local after="${PG_SELF_FENCE_SECONDS:-3}" run="${PG_RUN_DIR:-/var/run/postgresql}"
+  local marker="$run/self-fenced" since="" peers="" own
+  own="$(getent hosts "$HOSTNAME" | awk '{print $1; exit}' || true)" # from the pod's /etc/hosts
+  reachable() {
+    # The cluster's DNS answering a name every cluster has means this pod's network works.
+    if timeout 1 getent hosts kubernetes.default.svc >/dev/null 2>&1; then
+      peers="$(timeout 1 getent ahostsv4 "$PG_PEERS_HOST" 2>/dev/null | awk '{print $1}' | sort -u | grep -vxF "${own:-none}" || true)"
+      return 0
+    fi
+    local peer pids=() pid answered=1
+    for peer in $peers; do
+      pg_isready -q -h "$peer" -p "${PGPORT:-5432}" -t 1 &
+      pids+=("$!")
+    done
+    for pid in "${pids[@]}"; do wait "$pid" && answered=0; done
+    return "$answered"
+  }
+  log "self-fence: watching (a cut-off primary stops after ${after}s)"
+  local checked_at
+  while sleep 1; do
+    checked_at="$SECONDS" # a failed check counts from when it began: it takes up to 2 s itself
+    if [[ ! -s "$PGDATA/PG_VERSION" || -e "$PGDATA/standby.signal" ]] || reachable; then
+      since=""
+      if [[ -e "$marker" ]]; then
+        log "self-fence: no longer cut off (or no longer a primary); the instance may start again"
+        rm -f "$marker"
+      fi
+      continue
+    fi
+    since="${since:-$checked_at}"
+    if ((SECONDS - since >= after)); then
+      if [[ ! -e "$marker" ]]; then
+        log "self-fence: this primary has reached neither the cluster DNS nor another instance for ${after}s; stopping it"
+        touch "$marker"
+      fi
+      pg_ctl stop -D "$PGDATA" -m immediate -w -t 5 >/dev/null 2>&1 || true
+    fi
+  done
+}
+if [[ "${1:-}" == "self-fence" ]]; then
+  self_fence_watch
+  exit 1
+fi
+
 require PGDATA
 require INSTANCE_NAME
 require INSTANCE_ROLE
@@ -189,6 +243,18 @@ write_server_config() {
     echo "max_wal_senders = 16"
     echo "max_replication_slots = 16"
     echo "wal_receiver_status_interval = 1s"
+    # A primary cut off the network sends nothing, not even a FIN: its standbys notice only when
+    # this expires, and a failover waits for them to let go of it (5 s, as CloudNativePG sets it).
+    echo "wal_receiver_timeout = 5s"
+    echo "wal_sender_timeout = 5s"
+    # A standby whose primary restarted (or changed) retries after this, not PostgreSQL's 5 s: in
+    # synchronous mode `required` the primary's commits wait for it.
+    echo "wal_retrieve_retry_interval = 500ms"
+    # A former primary rewound by pg_rewind replays from the last common checkpoint with the new
+    # primary's WAL (pg_rewind replaces its own); the new primary, a standby until then, must
+    # still have it. Without this, an asynchronous failover's rejoin asked for a segment the new
+    # primary had recycled and never caught up (found by bench:failover --cluster).
+    echo "wal_keep_size = 256MB"
     echo "password_encryption = scram-sha-256"
     if [[ -n "${PG_PARAMETERS:-}" ]]; then
       echo "# PG_PARAMETERS"
@@ -244,5 +310,9 @@ else
 fi
 
 write_server_config
+if [[ "$INSTANCE_ROLE" == "primary" && -e "$run_dir/self-fenced" ]]; then
+  log "self-fenced: cut off from the cluster; waiting until the network is back before starting as a primary"
+  while [[ -e "$run_dir/self-fenced" ]]; do sleep 1; done
+fi
 log "exec postgres (role $INSTANCE_ROLE, port $port)"
 exec postgres -D "$PGDATA"

@@ -4,6 +4,7 @@ import { PostgresTestBed, type TestInstance } from './test-support/postgres-proc
 import { withConnection, defaultConnectOptions } from './instance.ts';
 import { observeInstance } from './observe.ts';
 import { clusterView } from './cluster-view.ts';
+import { setSuperuserAccess } from './control.ts';
 
 describe('entrypoint bootstrap on real PostgreSQL 15 processes', () => {
   const bed = new PostgresTestBed('bootstrap');
@@ -108,5 +109,29 @@ describe('entrypoint bootstrap on real PostgreSQL 15 processes', () => {
         c.query('SELECT 1'),
       ),
     ).rejects.toThrow(/password authentication failed/);
+  });
+
+  it('grants a published superuser login with a password, and takes it away, each once', async () => {
+    // The operator publishes `postgres`; here initdb's superuser is `postgres`, so another name.
+    const role = 'published_su';
+    const target = { endpoint: primary, credentials: bed.superuser, options: defaultConnectOptions };
+    const asPostgres = (password: string) =>
+      withConnection(
+        primary,
+        { user: role, password },
+        defaultConnectOptions,
+        async (c) =>
+          (await c.query<{ su: boolean }>("SELECT current_setting('is_superuser') = 'on' AS su")).rows[0]?.su,
+      );
+    expect(await setSuperuserAccess(target, role, 'first-secret')).toBe(true);
+    expect(await setSuperuserAccess(target, role, 'first-secret')).toBe(false);
+    expect(await asPostgres('first-secret')).toBe(true);
+    expect(await setSuperuserAccess(target, role, undefined)).toBe(true);
+    expect(await setSuperuserAccess(target, role, undefined)).toBe(false);
+    await expect(asPostgres('first-secret')).rejects.toThrow(/not permitted to log in/);
+    // Turned on again with a new Secret: the new password is the one that works.
+    expect(await setSuperuserAccess(target, role, 'second-secret')).toBe(true);
+    expect(await asPostgres('second-secret')).toBe(true);
+    await expect(asPostgres('first-secret')).rejects.toThrow(/password authentication failed/);
   });
 });

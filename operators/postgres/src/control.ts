@@ -121,3 +121,34 @@ export async function quiesceWrites(target: ControlTarget): Promise<Lsn> {
     return parseLsn(lsn);
   });
 }
+
+/**
+ * Makes `role` a superuser that logs in with `password`, or, with `undefined`, one that cannot log
+ * in. Returns false when it already was (a password is set only when login is granted, so a
+ * Secret created again after access was off carries the password the role gets).
+ */
+export async function setSuperuserAccess(
+  target: ControlTarget,
+  role: string,
+  password: string | undefined,
+): Promise<boolean> {
+  return step(target, `superuser access of ${role}`, async (client) => {
+    const result = await client.query<{ login: boolean }>(
+      'SELECT rolcanlogin AS login FROM pg_roles WHERE rolname = $1',
+      [role],
+    );
+    const exists = result.rows.length > 0;
+    const login = result.rows[0]?.login ?? false;
+    const identifier = client.escapeIdentifier(role);
+    if (password === undefined) {
+      if (!login) return false;
+      await client.query(`ALTER ROLE ${identifier} NOLOGIN`);
+      return true;
+    }
+    if (login) return false;
+    await client.query(
+      `${exists ? 'ALTER' : 'CREATE'} ROLE ${identifier} WITH SUPERUSER LOGIN PASSWORD ${client.escapeLiteral(password)}`,
+    );
+    return true;
+  });
+}

@@ -9,7 +9,9 @@ import type { OperatorChart } from './operator-chart.ts';
  * release through the library chart's homeostat-operator.labels.
  */
 export function crdTemplate(chart: OperatorChart, crd: CustomResourceDefinition): string {
-  const spec = stringify({ spec: crd.spec }, { lineWidth: 0, aliasDuplicateObjects: false });
+  // YAML 1.1 rules, as Helm's parser reads them: a 1.1 boolean word (off, on, yes, no, y, n) that
+  // is a string in the schema (an enum value, a default) is quoted, or Helm would read a boolean.
+  const spec = stringify({ spec: crd.spec }, { lineWidth: 0, aliasDuplicateObjects: false, version: '1.1' });
   return [
     '{{- if .Values.crds.enabled }}',
     `# Generated from ${chart.workspace}/src/api by \`npm run generate -w ${chart.workspace}\`. Do not edit.`,

@@ -38,6 +38,12 @@ export interface ConvergeResult {
   readonly surplus: readonly string[];
 }
 
+/** The last reconcile found no instance the failover engine could promote. */
+function failoverRefused(cluster: PostgresCluster): boolean {
+  const degraded = cluster.status?.conditions?.find((c) => c.type === 'Degraded');
+  return degraded?.status === 'True' && degraded.reason === 'FailoverRefused';
+}
+
 /** The instance that is (or, before the first primary came up, will be) primary. */
 export function primaryOf(cluster: PostgresCluster, state: FailoverState | undefined): string {
   return state?.currentPrimary ?? instanceName(cluster.metadata?.name ?? '', 0);
@@ -121,6 +127,10 @@ export async function convergeObjects(
     // No pod is created while a failover or switchover runs: the fenced ones come back as
     // replicas once it is over, and nothing may start as a primary in the middle of it.
     if (pods.has(instance) || operation) continue;
+    // A primary whose pod is gone is the failover's to replace: a new pod on the same claim could
+    // start while the kubelet is still killing the old one (a force deletion does not wait), and
+    // it would come back as a primary. Only a primary nobody can replace is recreated in place.
+    if (instance === primary && state && cluster.spec.instances > 1 && !failoverRefused(cluster)) continue;
     const role = instance === primary ? 'primary' : 'replica';
     const pod = desiredInstancePod(cluster, instance, { image: inputs.image, role });
     await writeStep(`creating Pod ${instance}`, () => client.apply(builtin.pods, pod));

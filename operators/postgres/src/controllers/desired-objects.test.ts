@@ -104,6 +104,20 @@ describe('the instance pod', () => {
     });
   });
 
+  it('runs a self-fence container beside postgres, in the same process namespace, that can stop it', () => {
+    expect(pod.spec?.shareProcessNamespace).toBe(true);
+    const fence = pod.spec?.containers.find((c) => c.name === 'self-fence');
+    expect(fence?.command).toEqual(['/usr/local/bin/homeostat-instance', 'self-fence']);
+    expect(fence?.image).toBe(container?.image);
+    expect(Object.fromEntries((fence?.env ?? []).map((e) => [e.name, e.value]))).toMatchObject({
+      PGDATA: '/var/lib/postgresql/data/pgdata',
+      PG_PEERS_HOST: 'orders-instances.shop.svc',
+      PG_SELF_FENCE_SECONDS: '2',
+    });
+    expect(fence?.volumeMounts?.map((m) => m.name)).toEqual(['data', 'run', 'tmp']);
+    expect(fence?.securityContext).toEqual(container?.securityContext);
+  });
+
   it('spreads instances over nodes by default, and as asked otherwise', () => {
     expect(pod.spec?.affinity?.podAntiAffinity?.preferredDuringSchedulingIgnoredDuringExecution?.[0]).toEqual(
       {

@@ -28,6 +28,13 @@ const paths = {
 
 export type InstanceRole = 'primary' | 'replica';
 
+/**
+ * How long a primary that reaches neither the cluster DNS nor another instance keeps running (each
+ * check takes up to 2 s more). Below what a failover past a silent primary takes at the soonest
+ * (5 s for the standbys to let go of it, wal_receiver_timeout), so it has stopped first.
+ */
+export const selfFenceSeconds = 2;
+
 export interface PodInputs {
   /** The image for the cluster's postgresVersion (the spec's `image` wins). */
   readonly image: string;
@@ -80,8 +87,16 @@ export function instancePodSpec(cluster: PostgresCluster, image: string): V1PodS
   const resources = resourcesOf(cluster);
   const tolerations = spec.scheduling.tolerations as V1Toleration[] | undefined;
   const nodeSelector = spec.scheduling.nodeSelector;
+  const restricted = {
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    runAsNonRoot: true,
+    capabilities: { drop: ['ALL'] },
+  };
   return {
     subdomain: serviceNames(name).instances,
+    // The self-fence container stops a cut-off primary's postgres (pg_ctl signals its process).
+    shareProcessNamespace: true,
     automountServiceAccountToken: false,
     enableServiceLinks: false,
     terminationGracePeriodSeconds: 30,
@@ -141,12 +156,7 @@ export function instancePodSpec(cluster: PostgresCluster, image: string): V1PodS
           // shutdown would wait for every client to leave).
           preStop: { exec: { command: ['bash', '-c', 'pg_ctl stop -D "$PGDATA" -m fast -w -t 25'] } },
         },
-        securityContext: {
-          allowPrivilegeEscalation: false,
-          readOnlyRootFilesystem: true,
-          runAsNonRoot: true,
-          capabilities: { drop: ['ALL'] },
-        },
+        securityContext: restricted,
         volumeMounts: [
           { name: 'data', mountPath: paths.volume },
           { name: 'run', mountPath: paths.run },
@@ -154,6 +164,27 @@ export function instancePodSpec(cluster: PostgresCluster, image: string): V1PodS
           { name: 'replication', mountPath: `${paths.secrets}/replication`, readOnly: true },
           { name: 'operator', mountPath: `${paths.secrets}/operator`, readOnly: true },
           { name: 'app', mountPath: `${paths.secrets}/app`, readOnly: true },
+        ],
+      },
+      {
+        // A primary cut off from the cluster stops itself (entrypoint/instance.sh, self_fence_watch).
+        name: 'self-fence',
+        image: spec.image ?? image,
+        command: [entrypointInImage, 'self-fence'],
+        env: [
+          { name: 'PGDATA', value: paths.pgdata },
+          { name: 'PGPORT', value: String(postgresPort) },
+          { name: 'PG_BIN', value: `/usr/lib/postgresql/${spec.postgresVersion}/bin` },
+          { name: 'PG_RUN_DIR', value: paths.run },
+          { name: 'PG_PEERS_HOST', value: `${serviceNames(name).instances}.${namespace}.svc` },
+          { name: 'PG_SELF_FENCE_SECONDS', value: String(selfFenceSeconds) },
+        ],
+        resources: { requests: { cpu: '5m', memory: '8Mi' }, limits: { memory: '32Mi' } },
+        securityContext: restricted,
+        volumeMounts: [
+          { name: 'data', mountPath: paths.volume },
+          { name: 'run', mountPath: paths.run },
+          { name: 'tmp', mountPath: '/tmp' },
         ],
       },
     ],

@@ -20,7 +20,10 @@ import type { MajorVersion } from '../api/postgres-versions.ts';
 import { defaultConnectOptions, type ConnectOptions, type InstanceEndpoint } from '../instance.ts';
 import type { Lsn } from '../lsn.ts';
 import { observeInstance } from '../observe.ts';
+import { setSuperuserAccess } from '../control.ts';
+import { superuserName } from './desired-secrets.ts';
 import type { EngineEvent } from '../outcomes.ts';
+import { ClusterMetrics } from './cluster-metrics.ts';
 import { clusterStatus, type ClusterObservation } from './cluster-status.ts';
 import {
   instanceHost,
@@ -34,6 +37,7 @@ import { convergeObjects, primaryOf } from './converge-objects.ts';
 import { failoverFieldManager, stateFromStatus } from './failover-status.ts';
 import { podWorld } from './kubernetes-world.ts';
 import { labelKeys, managedSelector, routingFieldManager } from './operand-labels.ts';
+import { nextRolloutStep, restartForRollout } from './rolling-restart.ts';
 import { runFailover, type FailoverRunResult } from './run-failover.ts';
 import { WriteFailure } from './write-failure.ts';
 
@@ -66,6 +70,13 @@ function clusterOf(obj: KubeObject): ObjectKey[] {
   return cluster ? [{ namespace: obj.metadata?.namespace ?? 'default', name: cluster }] : [];
 }
 
+/**
+ * Inside the cluster an instance answers a connection in milliseconds; one that does not within a
+ * second is gone or cut off. Every step of a failover observes every instance, the lost one too,
+ * so this bounds what each step costs while a primary's network is cut.
+ */
+const operatorConnectOptions: ConnectOptions = { ...defaultConnectOptions, connectTimeoutMs: 1000 };
+
 /** Engine events worth a Kubernetes Event on the cluster: reason, type. */
 const eventReasons: Partial<Record<EngineEvent['type'], [string, 'Normal' | 'Warning']>> = {
   'failover-started': ['FailoverStarted', 'Warning'],
@@ -95,6 +106,7 @@ export function addPostgresClusterController(
   // and reaches the status only when a failover starts (operation.referenceLsn).
   const lastPrimaryLsn = new Map<string, Lsn>();
   const probeIntervalMs = options.probeIntervalMs ?? 1000;
+  const metrics = new ClusterMetrics(manager.metrics.registry);
 
   return manager.controller({
     name: 'postgresqlcluster',
@@ -113,6 +125,7 @@ export function addPostgresClusterController(
       if (!object || isBeingDeleted(object)) {
         // Deleted: garbage collection removes what it owns (ownerReferences).
         lastPrimaryLsn.delete(key);
+        metrics.forget(namespace, name);
         return;
       }
       // The failover state must be the API server's, never a cache that has not seen the last save.
@@ -141,7 +154,18 @@ export function addPostgresClusterController(
         await ctx.events.warning(cluster, 'ApplyFailed', 'Reconcile', error.message);
       }
 
-      const run = await turnEngine(cluster, state, podMap, secretMap, key, ctx);
+      const rollout = nextRolloutStep({
+        cluster: name,
+        primary: primaryOf(cluster, state),
+        pods: podMap,
+        restartPending: converged?.restartPending ?? [],
+        readyInstances: new Set(cluster.status?.instanceStatuses?.filter((i) => i.ready).map((i) => i.name)),
+        instances: cluster.spec.instances,
+        busy: !state || state.operation !== undefined,
+      });
+      await restartForRollout(rollout, cluster, podMap, ctx);
+      const rolloutPrimary = rollout.type === 'switchover' ? rollout.to : undefined;
+      const run = await turnEngine(cluster, state, podMap, secretMap, key, ctx, rolloutPrimary);
       const observation: ClusterObservation = {
         state: run.state,
         pods: podMap,
@@ -154,6 +178,7 @@ export function addPostgresClusterController(
         ...(run.outcome?.outcome === 'promoted' ? { completed: { kind: run.outcome.kind } } : {}),
       };
       const status = clusterStatus(cluster, observation);
+      metrics.record(namespace, name, status, run.state?.failingSince);
       await ctx.client.applyStatusIfChanged(
         postgresClusters,
         { metadata: { name, namespace }, status },
@@ -172,6 +197,7 @@ export function addPostgresClusterController(
     secretMap: ReadonlyMap<string, V1Secret>,
     key: string,
     ctx: ReconcileContext,
+    rolloutPrimary: string | undefined,
   ): Promise<EngineTurn> {
     const name = cluster.metadata?.name ?? '';
     const namespace = cluster.metadata?.namespace ?? 'default';
@@ -192,7 +218,10 @@ export function addPostgresClusterController(
     // Scaling down past the primary: it moves to the first instance, by a switchover.
     const primary = primaryOf(cluster, state);
     const surplusPrimary = (ordinalOf(name, primary) ?? 0) >= cluster.spec.instances;
-    const desiredPrimary = cluster.spec.primary ?? (surplusPrimary ? instanceName(name, 0) : undefined);
+    // A rolling restart's switchover comes first: the primary it moves away from comes back
+    // restarted, and spec.primary, if it names that one, then switches back to it.
+    const desiredPrimary =
+      rolloutPrimary ?? cluster.spec.primary ?? (surplusPrimary ? instanceName(name, 0) : undefined);
     const failoverClient = new KubeClient(ctx.client.transport, {
       fieldManager: failoverFieldManager,
     }).withSignal(ctx.signal);
@@ -201,7 +230,7 @@ export function addPostgresClusterController(
     }).withSignal(ctx.signal);
     const events: EngineEvent[] = [];
     const last = lastPrimaryLsn.get(key);
-    const connect = options.connect ?? defaultConnectOptions;
+    const connect = options.connect ?? operatorConnectOptions;
     let result: FailoverRunResult;
     try {
       result = await runFailover({
@@ -230,6 +259,7 @@ export function addPostgresClusterController(
     } finally {
       await recordEvents(cluster, events, ctx);
     }
+    await keepSuperuserAccess(cluster, result, secretMap, endpointOf, { user, password }, connect, ctx);
     if (result.lastPrimaryLsn === undefined) lastPrimaryLsn.delete(key);
     else lastPrimaryLsn.set(key, result.lastPrimaryLsn);
     const outcome = result.outcome;
@@ -253,6 +283,53 @@ export function addPostgresClusterController(
       }
     }
     return result;
+  }
+}
+
+/**
+ * `superuserAccess`: the `postgres` role logs in with the published Secret's password while it is
+ * on, and cannot log in while it is off; done on a settled, writable primary only.
+ */
+async function keepSuperuserAccess(
+  cluster: PostgresCluster,
+  run: FailoverRunResult,
+  secretMap: ReadonlyMap<string, V1Secret>,
+  endpointOf: (instance: string) => InstanceEndpoint,
+  credentials: { user: string; password: string },
+  connect: ConnectOptions,
+  ctx: ReconcileContext,
+): Promise<void> {
+  const primary = run.state?.currentPrimary;
+  if (!primary || run.state?.operation) return;
+  const observed = run.view.instances.find((i) => i.status.name === primary)?.status;
+  if (!observed?.reachable || observed.role !== 'primary') return;
+  let password: string | undefined;
+  if (cluster.spec.superuserAccess) {
+    password = decoded(secretMap.get(secretNames(cluster.metadata?.name ?? '').superuser), 'password');
+    if (password === undefined) return; // the Secret is not in the cache yet
+  }
+  try {
+    const changed = await setSuperuserAccess(
+      { endpoint: endpointOf(primary), credentials, options: connect },
+      superuserName,
+      password,
+    );
+    if (changed) {
+      await ctx.events.normal(
+        cluster,
+        password === undefined ? 'SuperuserAccessRevoked' : 'SuperuserAccessGranted',
+        'SuperuserAccess',
+        password === undefined
+          ? `${superuserName} can no longer log in`
+          : `${superuserName} logs in with the password in Secret ${secretNames(cluster.metadata?.name ?? '').superuser}`,
+      );
+    }
+  } catch (error) {
+    // The next reconcile tries again; the message names the instance and the step, never the password.
+    ctx.log.warn(
+      { err: error instanceof Error ? error.message : String(error) },
+      'superuser access not applied yet',
+    );
   }
 }
 

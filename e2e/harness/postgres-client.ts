@@ -1,0 +1,218 @@
+// The suites' own PostgreSQL client, run where the suite runs: a steady write load through a
+// Service that records every acknowledged row (so lost writes are counted, never guessed), and
+// a probe of one instance from inside its pod (over its Unix socket, so it answers even while the
+// pod's network is cut).
+import { spawn, type ChildProcess } from 'node:child_process';
+import pg from 'pg';
+import { kubeconfigPath } from './cluster-access.ts';
+import { binaryPath } from '@homeostat/testing';
+
+export interface PostgresTarget {
+  host: string;
+  port: number;
+  user: string;
+  password: string;
+  database: string;
+}
+
+export interface AckedRow {
+  readonly id: number;
+  /** Date.now() when the INSERT was acknowledged. */
+  readonly at: number;
+}
+
+export interface WriteLoad {
+  readonly acked: readonly AckedRow[];
+  /** Date.now() of each failed INSERT or connection. */
+  readonly failures: readonly number[];
+  stop(): Promise<void>;
+}
+
+/** The table the load writes into; created through the same target before the load starts. */
+export const ackedTableSql =
+  'CREATE TABLE IF NOT EXISTS acked (id bigint PRIMARY KEY, at timestamptz DEFAULT now())';
+
+/** One query through `target` on a fresh connection. */
+export async function queryOnce<T extends pg.QueryResultRow>(
+  target: PostgresTarget,
+  sql: string,
+  params: unknown[] = [],
+): Promise<T[]> {
+  const client = new pg.Client({ ...target, connectionTimeoutMillis: 5000 });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    return (await client.query<T>(sql, params)).rows;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/**
+ * Inserts rows with increasing ids through `target` until stopped, one at a time, reconnecting
+ * after any error; an id is never reused (a failed INSERT may still have committed).
+ */
+export function startWriteLoad(target: PostgresTarget, firstId = 1, pauseMs = 10): WriteLoad {
+  const acked: AckedRow[] = [];
+  const failures: number[] = [];
+  let stopping = false;
+  let client: pg.Client | undefined;
+  let nextId = firstId;
+  const loop = (async () => {
+    while (!stopping) {
+      try {
+        if (!client) {
+          // A statement stuck on a dead primary must fail fast, so the load finds the new one.
+          const c = new pg.Client({
+            ...target,
+            connectionTimeoutMillis: 1000,
+            query_timeout: 2000,
+            keepAlive: true,
+          });
+          c.on('error', () => undefined);
+          client = c;
+          await c.connect();
+        }
+        const id = nextId++;
+        await client.query('INSERT INTO acked (id) VALUES ($1)', [id]);
+        acked.push({ id, at: Date.now() });
+        if (pauseMs) await new Promise((r) => setTimeout(r, pauseMs));
+      } catch {
+        failures.push(Date.now());
+        const c = client;
+        client = undefined;
+        void c?.end().catch(() => undefined);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  })();
+  return {
+    acked,
+    failures,
+    async stop() {
+      stopping = true;
+      const c = client;
+      setTimeout(() => void c?.end().catch(() => undefined), 3000).unref();
+      await loop;
+      await client?.end().catch(() => undefined);
+    },
+  };
+}
+
+/**
+ * How long writes stopped after a fault at `since`, once the cluster has settled at `until`: from
+ * `since` to the first row acknowledged after the last failed write before `until` (0 when no
+ * write failed); undefined while no row has been acknowledged after that failure yet.
+ */
+export function writeOutageSeconds(load: WriteLoad, since: number, until: number): number | undefined {
+  const failures = load.failures.filter((t) => t >= since && t <= until);
+  const lastFailure = failures.at(-1);
+  if (lastFailure === undefined) return 0;
+  const resumed = load.acked.find((row) => row.at > lastFailure);
+  return resumed === undefined ? undefined : (resumed.at - since) / 1000;
+}
+
+/**
+ * Waits until a fault at `since` has shown in the load and passed: writes failed and a row was
+ * acknowledged after the last failure, or no write failed within `quietMs` (a fault the load did
+ * not notice). A cluster's status may still read healthy just after a fault; this is what tells
+ * that the fault has happened.
+ */
+export async function waitForWritesAfterFault(
+  load: WriteLoad,
+  since: number,
+  quietMs = 20_000,
+): Promise<void> {
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    const lastFailure = load.failures.filter((t) => t >= since).at(-1);
+    if (lastFailure === undefined && Date.now() - since > quietMs) return;
+    if (lastFailure !== undefined && load.acked.some((row) => row.at > lastFailure)) return;
+    if (Date.now() > deadline) throw new Error('writes were not accepted again within 180 s of the fault');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Acknowledged ids that `present` lacks. */
+export function missingRows(load: WriteLoad, present: ReadonlySet<number>): number[] {
+  return load.acked.filter((row) => !present.has(row.id)).map((row) => row.id);
+}
+
+export interface RoleSample {
+  instance: string;
+  /** Date.now() when the answer came back. */
+  at: number;
+  /** true: in recovery (a replica); false: accepts writes. */
+  inRecovery: boolean;
+}
+
+/**
+ * Polls pg_is_in_recovery() in one instance's pod every `intervalMs`, through `kubectl exec`
+ * and the pod's Unix socket (the pod's network may be cut), with the operator's credentials the
+ * pod has mounted. Ends when stopped or when the pod goes away.
+ */
+export function pollRoleInPod(
+  namespace: string,
+  pod: string,
+  onSample: (sample: RoleSample) => void,
+  intervalMs = 200,
+): { stop(): void; ended: Promise<void> } {
+  const script = [
+    'export PGPASSWORD="$(cat /etc/homeostat/operator/password)"',
+    'user="$(cat /etc/homeostat/operator/username)"',
+    'while true; do',
+    '  r="$(psql -h /var/run/postgresql -U "$user" -d postgres -qAtX -c "SELECT pg_is_in_recovery()" 2>/dev/null)" && echo "role $r"',
+    `  sleep ${intervalMs / 1000}`,
+    'done',
+  ].join('\n');
+  const child: ChildProcess = spawn(
+    binaryPath('kubectl'),
+    [
+      `--kubeconfig=${kubeconfigPath()}`,
+      '-n',
+      namespace,
+      'exec',
+      pod,
+      '-c',
+      'postgres',
+      '--',
+      'bash',
+      '-c',
+      script,
+    ],
+    { stdio: ['ignore', 'pipe', 'ignore'] },
+  );
+  let buffered = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString('utf8');
+    let newline: number;
+    while ((newline = buffered.indexOf('\n')) >= 0) {
+      const line = buffered.slice(0, newline).trim();
+      buffered = buffered.slice(newline + 1);
+      if (line === 'role t' || line === 'role f')
+        onSample({ instance: pod, at: Date.now(), inRecovery: line === 'role t' });
+    }
+  });
+  const ended = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return { stop: () => child.kill('SIGKILL'), ended };
+}
+
+/**
+ * Moments where two instances accepted writes: for each sample that says "writable", another
+ * instance's latest sample within `windowMs` before it that also said "writable".
+ */
+export function overlappingWriters(samples: readonly RoleSample[], windowMs: number): string[] {
+  const sorted = [...samples].sort((a, b) => a.at - b.at);
+  const latest = new Map<string, RoleSample>();
+  const found: string[] = [];
+  for (const sample of sorted) {
+    latest.set(sample.instance, sample);
+    if (sample.inRecovery) continue;
+    for (const other of latest.values()) {
+      if (other.instance === sample.instance || other.inRecovery) continue;
+      if (sample.at - other.at <= windowMs)
+        found.push(`${sample.instance} and ${other.instance} at ${new Date(sample.at).toISOString()}`);
+    }
+  }
+  return found;
+}

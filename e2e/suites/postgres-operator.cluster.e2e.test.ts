@@ -1,0 +1,490 @@
+// Runs against the cluster in KUBECONFIG: the PostgreSQL operator installed from its Helm chart into
+// a namespace that enforces the `restricted` Pod Security Standard, and a three-instance
+// PostgreSQLCluster with synchronous replication `required` taken through what a production
+// database meets: the app Secret's URI through `-rw`, reads through `-ro`; under a steady write
+// load through `-rw` (the suite's own client, recording every acknowledged row) the primary's pod
+// force-deleted, its postgres killed with SIGKILL, its network cut (never two instances accepting
+// writes), the operator killed in the middle of a failover; a switchover to a named replica;
+// scaling 3 → 5 → 2; a rolling restart for a parameter that needs one; deletion. Each failover
+// prints the seconds until writes were accepted again (the budget is 5 s) and the acknowledged
+// rows missing (none in `required` mode); the seconds are printed, never asserted.
+//
+// The write load and the instance probes run where the suite runs: the Service's ClusterIP and the
+// pods must be reachable from there (true on the local cluster, where the suite runs on the node).
+// The SIGKILL and the network cut reach the pod's processes on the node (`/proc`, `nsenter`), so
+// they need the suite on the node too.
+import { waitUntil } from '@homeostat/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apply, getObject, kubectl, listObjects } from '../harness/cluster-access.ts';
+import { operatorCharts } from '../harness/operator-charts.ts';
+import { installOperator, type OperatorRelease } from '../harness/operator-release.ts';
+import { cutPodNetwork, postmasterOf } from '../harness/pod-processes.ts';
+import {
+  ackedTableSql,
+  missingRows,
+  overlappingWriters,
+  pollRoleInPod,
+  queryOnce,
+  startWriteLoad,
+  waitForWritesAfterFault,
+  writeOutageSeconds,
+  type RoleSample,
+  type WriteLoad,
+} from '../harness/postgres-client.ts';
+import { PostgresClusterUnderTest } from '../harness/postgres-cluster.ts';
+import { createTestNamespace, type TestNamespace } from '../harness/test-namespace.ts';
+import { runClientPod } from '../harness/workloads.ts';
+import { operandImages } from '../images/image-names.ts';
+
+const clusterName = 'orders';
+const instanceSelector = `postgres.homeostat.dev/cluster=${clusterName}`;
+const budgetSeconds = 5;
+/** uid of the `postgres` user in the PostgreSQL images. */
+const postgresUid = 999;
+
+describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG', () => {
+  let namespace: TestNamespace;
+  let ns: string;
+  let operator: OperatorRelease;
+  const figures: string[] = [];
+
+  let pgc: PostgresClusterUnderTest;
+  const cluster = () => pgc.get();
+  const instancePods = () => pgc.pods();
+  const waitHealthy = (instances: number, what?: string) => pgc.waitHealthy(instances, what);
+  const readWriteTarget = () => pgc.readWriteTarget();
+  const primaryPod = () => pgc.primaryPod();
+  /** A JSON merge patch of the cluster's spec, as a user would `kubectl patch` it. */
+  const patchSpec = (spec: object) =>
+    kubectl([
+      '-n',
+      ns,
+      'patch',
+      'postgresqlcluster',
+      clusterName,
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec }),
+    ]);
+
+  /** Polls pg_is_in_recovery() in every instance pod there is, including pods created later. */
+  function pollEveryInstance(): { samples: RoleSample[]; stop(): Promise<void> } {
+    const samples: RoleSample[] = [];
+    const polled = new Map<string, ReturnType<typeof pollRoleInPod>>();
+    let stopped = false;
+    const scan = (async () => {
+      while (!stopped) {
+        for (const pod of await instancePods().catch(() => [])) {
+          const uid = pod.metadata?.uid ?? '';
+          if (polled.has(uid) || pod.status?.phase !== 'Running') continue;
+          polled.set(
+            uid,
+            pollRoleInPod(ns, pod.metadata?.name ?? '', (s) => samples.push(s)),
+          );
+        }
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    })();
+    return {
+      samples,
+      async stop() {
+        stopped = true;
+        await scan;
+        for (const poll of polled.values()) poll.stop();
+      },
+    };
+  }
+
+  let nextId = 1;
+  /**
+   * Runs `fault` under a write load through -rw and waits until writes are accepted again and
+   * the cluster is healthy; prints the seconds and the acknowledged rows missing.
+   */
+  async function underWriteLoad(
+    label: string,
+    fault: () => Promise<void>,
+    settle: () => Promise<unknown> = () => waitHealthy(3, `healthy after ${label}`),
+  ): Promise<{ outage: number | undefined; missing: number[]; load: WriteLoad }> {
+    const target = await readWriteTarget();
+    const load = startWriteLoad(target, nextId);
+    await waitUntil(`writes acknowledged before ${label}`, async () => load.acked.length >= 20, {
+      timeoutMs: 60_000,
+      intervalMs: 100,
+    });
+    const started = Date.now();
+    await fault();
+    await waitForWritesAfterFault(load, started);
+    await settle();
+    const settled = Date.now();
+    await waitUntil(
+      `writes accepted after ${label}`,
+      async () => writeOutageSeconds(load, started, settled) !== undefined,
+      { timeoutMs: 120_000, intervalMs: 100 },
+    );
+    const outage = writeOutageSeconds(load, started, settled);
+    await load.stop();
+    nextId = (load.acked.at(-1)?.id ?? nextId) + 1000;
+    const missing = missingRows(load, await pgc.presentRows());
+    const line = `${label}: writes accepted again after ${outage?.toFixed(2)} s (budget ${budgetSeconds} s); ${load.acked.length} rows acknowledged, ${missing.length} missing`;
+    figures.push(line);
+    console.warn(`[postgres e2e] ${line}`);
+    return { outage, missing, load };
+  }
+
+  beforeAll(async () => {
+    namespace = await createTestNamespace('e2e-postgres-operator');
+    ns = namespace.name;
+    pgc = new PostgresClusterUnderTest(ns, clusterName);
+    operator = await installOperator(operatorCharts.postgres, ns);
+  });
+
+  afterAll(async () => {
+    console.warn(`[postgres e2e] figures:\n  ${figures.join('\n  ')}`);
+    await kubectl(['-n', ns, 'delete', 'postgresqlcluster', '--all', '--wait=true', '--timeout=120s']).catch(
+      () => '',
+    );
+    await operator?.cleanup();
+    await namespace?.remove();
+  });
+
+  it('refuses a parameter the operator owns at the API server, naming it', async () => {
+    const invalid = {
+      apiVersion: 'postgres.homeostat.dev/v1alpha1',
+      kind: 'PostgreSQLCluster',
+      metadata: { name: 'invalid', namespace: ns },
+      spec: { postgresql: { parameters: { wal_level: 'minimal' } } },
+    };
+    await expect(apply([invalid])).rejects.toThrow(
+      /postgresql\.parameters may not set wal_level: the operator owns it/,
+    );
+  });
+
+  it('runs three instances: one primary, two streaming replicas, every pod restricted and Ready', async () => {
+    await apply([
+      {
+        apiVersion: 'postgres.homeostat.dev/v1alpha1',
+        kind: 'PostgreSQLCluster',
+        metadata: { name: clusterName, namespace: ns },
+        spec: {
+          instances: 3,
+          storage: { size: '1Gi' },
+          postgresql: {
+            parameters: { shared_buffers: '16MB', max_connections: '50' },
+            synchronous: { mode: 'required', number: 1 },
+          },
+          bootstrap: { database: 'orders', owner: 'orders' },
+        },
+      },
+    ]);
+    const status = (await waitHealthy(3)).status;
+    expect(status?.currentPrimary).toBe(`${clusterName}-0`);
+    expect(status?.instanceStatuses?.map((i) => i.role).sort()).toEqual(['primary', 'replica', 'replica']);
+    const labels = (await getObject<{ metadata: { labels: Record<string, string> } }>('namespace', ns))
+      ?.metadata.labels;
+    expect(labels?.['pod-security.kubernetes.io/enforce']).toBe('restricted');
+  });
+
+  it("connects with the app Secret's uri through -rw, and reads through -ro from a replica", async () => {
+    const script = [
+      'set -eu',
+      'psql "$URI" -qAtX -v ON_ERROR_STOP=1 -c "CREATE TABLE greeting (word text)" -c "INSERT INTO greeting VALUES (\'hello\')"',
+      'echo "rw: $(psql "$URI" -qAtX -c "SELECT pg_is_in_recovery()")"',
+      // The replicas replay the row within moments; the read retries briefly.
+      'for i in $(seq 1 20); do w="$(psql "$RO_URI" -qAtX -c "SELECT word FROM greeting" 2>/dev/null || true)"; [ "$w" = hello ] && break; sleep 0.5; done',
+      'echo "ro: $(psql "$RO_URI" -qAtX -c "SELECT pg_is_in_recovery()") $w"',
+    ].join('\n');
+    const result = await runClientPod({
+      namespace: ns,
+      name: 'psql-client',
+      image: operandImages.postgres18,
+      runAsUser: postgresUid,
+      command: ['bash', '-c', script],
+      env: [
+        { name: 'URI', valueFrom: { secretKeyRef: { name: `${clusterName}-app`, key: 'uri' } } },
+        { name: 'PGPASSWORD', valueFrom: { secretKeyRef: { name: `${clusterName}-app`, key: 'password' } } },
+        {
+          name: 'RO_URI',
+          value: `postgresql://orders@${clusterName}-ro.${ns}.svc:5432/orders`,
+        },
+      ],
+    });
+    expect(result.logs.trim().split('\n'), `client pod ${result.phase}`).toEqual(['rw: f', 'ro: t hello']);
+    expect(result.phase).toBe('Succeeded');
+    await queryOnce(await readWriteTarget(), ackedTableSql);
+  });
+
+  it('fails over when the primary pod is force-deleted, losing no acknowledged write', async () => {
+    const before = (await cluster())?.status;
+    const old = await primaryPod();
+    const { missing } = await underWriteLoad('primary pod force-deleted', async () => {
+      await kubectl(['-n', ns, 'delete', 'pod', old.metadata?.name ?? '', '--grace-period=0', '--force']);
+    });
+    expect(missing).toEqual([]);
+    const after = (await cluster())?.status;
+    expect(after?.timeline).toBeGreaterThan(before?.timeline ?? 0);
+  });
+
+  it('fails over when the primary postgres is killed with SIGKILL, losing no acknowledged write', async () => {
+    const old = await primaryPod();
+    const postmaster = await postmasterOf(old.metadata?.uid ?? '');
+    expect(
+      postmaster,
+      'the primary postgres process on this node (is the suite running on the node?)',
+    ).toBeDefined();
+    const { missing } = await underWriteLoad('primary postgres SIGKILL', async () => {
+      if (postmaster) process.kill(postmaster.pid, 'SIGKILL');
+    });
+    expect(missing).toEqual([]);
+  });
+
+  it('cut off the network, the primary is replaced and never two instances accept writes; it rejoins', async () => {
+    const old = await primaryPod();
+    const oldName = old.metadata?.name ?? '';
+    const roles = pollEveryInstance();
+    await waitUntil(
+      'every instance polled',
+      async () => new Set(roles.samples.map((s) => s.instance)).size === 3,
+      {
+        timeoutMs: 60_000,
+        intervalMs: 200,
+      },
+    );
+    let restore: (() => Promise<void>) | undefined;
+    try {
+      const { missing } = await underWriteLoad(
+        'primary network cut',
+        async () => {
+          restore = await cutPodNetwork(old.metadata?.uid ?? '');
+        },
+        async () => {
+          await waitUntil(
+            'another primary',
+            async () => (await cluster())?.status?.currentPrimary !== oldName,
+            {
+              timeoutMs: 120_000,
+              intervalMs: 500,
+            },
+          );
+          await restore?.();
+          restore = undefined;
+          await waitHealthy(3, 'healthy after the cut ended');
+        },
+      );
+      expect(missing).toEqual([]);
+    } finally {
+      await restore?.();
+      await roles.stop();
+    }
+    const writers = overlappingWriters(roles.samples, 1000);
+    expect(writers, 'moments where two instances accepted writes').toEqual([]);
+    const status = (await cluster())?.status;
+    expect(status?.instanceStatuses?.find((i) => i.name === oldName)).toMatchObject({
+      role: 'replica',
+      ready: true,
+    });
+  });
+
+  it('a primary cut off from everything, with no operator to fence it, stops taking writes on its own', async () => {
+    const before = (await cluster())?.status;
+    const old = await primaryPod();
+    const oldName = old.metadata?.name ?? '';
+    // Nothing fails over or deletes the pod while the operator is away: only the pod itself can stop it.
+    await kubectl(['-n', ns, 'scale', `deployment/${operator.release}`, '--replicas=0']);
+    await waitUntil(
+      'operator gone',
+      async () =>
+        (await listObjects('pods', ns, `app.kubernetes.io/instance=${operator.release}`)).length === 0,
+      {
+        timeoutMs: 120_000,
+        intervalMs: 500,
+      },
+    );
+    const samples: RoleSample[] = [];
+    const poll = pollRoleInPod(ns, oldName, (s) => samples.push(s));
+    let restore: (() => Promise<void>) | undefined;
+    let stoppedAfter: number | undefined;
+    try {
+      await waitUntil('the primary answers in its pod', async () => samples.some((s) => !s.inRecovery), {
+        timeoutMs: 60_000,
+        intervalMs: 200,
+      });
+      const cutAt = Date.now();
+      restore = await cutPodNetwork(old.metadata?.uid ?? '');
+      // Stopped: no "accepts writes" answer from inside the pod any more.
+      await waitUntil(
+        'the cut-off primary stopped',
+        async () => {
+          const last = samples.filter((s) => !s.inRecovery).at(-1);
+          return last !== undefined && Date.now() - last.at > 3000;
+        },
+        { timeoutMs: 60_000, intervalMs: 500 },
+      );
+      stoppedAfter = ((samples.filter((s) => !s.inRecovery).at(-1)?.at ?? cutAt) - cutAt) / 1000;
+      console.warn(
+        `[postgres e2e] a cut-off primary stopped taking writes ${stoppedAfter.toFixed(1)} s after the cut`,
+      );
+      figures.push(`self-fence: the cut-off primary stopped ${stoppedAfter.toFixed(1)} s after the cut`);
+      // Nothing answers on its socket: postgres is stopped, not just unobserved.
+      await expect(
+        kubectl([
+          '-n',
+          ns,
+          'exec',
+          oldName,
+          '-c',
+          'postgres',
+          '--',
+          'pg_isready',
+          '-h',
+          '/var/run/postgresql',
+        ]),
+      ).rejects.toThrow();
+    } finally {
+      await restore?.();
+      poll.stop();
+      await kubectl(['-n', ns, 'scale', `deployment/${operator.release}`, '--replicas=1']);
+    }
+    // Back on the network, it starts again as the primary: nothing failed over meanwhile.
+    const after = (await waitHealthy(3, 'healthy once the cut ended')).status;
+    expect(after?.currentPrimary).toBe(oldName);
+    expect(after?.failovers).toBe(before?.failovers);
+  });
+
+  it('killed in the middle of a failover, the operator finishes it once after its restart', async () => {
+    const before = (await cluster())?.status;
+    const old = await primaryPod();
+    let restore: (() => Promise<void>) | undefined;
+    let caught: string | undefined;
+    try {
+      restore = await cutPodNetwork(old.metadata?.uid ?? '');
+      await waitUntil(
+        'a failover in progress',
+        async () => {
+          const op = (await cluster())?.status?.operation;
+          if (op) caught = `${op.kind} at ${op.step}`;
+          return op !== undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 100 },
+      );
+      await kubectl([
+        '-n',
+        ns,
+        'delete',
+        'pod',
+        '-l',
+        `app.kubernetes.io/instance=${operator.release}`,
+        '--grace-period=0',
+        '--force',
+      ]);
+      console.warn(`[postgres e2e] operator killed during the ${caught}`);
+      await waitUntil(
+        'another primary',
+        async () => (await cluster())?.status?.currentPrimary !== old.metadata?.name,
+        {
+          timeoutMs: 180_000,
+          intervalMs: 500,
+        },
+      );
+    } finally {
+      await restore?.();
+    }
+    const after = (await waitHealthy(3, 'healthy after the operator restart')).status;
+    expect(after?.failovers).toBe((before?.failovers ?? 0) + 1);
+    // Each promotion starts a new timeline: exactly one happened.
+    expect(after?.timeline).toBe((before?.timeline ?? 0) + 1);
+  });
+
+  it('switches over to a named replica, losing no acknowledged write', async () => {
+    const before = (await cluster())?.status;
+    const target = before?.instanceStatuses?.find((i) => i.role === 'replica')?.name ?? '';
+    const { missing } = await underWriteLoad(
+      `switchover to ${target}`,
+      async () => {
+        await patchSpec({ primary: target });
+      },
+      async () => {
+        await waitUntil(
+          `${target} primary`,
+          async () => (await cluster())?.status?.currentPrimary === target,
+          {
+            timeoutMs: 180_000,
+            intervalMs: 500,
+          },
+        );
+        await waitHealthy(3, `healthy after the switchover to ${target}`);
+      },
+    );
+    expect(missing).toEqual([]);
+    const after = (await cluster())?.status;
+    expect(after?.currentPrimary).toBe(target);
+    expect(after?.switchovers).toBe((before?.switchovers ?? 0) + 1);
+    // Unset: failovers stand from now on, and scaling down may move the primary.
+    await patchSpec({ primary: null });
+  });
+
+  it('scales 3 → 5 → 2, the claims of removed instances deleted with them', async () => {
+    await kubectl(['-n', ns, 'scale', `postgresqlcluster/${clusterName}`, '--replicas=5']);
+    await waitHealthy(5);
+    await kubectl(['-n', ns, 'scale', `postgresqlcluster/${clusterName}`, '--replicas=2']);
+    const status = (await waitHealthy(2)).status;
+    expect(status?.instanceStatuses?.map((i) => i.name).sort()).toEqual([
+      `${clusterName}-0`,
+      `${clusterName}-1`,
+    ]);
+    const claims = await listObjects('persistentvolumeclaims', ns, instanceSelector);
+    expect(claims.length).toBe(2);
+  });
+
+  it('rolls a restart for a parameter that needs one: replicas first, then a switchover, then the old primary', async () => {
+    const before = (await cluster())?.status;
+    const { missing } = await underWriteLoad(
+      'rolling restart',
+      async () => {
+        await patchSpec({ postgresql: { parameters: { shared_buffers: '24MB' } } });
+      },
+      async () => {
+        await waitUntil(
+          'every instance restarted with shared_buffers 24MB',
+          async () => {
+            const cluster = await waitHealthy(2);
+            const progressing = cluster.status?.conditions?.find((c) => c.type === 'Progressing');
+            if (progressing?.status !== 'False') return false;
+            const target = await readWriteTarget();
+            const rows = await queryOnce<{ shared_buffers: string }>(target, 'SHOW shared_buffers');
+            return rows[0]?.shared_buffers === '24MB';
+          },
+          { timeoutMs: 300_000, intervalMs: 2000 },
+        );
+      },
+    );
+    expect(missing).toEqual([]);
+    const after = (await cluster())?.status;
+    expect(after?.switchovers).toBe((before?.switchovers ?? 0) + 1);
+    expect(after?.currentPrimary).not.toBe(before?.currentPrimary);
+  });
+
+  it('deleted, it leaves nothing behind: pods, claims, Services and Secrets go with it', async () => {
+    await kubectl(['-n', ns, 'delete', 'postgresqlcluster', clusterName, '--wait=true', '--timeout=120s']);
+    let left: string[] = [];
+    await waitUntil(
+      `everything of ${ns}/${clusterName} garbage-collected`,
+      async () => {
+        left = [];
+        for (const resource of [
+          'pods',
+          'persistentvolumeclaims',
+          'services',
+          'secrets',
+          'poddisruptionbudgets',
+        ])
+          left.push(
+            ...(await listObjects<{ metadata: { name: string } }>(resource, ns, instanceSelector)).map(
+              (o) => `${resource}/${o.metadata.name}`,
+            ),
+          );
+        return left.length === 0;
+      },
+      { timeoutMs: 180_000, intervalMs: 1000, describe: () => `still there: ${left.join(', ')}` },
+    );
+  });
+});
