@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Builds pinned Kubernetes, etcd, containerd, CoreDNS, helm, kubeconform and kind binaries, and the
-# benchmark's controller-runtime operator, from the Go module proxy into the version-keyed cache.
+# Builds pinned Kubernetes, etcd, containerd, CoreDNS, local-path-provisioner, helm, kubeconform, kind
+# and versitygw binaries, and the benchmark's controller-runtime operator, from the Go module proxy
+# into the version-keyed cache.
 # Usage: tools/build-binaries.sh [component[@minor]...]   (default: what the test suites need)
 #        tools/build-binaries.sh --path <component[@minor]>   (prints where its binary is; builds nothing)
 # Kubernetes components come from the newest minor pinned under tools/kubernetes/ (one wrapper
 # module per minor), or from the minor HOMEOSTAT_KUBERNETES_VERSION names (1.35, oldest, newest);
 # a suffix picks one for a single component: kube-apiserver@oldest, kubectl@1.35.
+# etcd, etcdctl and etcdutl come from tools/etcd (the default minor) or, with a suffix, from the
+# wrapper of that minor beside it: etcd@3.7 builds from tools/etcd/v3.7.
 # A binary already in the cache is never rebuilt; delete its folder to force a rebuild.
 # Go builds run under `nice -n 10`: they take both cores for minutes on a shared machine.
 set -euo pipefail
@@ -40,12 +43,13 @@ kube_minor() { # kube_minor <1.N | oldest | newest | empty>: the pinned minor it
 }
 default_minor="$(kube_minor "${HOMEOSTAT_KUBERNETES_VERSION:-}")"
 
-etcd_version="$(module_version "$here/etcd" go.etcd.io/etcd/server/v3)"
 containerd_version="$(module_version "$here/containerd" github.com/containerd/containerd/v2)"
 coredns_version="$(module_version "$here/coredns" github.com/coredns/coredns)"
+local_path_version="$(module_version "$here/local-path-provisioner" github.com/rancher/local-path-provisioner)"
 helm_version="$(module_version "$here/helm" helm.sh/helm/v3)"
 kubeconform_version="$(module_version "$here/helm" github.com/yannh/kubeconform)"
 kind_version="$(module_version "$here/kind" sigs.k8s.io/kind)"
+versitygw_version="$(module_version "$here/versitygw" github.com/versity/versitygw)"
 bench_operator="$here/../bench/reconcile/controller-runtime"
 
 sources_hash() { # sources_hash <dir>: the key of a module whose sources live in this repository
@@ -73,12 +77,16 @@ resolve_component() { # resolve_component <component[@minor]>: sets component, w
       tags="selinux,notest"
       ;;
     etcd | etcdctl | etcdutl)
-      wrapper="$here/etcd"
+      wrapper="$here/etcd${minor_choice:+/v$minor_choice}"
+      [[ -f "$wrapper/go.mod" ]] || {
+        echo "build-binaries: etcd $minor_choice is not pinned (no $wrapper/go.mod)" >&2
+        return 2
+      }
       case "$component" in
         etcd) pkg="go.etcd.io/etcd/server/v3" ;;
         *) pkg="go.etcd.io/etcd/$component/v3" ;;
       esac
-      out="$HOMEOSTAT_CACHE_DIR/bin/etcd-$etcd_version"
+      out="$HOMEOSTAT_CACHE_DIR/bin/etcd-$(module_version "$wrapper" go.etcd.io/etcd/server/v3)"
       ldflags="-s -w"
       ;;
     containerd | containerd-shim-runc-v2 | ctr) # the local cluster's container runtime (e2e/cluster)
@@ -95,6 +103,12 @@ resolve_component() { # resolve_component <component[@minor]>: sets component, w
       wrapper="$here/coredns"
       pkg="github.com/coredns/coredns"
       out="$HOMEOSTAT_CACHE_DIR/bin/coredns-$coredns_version"
+      ldflags="-s -w"
+      ;;
+    local-path-provisioner) # the local cluster's default StorageClass (e2e/cluster)
+      wrapper="$here/local-path-provisioner"
+      pkg="github.com/rancher/local-path-provisioner"
+      out="$HOMEOSTAT_CACHE_DIR/bin/local-path-provisioner-$local_path_version"
       ldflags="-s -w"
       ;;
     helm)
@@ -115,6 +129,12 @@ resolve_component() { # resolve_component <component[@minor]>: sets component, w
       pkg="sigs.k8s.io/kind"
       out="$HOMEOSTAT_CACHE_DIR/bin/kind-$kind_version"
       ldflags="-s -w"
+      ;;
+    versitygw) # a real S3-compatible server for the etcd operator's backup tests (posix backend)
+      wrapper="$here/versitygw"
+      pkg="github.com/versity/versitygw/cmd/versitygw"
+      out="$HOMEOSTAT_CACHE_DIR/bin/versitygw-$versitygw_version"
+      ldflags="-s -w -X main.Version=$versitygw_version"
       ;;
     bench-widget-operator) # bench:reconcile's controller-runtime side; its sources are ours, so they key it too
       wrapper="$bench_operator"
@@ -161,6 +181,10 @@ components=("$@")
 if ((${#components[@]} == 0)); then
   # npm test: the control-plane tests on the newest minor, the library's also on the oldest.
   components=(kube-apiserver kubectl kube-apiserver@oldest etcd etcdctl etcdutl)
+  # The etcd operator's upgrade tests run members of every pinned etcd minor.
+  for d in "$here"/etcd/v*/; do
+    if [[ -f "$d/go.mod" ]]; then components+=("etcd@$(basename "$d" | cut -c2-)"); fi
+  done
 fi
 
 mkdir -p "$HOMEOSTAT_CACHE_DIR"

@@ -20,6 +20,7 @@ import { ensureImages } from '../images/build-images.ts';
 import { writeComponentConfig } from './component-config.ts';
 import { components, type Component } from './components.ts';
 import { coreDnsObjects } from './coredns-addon.ts';
+import { defaultStorageClass, localPathObjects } from './local-path-addon.ts';
 import { daemonDied, daemonRunning, logFile, startDaemon } from './daemons.ts';
 import { clusterDown, reportLeftovers } from './cluster-down.ts';
 import { recordMachineBefore, setUpBridge } from './host-network.ts';
@@ -41,6 +42,7 @@ const neededBinaries = [
   'containerd-shim-runc-v2',
   'ctr',
   'coredns',
+  'local-path-provisioner',
 ];
 
 /** The order components start in; each waits for the ones before it. */
@@ -69,6 +71,8 @@ export async function clusterUp(): Promise<LocalCluster> {
     const problem = await healthProblem();
     if (problem === undefined) {
       note(`reusing the healthy local cluster (KUBECONFIG=${paths.kubeconfig})`);
+      // Applied again (a no-op when unchanged) so that a change to an add-on reaches a reused cluster.
+      await applyAddons();
       return { kubeconfig: paths.kubeconfig, reused: true };
     }
     note(`the cluster that was up is unhealthy (${problem}); rebuilding it`);
@@ -103,10 +107,10 @@ export async function clusterUp(): Promise<LocalCluster> {
       Promise.all(group.map((name) => startAndWait(name, all))),
     );
     if (group.includes('containerd')) {
-      // The sandbox and DNS images must be in containerd before the kubelet runs a pod.
-      await step('images the cluster runs (pause, CoreDNS)', () =>
+      // The sandbox, DNS and provisioner images must be in containerd before the kubelet runs a pod.
+      await step('images the cluster runs (pause, CoreDNS, local-path-provisioner)', () =>
         ensureImages({
-          refs: [clusterImages.pause, clusterImages.coredns],
+          refs: [clusterImages.pause, clusterImages.coredns, clusterImages.localPathProvisioner],
           containerd: {
             socket: paths.containerdSocket,
             importedRecord: join(stateDir, 'imported-images.json'),
@@ -119,6 +123,14 @@ export async function clusterUp(): Promise<LocalCluster> {
   await step(`node ${network.nodeName} Ready`, waitForNodeReady);
   // kube-proxy prepends its own FORWARD rules when it starts; ours must stay first.
   await ensureEgressGuard();
+  await applyAddons();
+  const ready: ReadyRecord = { version: kubernetesVersion, containerd: toolVersion('containerd') };
+  await writeFile(paths.ready, JSON.stringify({ ...ready, at: new Date().toISOString() }));
+  return { kubeconfig: paths.kubeconfig, reused: false };
+}
+
+/** The cluster's add-ons: DNS and the default StorageClass, each applied and waited for. */
+async function applyAddons(): Promise<void> {
   await step('cluster DNS (CoreDNS)', async () => {
     await kubectl(
       ['apply', '--server-side', '--force-conflicts', '-f', '-'],
@@ -126,9 +138,20 @@ export async function clusterUp(): Promise<LocalCluster> {
     );
     await waitForDns();
   });
-  const ready: ReadyRecord = { version: kubernetesVersion, containerd: toolVersion('containerd') };
-  await writeFile(paths.ready, JSON.stringify({ ...ready, at: new Date().toISOString() }));
-  return { kubeconfig: paths.kubeconfig, reused: false };
+  await step(`default StorageClass ${defaultStorageClass} (local-path-provisioner)`, async () => {
+    await kubectl(
+      ['apply', '--server-side', '--force-conflicts', '-f', '-'],
+      JSON.stringify(localPathObjects()),
+    );
+    await kubectl([
+      '-n',
+      'local-path-storage',
+      'rollout',
+      'status',
+      'deployment/local-path-provisioner',
+      '--timeout=180s',
+    ]);
+  });
 }
 
 async function startAndWait(name: string, all: Record<string, Component>): Promise<void> {
@@ -219,6 +242,10 @@ async function healthProblem(): Promise<string | undefined> {
   try {
     if (!(await nodeReady())) return 'the node is not Ready';
     if (!(await dnsAnswers())) return 'cluster DNS does not answer';
+    // Clusters brought up before the provisioner joined lack it; rebuilding adds it.
+    await kubectl(['get', 'storageclass', defaultStorageClass, '-o', 'name']).catch(() => {
+      throw new Error(`no default StorageClass ${defaultStorageClass}`);
+    });
   } catch (error) {
     return String(error).split('\n')[0];
   }

@@ -1,6 +1,7 @@
 // CoreDNS as the cluster DNS: the objects kubeadm would create, trimmed to what a test cluster
 // needs. It answers for cluster.local and the reverse zones only and forwards nothing, so no
 // lookup made inside the cluster ever leaves this machine.
+import { addonDeployment } from './addon-deployment.ts';
 import { network } from './layout.ts';
 import { clusterImages } from '../images/image-names.ts';
 
@@ -50,51 +51,26 @@ export function coreDnsObjects(): object {
         subjects: [{ kind: 'ServiceAccount', name: 'coredns', namespace: 'kube-system' }],
       },
       { apiVersion: 'v1', kind: 'ConfigMap', metadata: meta('coredns'), data: { Corefile: corefile } },
-      {
-        apiVersion: 'apps/v1',
-        kind: 'Deployment',
-        metadata: meta('coredns'),
-        spec: {
-          replicas: 1,
-          selector: { matchLabels: labels },
-          template: {
-            metadata: { labels },
-            spec: {
-              serviceAccountName: 'coredns',
-              priorityClassName: 'system-cluster-critical',
-              dnsPolicy: 'Default',
-              securityContext: {
-                runAsNonRoot: true,
-                runAsUser: 65532,
-                runAsGroup: 65532,
-                seccompProfile: { type: 'RuntimeDefault' },
-              },
-              containers: [
-                {
-                  name: 'coredns',
-                  image: clusterImages.coredns,
-                  imagePullPolicy: 'IfNotPresent',
-                  args: ['-conf', '/etc/coredns/Corefile'],
-                  ports: [
-                    { name: 'dns', containerPort: dnsPort, protocol: 'UDP' },
-                    { name: 'dns-tcp', containerPort: dnsPort, protocol: 'TCP' },
-                  ],
-                  readinessProbe: { httpGet: { path: '/ready', port: 8181 }, periodSeconds: 2 },
-                  livenessProbe: { httpGet: { path: '/health', port: 8080 }, initialDelaySeconds: 10 },
-                  resources: { requests: { cpu: '50m', memory: '32Mi' }, limits: { memory: '128Mi' } },
-                  securityContext: {
-                    allowPrivilegeEscalation: false,
-                    readOnlyRootFilesystem: true,
-                    capabilities: { drop: ['ALL'] },
-                  },
-                  volumeMounts: [{ name: 'config', mountPath: '/etc/coredns', readOnly: true }],
-                },
-              ],
-              volumes: [{ name: 'config', configMap: { name: 'coredns' } }],
-            },
-          },
+      addonDeployment({
+        name: 'coredns',
+        namespace: 'kube-system',
+        labels,
+        serviceAccountName: 'coredns',
+        podSpec: { dnsPolicy: 'Default' },
+        container: {
+          name: 'coredns',
+          image: clusterImages.coredns,
+          args: ['-conf', '/etc/coredns/Corefile'],
+          ports: [
+            { name: 'dns', containerPort: dnsPort, protocol: 'UDP' },
+            { name: 'dns-tcp', containerPort: dnsPort, protocol: 'TCP' },
+          ],
+          readinessProbe: { httpGet: { path: '/ready', port: 8181 }, periodSeconds: 2 },
+          livenessProbe: { httpGet: { path: '/health', port: 8080 }, initialDelaySeconds: 10 },
+          resources: { requests: { cpu: '50m', memory: '32Mi' }, limits: { memory: '128Mi' } },
         },
-      },
+        config: { configMap: 'coredns', mountPath: '/etc/coredns' },
+      }),
       {
         apiVersion: 'v1',
         kind: 'Service',

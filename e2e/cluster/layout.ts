@@ -21,6 +21,8 @@ export const paths = {
   cniConf: join(stateDir, 'cni', 'net.d'),
   cniIpam: join(stateDir, 'cni', 'ipam'),
   config: join(stateDir, 'config'),
+  /** Where the default StorageClass's volumes live on the node (one directory per volume). */
+  localVolumes: join(stateDir, 'local-path'),
   /** The machine's settings before the first `up`, restored by `down`. */
   before: join(stateDir, 'before.json'),
   /** Written last by `up`; its presence means "a cluster was fully brought up here". */

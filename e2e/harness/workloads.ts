@@ -49,7 +49,19 @@ export async function runClientPod(options: {
   command: readonly string[];
   runAsUser: number;
   timeoutSeconds?: number;
+  /** A PersistentVolumeClaim to mount, e.g. to show that data outlives the pod that wrote it. */
+  claim?: { name: string; mountPath: string };
+  /** A Secret mounted read-only (client certificates, say). */
+  secret?: { name: string; mountPath: string };
 }): Promise<ClientPodResult> {
+  const volumeMounts = [
+    ...(options.claim ? [{ name: 'claim', mountPath: options.claim.mountPath }] : []),
+    ...(options.secret ? [{ name: 'secret', mountPath: options.secret.mountPath, readOnly: true }] : []),
+  ];
+  const volumes = [
+    ...(options.claim ? [{ name: 'claim', persistentVolumeClaim: { claimName: options.claim.name } }] : []),
+    ...(options.secret ? [{ name: 'secret', secret: { secretName: options.secret.name } }] : []),
+  ];
   const pod = {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -64,8 +76,10 @@ export async function runClientPod(options: {
           command: [...options.command],
           securityContext: restrictedSecurityContext(options.runAsUser),
           resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '64Mi' } },
+          ...(volumeMounts.length ? { volumeMounts } : {}),
         },
       ],
+      ...(volumes.length ? { volumes } : {}),
     },
   };
   await kubectl(['apply', '--server-side', '--field-manager=homeostat-e2e', '-f', '-'], JSON.stringify(pod));

@@ -3,13 +3,19 @@
 import catalogue from './images.json' with { type: 'json' };
 
 /** Operand images, by operand: the tags each operator uses by default. */
-export const operandImages: { memcached: string; etcd: string; postgres17: string; postgres18: string } =
-  catalogue.operands;
+export const operandImages: {
+  memcached: string;
+  etcd: string;
+  etcd37: string;
+  postgres17: string;
+  postgres18: string;
+} = catalogue.operands;
 /** Base images that operator and operand Dockerfiles build `FROM`. */
 export const baseImages: { debian: string; debianTrixie: string; debianForky: string; node: string } =
   catalogue.bases;
-/** Images only the local cluster itself runs: the pod sandbox and the cluster DNS. */
-export const clusterImages: { pause: string; coredns: string } = catalogue.cluster;
+/** Images only the local cluster itself runs: the pod sandbox, the cluster DNS, the volume provisioner. */
+export const clusterImages: { pause: string; coredns: string; localPathProvisioner: string } =
+  catalogue.cluster;
 /**
  * Operator images by workspace folder under operators/, each built from operators/Dockerfile
  * with that folder as OPERATOR: each chart's default image. An operator joins by a line in images.json.

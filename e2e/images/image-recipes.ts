@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { binaryPath, cacheDir } from '@homeostat/testing';
+import { binaryPath, cacheDir, etcdBinaryPath, etcdVersion, type EtcdComponent } from '@homeostat/testing';
 import { run } from '../cluster/run-command.ts';
 import { baseImages, clusterImages, operandImages, operatorImages } from './image-names.ts';
 import type { DebianSuite } from './debian-rootfs.ts';
@@ -60,18 +60,17 @@ export const imageRecipes: readonly ImageRecipe[] = [
     dir: 'coredns',
     extraFiles: async () => ({ coredns: await builtBinary('coredns') }),
   },
-  { ref: operandImages.memcached, kind: 'dockerfile', dir: 'memcached', base: baseImages.debian },
   {
-    ref: operandImages.etcd,
+    ref: clusterImages.localPathProvisioner,
     kind: 'dockerfile',
-    dir: 'etcd',
+    dir: 'local-path-provisioner',
     base: baseImages.debian,
-    extraFiles: async () => ({
-      etcd: await builtBinary('etcd'),
-      etcdctl: await builtBinary('etcdctl'),
-      etcdutl: await builtBinary('etcdutl'),
-    }),
+    extraFiles: async () => ({ 'local-path-provisioner': await builtBinary('local-path-provisioner') }),
   },
+  { ref: operandImages.memcached, kind: 'dockerfile', dir: 'memcached', base: baseImages.debian },
+  // One image per pinned etcd minor: the operator's rolling upgrades go from one to the next.
+  etcdRecipe(operandImages.etcd),
+  etcdRecipe(operandImages.etcd37),
   // Debian's PostgreSQL of each supported major version, with the operator's instance entrypoint.
   postgresRecipe(operandImages.postgres17, baseImages.debianTrixie, '17'),
   postgresRecipe(operandImages.postgres18, baseImages.debianForky, '18'),
@@ -88,6 +87,30 @@ export const imageRecipes: readonly ImageRecipe[] = [
   },
   ...Object.entries(operatorImages).map(([operator, ref]) => operatorRecipe(operator, ref)),
 ];
+
+// etcd, etcdctl and etcdutl of the release the image's tag names (tools/etcd or tools/etcd/v<minor>).
+function etcdRecipe(ref: string): ImageRecipe {
+  const version = ref.slice(ref.lastIndexOf(':') + 1);
+  const minor = version.slice(1).split('.').slice(0, 2).join('.');
+  const built = async (component: EtcdComponent) => {
+    const suffix = version === etcdVersion ? '' : `@${minor}`;
+    await run('bash', [join(repoRoot, 'tools', 'build-binaries.sh'), `${component}${suffix}`], {
+      timeoutMs: 60 * 60_000,
+    });
+    return etcdBinaryPath(component, version);
+  };
+  return {
+    ref,
+    kind: 'dockerfile',
+    dir: 'etcd',
+    base: baseImages.debian,
+    extraFiles: async () => ({
+      etcd: await built('etcd'),
+      etcdctl: await built('etcdctl'),
+      etcdutl: await built('etcdutl'),
+    }),
+  };
+}
 
 function postgresRecipe(ref: string, base: string, major: string): ImageRecipe {
   return {

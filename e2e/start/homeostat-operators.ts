@@ -30,6 +30,15 @@ export const homeostatOperators: readonly InstallableOperator[] = [
     readyConditions: ['Available', 'Progressing=False'],
     tryIt: (namespace) => `kubectl -n ${namespace} scale memcached/sessions --replicas=1`,
   },
+  {
+    chart: operatorCharts.etcd,
+    image: operatorImages.etcd,
+    samples: [join(repoRoot, 'operators', 'etcd', 'config', 'samples', 'etcd-cluster.yaml')],
+    sampleResource: 'etcdclusters.etcd.homeostat.dev',
+    // Available: a majority of members healthy; Progressing=False: every member added and a voter.
+    readyConditions: ['Available', 'Progressing=False'],
+    tryIt: (namespace) => `kubectl -n ${namespace} scale etcdcluster/orders --replicas=5`,
+  },
 ];
 
 /** Where the operators run, and where the samples run (both enforce Pod Security "restricted"). */

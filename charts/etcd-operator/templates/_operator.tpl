@@ -12,9 +12,24 @@
 - apiGroups: [etcd.homeostat.dev]
   resources: [etcdclusters/finalizers]
   verbs: [update]
-# Member pods and their claims are made and deleted one at a time; never updated in place yet.
+# Backups: taken and recorded; the schedule creates them and deletes those retention drops.
+- apiGroups: [etcd.homeostat.dev]
+  resources: [etcdbackups]
+  verbs: [get, list, watch, create, delete]
+- apiGroups: [etcd.homeostat.dev]
+  resources: [etcdbackups/status]
+  verbs: [get, update, patch]
+# The pod that writes a backup into a claim is owned by its EtcdBackup (blockOwnerDeletion).
+- apiGroups: [etcd.homeostat.dev]
+  resources: [etcdbackups/finalizers]
+  verbs: [update]
+# Member pods and their claims are made and deleted one at a time; a pod is patched only to change
+# its etcd image in a rolling upgrade (the one field of a pod that can change).
 - apiGroups: [""]
-  resources: [pods, persistentvolumeclaims]
+  resources: [pods]
+  verbs: [get, list, watch, create, delete, patch]
+- apiGroups: [""]
+  resources: [persistentvolumeclaims]
   verbs: [get, list, watch, create, delete]
 - apiGroups: [""]
   resources: [services]
@@ -22,7 +37,8 @@
 - apiGroups: [policy]
   resources: [poddisruptionbudgets]
   verbs: [get, list, watch, create, update, patch, delete]
-# The CA and certificates it generates (made once, never rewritten), and a provided client Secret.
+# The CA and certificates it generates (made once, never rewritten), a provided client Secret, and
+# the credentials Secret a backup destination names.
 - apiGroups: [""]
   resources: [secrets]
   verbs: [get, list, watch, create]
@@ -37,4 +53,7 @@
   value: {{ .Values.etcdImageRepository | quote }}
 - name: CLUSTER_DOMAIN
   value: {{ .Values.clusterDomain | quote }}
+# Its own image: the first member of a cluster restored from a backup runs the restore steps in it.
+- name: OPERATOR_IMAGE
+  value: {{ include "homeostat-operator.image" . | quote }}
 {{- end }}

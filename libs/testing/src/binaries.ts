@@ -64,6 +64,19 @@ export const kubernetesVersion = pinnedKubernetesVersion(process.env['HOMEOSTAT_
 /** The etcd release the project pins, e.g. "v3.6.16" (read from tools/etcd/go.mod). */
 export const etcdVersion = pinnedVersion('etcd', 'go.etcd.io/etcd/server/v3');
 
+/**
+ * Every etcd release the project pins, oldest first: tools/etcd (the default, `etcdVersion`) and
+ * the wrapper of each other minor beside it, tools/etcd/v<minor> (`build-binaries.sh etcd@<minor>`).
+ */
+export const pinnedEtcdVersions: readonly string[] = [
+  etcdVersion,
+  ...readdirSync(join(repoRoot, 'tools', 'etcd'))
+    .filter(
+      (entry) => /^v\d+\.\d+$/.test(entry) && existsSync(join(repoRoot, 'tools', 'etcd', entry, 'go.mod')),
+    )
+    .map((entry) => pinnedVersion(join('etcd', entry), 'go.etcd.io/etcd/server/v3')),
+].sort((a, b) => minorNumber(a.slice(1)) - minorNumber(b.slice(1)));
+
 export type KubernetesComponent =
   | 'kube-apiserver'
   | 'kube-controller-manager'
@@ -75,7 +88,15 @@ export type KubernetesComponent =
 export type EtcdComponent = 'etcd' | 'etcdctl' | 'etcdutl';
 /** Go-built tools the end-to-end suites and the local cluster use, each cached under its own version. */
 export type ToolComponent =
-  'containerd' | 'containerd-shim-runc-v2' | 'ctr' | 'coredns' | 'helm' | 'kubeconform' | 'kind';
+  | 'containerd'
+  | 'containerd-shim-runc-v2'
+  | 'ctr'
+  | 'coredns'
+  | 'local-path-provisioner'
+  | 'helm'
+  | 'kubeconform'
+  | 'kind'
+  | 'versitygw';
 
 // Which wrapper module under tools/ pins each tool, the module path it pins, and the cache folder
 // it is built into (tools sharing a module share a folder).
@@ -84,9 +105,11 @@ const toolModules: Record<ToolComponent, [wrapper: string, modulePath: string, f
   'containerd-shim-runc-v2': ['containerd', 'github.com/containerd/containerd/v2', 'containerd'],
   ctr: ['containerd', 'github.com/containerd/containerd/v2', 'containerd'],
   coredns: ['coredns', 'github.com/coredns/coredns'],
+  'local-path-provisioner': ['local-path-provisioner', 'github.com/rancher/local-path-provisioner'],
   helm: ['helm', 'helm.sh/helm/v3'],
   kubeconform: ['helm', 'github.com/yannh/kubeconform'],
   kind: ['kind', 'sigs.k8s.io/kind'],
+  versitygw: ['versitygw', 'github.com/versity/versitygw'],
 };
 
 /** The pinned version of a Go-built tool, e.g. "v1.15.0" for coredns (read from its tools/ go.mod). */
@@ -112,6 +135,25 @@ export function binaryPath(component: KubernetesComponent | EtcdComponent | Tool
       `${component} is not built yet (expected ${path}). ` +
         `Run \`bash tools/build-binaries.sh ${component}\` (with the same HOMEOSTAT_KUBERNETES_VERSION) ` +
         'or `npm test`, which builds it.',
+    );
+  }
+  return path;
+}
+
+/**
+ * Absolute path of etcd, etcdctl or etcdutl of a pinned etcd release ("v3.7.3"; the default one
+ * when none is given); throws with the command that builds it if absent.
+ */
+export function etcdBinaryPath(component: EtcdComponent, version: string = etcdVersion): string {
+  if (!pinnedEtcdVersions.includes(version)) {
+    throw new Error(`etcd ${version} is not pinned (pinned: ${pinnedEtcdVersions.join(', ')})`);
+  }
+  const path = join(cacheDir(), 'bin', `etcd-${version}`, component);
+  if (!existsSync(path)) {
+    const minor = version.slice(1).split('.').slice(0, 2).join('.');
+    const suffix = version === etcdVersion ? '' : `@${minor}`;
+    throw new Error(
+      `${component} ${version} is not built yet (expected ${path}). Run \`bash tools/build-binaries.sh ${component}${suffix}\`.`,
     );
   }
   return path;

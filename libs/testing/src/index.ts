@@ -3,9 +3,11 @@ export { installCrds } from './crds.ts';
 export {
   binaryPath,
   cacheDir,
+  etcdBinaryPath,
   etcdVersion,
   kubernetesVersion,
   pinnedKubernetesVersion,
+  pinnedEtcdVersions,
   pinnedKubernetesVersions,
   repoRoot,
   toolVersion,

@@ -3,8 +3,11 @@ import type { ClusterSource, Manager } from '@homeostat/reconcile';
 import { operatorManager, type ManagerExtras } from '@homeostat/operator-kit';
 import type { OperatorConfig } from './config/operator-config.ts';
 import { operatorName } from './controllers/cluster-names.ts';
+import { addBackupScheduleController } from './controllers/backup/backup-schedule-controller.ts';
+import { addEtcdBackupController } from './controllers/backup/etcd-backup-controller.ts';
 import { addEtcdClusterController } from './controllers/etcd-cluster-controller.ts';
 import { dnsAddressing, type MemberAddressing } from './controllers/member-addressing.ts';
+import { ClusterGauges } from './metrics/cluster-gauges.ts';
 
 /** Builds (but does not start) the etcd operator's manager. Tests may replace the addressing. */
 export function etcdOperator(
@@ -14,10 +17,19 @@ export function etcdOperator(
 ): Manager {
   const { addressing, ...managerExtras } = extras;
   const manager = operatorManager(kubeConfig, operatorName, config, managerExtras);
+  const memberAddressing = addressing ?? dnsAddressing(config.clusterDomain);
   addEtcdClusterController(manager, {
-    addressing: addressing ?? dnsAddressing(config.clusterDomain),
+    addressing: memberAddressing,
     imageRepository: config.etcdImageRepository,
+    operatorImage: config.operatorImage,
+    maxConcurrentReconciles: config.maxConcurrentReconciles,
+    gauges: new ClusterGauges(manager.metrics.registry),
+  });
+  addEtcdBackupController(manager, {
+    addressing: memberAddressing,
+    operatorImage: config.operatorImage,
     maxConcurrentReconciles: config.maxConcurrentReconciles,
   });
+  addBackupScheduleController(manager);
   return manager;
 }

@@ -1,3 +1,4 @@
+import { Socket } from 'node:net';
 import pg from 'pg';
 
 /** Where an instance listens, as the engine and the other instances reach it. */
@@ -23,14 +24,26 @@ export interface ConnectOptions {
 
 export const defaultConnectOptions: ConnectOptions = { connectTimeoutMs: 2000, statementTimeoutMs: 10_000 };
 
-/** Opens one connection, runs `work`, always closes it. */
+// How long past the statement timeout the client waits for an answer, and for a goodbye, from a
+// server that has gone silent (a frozen process, a node cut off) before it drops the socket.
+const silentServerGraceMs = 1000;
+
+/**
+ * Opens one connection, runs `work`, always closes it. Bounded even when the server goes silent
+ * mid-query (statement_timeout is the server's own and a frozen server never applies it): each
+ * query fails after the statement timeout plus a grace, and closing drops the socket when the
+ * server never acknowledges the goodbye, so no reconcile waits forever on an instance.
+ */
 export async function withConnection<T>(
   endpoint: InstanceEndpoint,
   credentials: Credentials,
   options: ConnectOptions,
   work: (client: pg.Client) => Promise<T>,
 ): Promise<T> {
+  const socket = new Socket();
   const client = new pg.Client({
+    stream: () => socket,
+    query_timeout: options.statementTimeoutMs + silentServerGraceMs,
     host: endpoint.host,
     port: endpoint.port,
     user: credentials.user,
@@ -47,7 +60,13 @@ export async function withConnection<T>(
     await client.connect();
     return await work(client);
   } finally {
-    await client.end().catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      client.end().catch(() => undefined),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, silentServerGraceMs))),
+    ]);
+    clearTimeout(timer);
+    socket.destroy();
   }
 }
 

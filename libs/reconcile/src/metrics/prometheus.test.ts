@@ -34,6 +34,31 @@ describe('Prometheus text exposition', () => {
     expect(registry.contentType).toBe('text/plain; version=0.0.4; charset=utf-8');
   });
 
+  it('drops the series of removed labels, and reads collected values at each scrape', async () => {
+    const registry = new Registry();
+    let scrapes = 0;
+    const members = new Gauge({
+      name: 'members',
+      help: 'Members',
+      labelNames: ['cluster'],
+      registers: [registry],
+      collect() {
+        scrapes += 1;
+        expect(this).toBe(members); // prom-client's convention: the metric is `this`
+      },
+    });
+    const changes = new Counter({ name: 'changes_total', help: 'Changes', labelNames: ['cluster'] });
+    members.set({ cluster: 'a' }, 3);
+    members.set({ cluster: 'b' }, 5);
+    changes.inc({ cluster: 'a' });
+    members.remove({ cluster: 'a' });
+    changes.remove({ cluster: 'a' });
+    expect((await members.get()).values).toEqual([{ labels: { cluster: 'b' }, value: 5 }]);
+    expect((await changes.get()).values).toEqual([]);
+    expect(await registry.metrics()).not.toContain('cluster="a"');
+    expect(scrapes).toBe(2);
+  });
+
   it('renders histograms with cumulative buckets, +Inf, sum and count', async () => {
     const registry = new Registry();
     const latency = new Histogram({

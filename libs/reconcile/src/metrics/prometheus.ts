@@ -31,19 +31,22 @@ export interface MetricOptions {
   labelNames?: readonly string[];
   /** Registries this metric is added to at once. */
   registers?: readonly Registry[];
-  /** Runs before every scrape, to set values that are read rather than counted. */
-  collect?: () => void;
+  /**
+   * Runs before every scrape, to set values that are read rather than counted. Called with the
+   * metric as `this`, as prom-client does, so a `collect() { this.set(…) }` method works.
+   */
+  collect?: (this: Metric) => void;
 }
 
 const metricName = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const labelName = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
-abstract class Metric {
+export abstract class Metric {
   readonly name: string;
   readonly help: string;
   abstract readonly type: MetricType;
   protected readonly labelNames: readonly string[];
-  readonly #collect: (() => void) | undefined;
+  readonly #collect: ((this: Metric) => void) | undefined;
 
   constructor(options: MetricOptions) {
     if (!metricName.test(options.name)) throw new Error(`invalid metric name '${options.name}'`);
@@ -61,13 +64,13 @@ abstract class Metric {
 
   /** The metric's current samples. */
   get(): Promise<MetricSnapshot> {
-    this.#collect?.();
+    this.#collect?.call(this);
     return Promise.resolve({ name: this.name, help: this.help, type: this.type, values: this.values() });
   }
 
   /** The metric family in text exposition format, ending with a newline. */
   expose(): string {
-    this.#collect?.();
+    this.#collect?.call(this);
     const lines = [`# HELP ${this.name} ${escapeHelp(this.help)}`, `# TYPE ${this.name} ${this.type}`];
     for (const sample of this.values()) {
       lines.push(
@@ -78,6 +81,14 @@ abstract class Metric {
   }
 
   protected abstract values(): MetricValue[];
+
+  /** Drops the series of `labels` (e.g. of an object that no longer exists), so it is no longer served. */
+  remove(labels: Labels): void {
+    this.series().delete(this.keyOf(labels));
+  }
+
+  /** The series by key: what `remove` deletes from. */
+  protected abstract series(): Map<string, unknown>;
 
   /** The series key of `labels`, refusing label names this metric does not have. */
   protected keyOf(labels: Labels | undefined): string {
@@ -105,6 +116,10 @@ export class Counter extends Metric {
   readonly type = 'counter';
   readonly #series = new Map<string, number>();
 
+  protected series(): Map<string, unknown> {
+    return this.#series;
+  }
+
   inc(labels?: Labels, value = 1): void {
     if (!(value >= 0)) throw new Error(`metric ${this.name}: a counter cannot decrease (inc by ${value})`);
     const key = this.keyOf(labels);
@@ -120,6 +135,10 @@ export class Counter extends Metric {
 export class Gauge extends Metric {
   readonly type = 'gauge';
   readonly #series = new Map<string, number>();
+
+  protected series(): Map<string, unknown> {
+    return this.#series;
+  }
 
   set(labels: Labels, value: number): void {
     this.#series.set(this.keyOf(labels), value);
@@ -151,6 +170,10 @@ export class Histogram extends Metric {
   readonly type = 'histogram';
   readonly #buckets: readonly number[];
   readonly #series = new Map<string, HistogramSeries>();
+
+  protected series(): Map<string, unknown> {
+    return this.#series;
+  }
 
   constructor(options: MetricOptions & { buckets: readonly number[] }) {
     super(options);

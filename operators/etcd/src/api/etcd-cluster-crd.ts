@@ -62,6 +62,7 @@ export function etcdClusterCrdFor(crdGroup: string, versions: readonly string[])
           { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
           { name: 'Leader', type: 'string', jsonPath: '.status.leader', priority: 1 },
           { name: 'Endpoint', type: 'string', jsonPath: '.status.clientEndpoint', priority: 1 },
+          { name: 'Last Backup', type: 'date', jsonPath: '.status.lastSuccessfulBackupTime', priority: 1 },
           { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
         ],
       },

@@ -59,7 +59,8 @@ const Storage = Type.Object(
       "Each member's data lives in its own PersistentVolumeClaim, kept when the member's pod is deleted.",
     'x-kubernetes-validations': [
       {
-        rule: '!quantity(self.size).isLessThan(quantity(oldSelf.size))',
+        // A malformed size is reported once, by the quantity check of the field itself.
+        rule: '!isQuantity(self.size) || !isQuantity(oldSelf.size) || !quantity(self.size).isLessThan(quantity(oldSelf.size))',
         message: 'storage.size cannot shrink: a PersistentVolumeClaim can only grow',
         fieldPath: '.size',
       },
@@ -70,7 +71,7 @@ const Storage = Type.Object(
         fieldPath: '.storageClassName',
       },
       {
-        rule: "quantity(self.size).isGreaterThan(quantity('256Mi'))",
+        rule: "!isQuantity(self.size) || quantity(self.size).isGreaterThan(quantity('256Mi'))",
         message:
           'storage.size must be larger than 256Mi: etcd needs room for its database and write-ahead log',
         fieldPath: '.size',
@@ -258,6 +259,29 @@ const Bootstrap = Type.Object(
   { description: 'How a new cluster starts. Fixed at creation.' },
 );
 
+const Defragmentation = Type.Object(
+  {
+    fragmentationPercent: Type.Integer({
+      minimum: 0,
+      maximum: 90,
+      default: 50,
+      description:
+        'Defragment a member once this share of its database file is free pages (1 - in use / size), in percent; 0 turns automatic defragmentation off. Members go one at a time, followers first and the leader last, and only while every member is a healthy voter of a cluster of three or more (a member is blocked while it defragments, so a one-member cluster is never defragmented automatically).',
+    }),
+    minimumDbSizeMiB: Type.Integer({
+      minimum: 0,
+      default: 100,
+      description:
+        'Leave members whose database file is smaller than this many MiB alone (a small file is cheap to keep and its fragmentation says little).',
+    }),
+  },
+  {
+    default: { fragmentationPercent: 50, minimumDbSizeMiB: 100 },
+    description:
+      "When the operator defragments members to give the database file's free pages back to the file system. A NOSPACE alarm is always recovered from (compact, defragment each member, disarm).",
+  },
+);
+
 /**
  * The spec schema for a list of supported versions. The operator's CRD uses the versions it ships;
  * tests build it with more, to exercise the upgrade rules on a real API server.
@@ -291,6 +315,7 @@ export function etcdClusterSpecSchema(versions: readonly string[]) {
       tls: Tls,
       backup: Type.Optional(Backup),
       bootstrap: Type.Optional(Bootstrap),
+      defragmentation: Defragmentation,
       paused: Type.Boolean({
         default: false,
         description:
@@ -393,6 +418,13 @@ export const EtcdClusterStatus = Type.Object({
   clientSecret: Type.Optional(
     Type.String({
       description: 'Secret with the client certificate (tls.crt, tls.key, ca.crt) that clients connect with.',
+    }),
+  ),
+  lastSuccessfulBackupTime: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description:
+        'When the newest EtcdBackup of this cluster that succeeded finished (scheduled or not); alert when it grows old.',
     }),
   ),
 });

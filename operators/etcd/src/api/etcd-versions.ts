@@ -14,7 +14,7 @@ export interface EtcdRelease {
 }
 
 /** Supported versions, oldest first. */
-export const supportedVersions: readonly string[] = ['3.6.16'];
+export const supportedVersions: readonly string[] = ['3.6.16', '3.7.3'];
 
 export const etcdReleases: readonly EtcdRelease[] = supportedVersions.map((version) => ({
   version,

@@ -16,6 +16,7 @@ import {
 } from '@homeostat/testing';
 import { sharedKubeConfig, sharedKubeconfigPath } from '@homeostat/testing/shared';
 import { builtin, KubeClient } from '@homeostat/reconcile';
+import { etcdBackupCrd } from '../api/etcd-backup-crd.ts';
 import { etcdClusterCrd } from '../api/etcd-cluster-crd.ts';
 import { etcdClusters } from '../api/etcd-cluster-types.ts';
 import { createEtcdCluster, createTestNamespace } from '../test-support/etcd-cluster-fixtures.ts';
@@ -37,7 +38,7 @@ describe('the bundled operator (what the image runs)', () => {
         stdio: 'pipe',
       },
     );
-    await installCrds(kubeConfig, [etcdClusterCrd]);
+    await installCrds(kubeConfig, [etcdClusterCrd, etcdBackupCrd]);
     await createTestNamespace(client, namespace);
     logDir = await mkdtemp(join(tmpdir(), 'homeostat-etcd-bundle-'));
   });

@@ -2,7 +2,7 @@
 // where etcd images come from and the cluster's DNS domain (members' names end with it).
 import { defineOperatorConfig, text, type OperatorConfig as ConfigOf } from '@homeostat/operator-kit';
 import { defaultEtcdRepository } from '../api/etcd-versions.ts';
-import { operatorName } from '../controllers/cluster-names.ts';
+import { defaultOperatorImage, operatorName } from '../controllers/cluster-names.ts';
 
 const settings = {
   etcdImageRepository: {
@@ -11,6 +11,14 @@ const settings = {
     placeholder: 'repo',
     help: "repository of the etcd images members run (tag v<version>), e.g. a mirror of etcd's own",
     default: defaultEtcdRepository,
+    parse: text,
+  },
+  operatorImage: {
+    flag: 'operator-image',
+    env: 'OPERATOR_IMAGE',
+    placeholder: 'image',
+    help: "the operator's own image: the first member of a cluster restored from a backup runs its restore steps in it",
+    default: defaultOperatorImage,
     parse: text,
   },
   clusterDomain: {

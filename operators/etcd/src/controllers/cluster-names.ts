@@ -4,6 +4,8 @@ import type { EtcdCluster } from '../api/etcd-cluster-types.ts';
 
 /** The field manager, event reporter and `app.kubernetes.io/managed-by` value of this operator. */
 export const operatorName = 'etcd-operator';
+/** The operator image the chart installs by default (its restore agent runs in member pods). */
+export const defaultOperatorImage = 'ghcr.io/homeostat/etcd-operator:0.1.0';
 
 /** Annotation on a member's claim and pod: the etcd member ID (hex) the data belongs to, or `seed`. */
 export const memberIdAnnotation = 'etcd.homeostat.dev/member-id';

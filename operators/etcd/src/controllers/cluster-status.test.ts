@@ -83,6 +83,31 @@ const condition = (status: EtcdClusterStatusFields, type: string) =>
   status.conditions?.find((c) => c.type === type);
 
 describe('EtcdCluster status', () => {
+  it('is Restoring while the first member is made from a backup, then Restored; a refused backup says why', () => {
+    const restored = cluster({ bootstrap: { fromBackup: { backupName: 'nightly' } } });
+    const restoring = clusterStatus(restored, observation({ unreachable: 'connection refused' }));
+    expect(restoring.phase).toBe('Restoring');
+    expect(condition(restoring, 'Restoring')).toMatchObject({
+      status: 'True',
+      reason: 'RestoringFromBackup',
+    });
+    const refused = clusterStatus(
+      restored,
+      observation({
+        unreachable: 'no member pod exists',
+        problem: { reason: 'BackupCorrupt', message: 'sha256…' },
+      }),
+    );
+    expect(refused.phase).toBe('Creating');
+    expect(condition(refused, 'Restoring')).toMatchObject({ status: 'False', reason: 'BackupCorrupt' });
+    expect(condition(refused, 'Degraded')).toMatchObject({ status: 'True', reason: 'BackupCorrupt' });
+    const done = clusterStatus(
+      cluster({ bootstrap: { fromBackup: { backupName: 'nightly' } } }, { clusterId: 'ff' }),
+      observation({ health: health(member(0, { leader: true })), desired: desired(1) }),
+    );
+    expect(condition(done, 'Restoring')).toMatchObject({ status: 'False', reason: 'Restored' });
+  });
+
   it('is Creating until the first member answers', () => {
     const status = clusterStatus(cluster(), observation({ unreachable: 'connection refused' }));
     expect(status.phase).toBe('Creating');

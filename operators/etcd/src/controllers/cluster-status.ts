@@ -167,6 +167,23 @@ function scaling(facts: Facts, o: ClusterObservation): ConditionInput {
   };
 }
 
+/** True while the first member is restored from bootstrap.fromBackup; a refused backup says why. */
+function restoring(cluster: EtcdCluster, facts: Facts, o: ClusterObservation): ConditionInput {
+  const type = types.restoring;
+  if (!cluster.spec.bootstrap?.fromBackup)
+    return { type, status: 'False', reason: 'NotRestoring', message: '' };
+  if (facts.bootstrapped) {
+    return { type, status: 'False', reason: 'Restored', message: 'the cluster was created from its backup' };
+  }
+  if (o.problem) return { type, status: 'False', reason: o.problem.reason, message: o.problem.message };
+  return {
+    type,
+    status: 'True',
+    reason: 'RestoringFromBackup',
+    message: 'the first member is restored from the verified backup; the others then join as learners',
+  };
+}
+
 function upgrading(cluster: EtcdCluster, members: readonly MemberStatusFields[]): ConditionInput {
   const type = types.upgrading;
   const behind = members.filter((m) => m.version !== undefined && m.version !== cluster.spec.version);
@@ -242,6 +259,7 @@ function degraded(o: ClusterObservation, members: readonly MemberStatusFields[])
 
 function phaseOf(facts: Facts, conditions: Record<string, ConditionInput>): EtcdClusterPhase {
   if (facts.paused) return 'Paused';
+  if (conditions[types.restoring]?.status === 'True') return 'Restoring';
   if (!facts.bootstrapped) return 'Creating';
   if (conditions[types.quorumLost]?.status === 'True') return 'QuorumLost';
   if (conditions[types.upgrading]?.status === 'True') return 'Upgrading';
@@ -275,7 +293,7 @@ export function clusterStatus(
     degraded(observation, members),
     scaling(facts, observation),
     upgrading(cluster, members),
-    { type: types.restoring, status: 'False', reason: 'NotRestoring', message: '' } satisfies ConditionInput,
+    restoring(cluster, facts, observation),
     quorumLost(facts, observation),
   ]) {
     inputs[input.type] = input;

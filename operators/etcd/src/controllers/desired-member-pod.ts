@@ -1,6 +1,12 @@
 // The pod of one member: etcd with the flags of its identity and join, its claim mounted, probes on
 // the plain-HTTP metrics listener, and Pod Security "restricted".
-import type { V1Pod, V1ResourceRequirements, V1TopologySpreadConstraint } from '@kubernetes/client-node';
+import type {
+  V1Pod,
+  V1PodSecurityContext,
+  V1ResourceRequirements,
+  V1SecurityContext,
+  V1TopologySpreadConstraint,
+} from '@kubernetes/client-node';
 import type { EtcdCluster } from '../api/etcd-cluster-types.ts';
 import {
   claimName,
@@ -23,6 +29,21 @@ export const dataDir = `${dataMountPath}/data`;
 export const etcdBinary = '/usr/local/bin/etcd';
 /** A numeric non-root id (Pod Security "restricted"); fsGroup makes the claim writable by it. */
 export const etcdUserId = 65532;
+
+/** Pod Security "restricted" for the operator's pods: non-root 65532, which owns the volumes (fsGroup). */
+export const restrictedPodSecurity: V1PodSecurityContext = {
+  runAsNonRoot: true,
+  runAsUser: etcdUserId,
+  runAsGroup: etcdUserId,
+  fsGroup: etcdUserId,
+  fsGroupChangePolicy: 'OnRootMismatch',
+  seccompProfile: { type: 'RuntimeDefault' },
+};
+export const restrictedContainerSecurity: V1SecurityContext = {
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  capabilities: { drop: ['ALL'] },
+};
 
 /** How the member's etcd joins: alone as a new cluster (the seed), or an existing one. */
 export interface MemberJoin {
@@ -71,6 +92,10 @@ export function memberFlags(cluster: EtcdCluster, input: MemberPodInput): string
           `--peer-key-file=${peerTlsDir}/tls.key`,
           `--peer-trusted-ca-file=${peerTlsDir}/ca.crt`,
           '--peer-client-cert-auth=true',
+          // A peer is who its CA-signed certificate says; etcd would also match the connecting
+          // pod's IP against the certificate's names by reverse DNS, which fails for a pod whose
+          // record is not published yet (a member just started) and makes the joining member crash.
+          '--peer-skip-client-san-verification=true',
         ]
       : []),
   ];
@@ -126,14 +151,7 @@ export function desiredMemberPod(cluster: EtcdCluster, input: MemberPodInput): V
       enableServiceLinks: false,
       restartPolicy: 'Always',
       terminationGracePeriodSeconds: 30,
-      securityContext: {
-        runAsNonRoot: true,
-        runAsUser: etcdUserId,
-        runAsGroup: etcdUserId,
-        fsGroup: etcdUserId,
-        fsGroupChangePolicy: 'OnRootMismatch',
-        seccompProfile: { type: 'RuntimeDefault' },
-      },
+      securityContext: restrictedPodSecurity,
       containers: [
         {
           name: 'etcd',
@@ -150,11 +168,7 @@ export function desiredMemberPod(cluster: EtcdCluster, input: MemberPodInput): V
           startupProbe: { ...probe('/livez'), periodSeconds: 5, failureThreshold: 60, timeoutSeconds: 5 },
           livenessProbe: { ...probe('/livez'), periodSeconds: 10, failureThreshold: 6, timeoutSeconds: 5 },
           readinessProbe: { ...probe('/readyz'), periodSeconds: 5, failureThreshold: 3, timeoutSeconds: 5 },
-          securityContext: {
-            allowPrivilegeEscalation: false,
-            readOnlyRootFilesystem: true,
-            capabilities: { drop: ['ALL'] },
-          },
+          securityContext: restrictedContainerSecurity,
           volumeMounts: [
             { name: 'data', mountPath: dataMountPath },
             ...(input.tls

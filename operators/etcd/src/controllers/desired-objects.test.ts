@@ -142,6 +142,7 @@ describe('member pod', () => {
       '--peer-key-file=/etc/etcd/tls/peer/tls.key',
       '--peer-trusted-ca-file=/etc/etcd/tls/peer/ca.crt',
       '--peer-client-cert-auth=true',
+      '--peer-skip-client-san-verification=true',
     ]);
     expect(pod.spec?.volumes?.slice(1)).toEqual([
       { name: 'server-tls', secret: { secretName: 's', defaultMode: 0o440 } },

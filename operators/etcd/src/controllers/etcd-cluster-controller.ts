@@ -1,6 +1,7 @@
 // The EtcdCluster reconciler: Services and PodDisruptionBudget by server-side apply; members as
 // pods and claims driven one step at a time by the engine (ADR 0301); status from etcd's own view.
 // Every line is safe to repeat: what exists is read from the caches and etcd, never remembered.
+import type { V1Pod } from '@kubernetes/client-node';
 import {
   KubeApiError,
   PermanentError,
@@ -31,6 +32,7 @@ import {
 } from '../membership/membership-reconciler.ts';
 import {
   claimName,
+  defaultOperatorImage,
   desiredMemberNames,
   managedSelector,
   nameOf,
@@ -50,8 +52,13 @@ import {
   kubeMemberRuntime,
   type KubeMemberRuntimeDeps,
 } from './kube-member-runtime.ts';
+import { prepareRestore } from './backup/prepare-restore.ts';
+import { RestoreRefusal } from './backup/restore-source.ts';
 import type { MemberAddressing } from './member-addressing.ts';
+import type { ClusterGauges } from '../metrics/cluster-gauges.ts';
 import { OwnedObjects, ownedKinds } from './owned-objects.ts';
+import { rollUpgradeStep, type UpgradeOutcome } from './rolling-upgrade.ts';
+import { maintainCluster } from './cluster-maintenance.ts';
 
 export interface EtcdClusterControllerOptions {
   /** Where members are reached and listen: DNS names in a cluster, loopback ports in tests. */
@@ -65,6 +72,10 @@ export interface EtcdClusterControllerOptions {
   /** How soon a cluster that is changing (creating, scaling) is looked at again, in ms (default 2 s). */
   readonly stepIntervalMs?: number;
   readonly maxConcurrentReconciles?: number;
+  /** The operator's own image: the restore steps of a cluster made from a backup run in it. */
+  readonly operatorImage?: string;
+  /** The operator's per-cluster gauges, fed from each reconcile's status. */
+  readonly gauges?: ClusterGauges;
 }
 
 /**
@@ -154,16 +165,28 @@ async function observe(round: Round): Promise<{ health?: ClusterHealth; unreacha
   }
 }
 
-/** A new cluster: member 0 alone, as a new etcd cluster (ADR 0301: seed, then grow). */
-async function seed(round: Round): Promise<void> {
+/**
+ * A new cluster: member 0 alone, as a new etcd cluster (ADR 0301: seed, then grow); from a verified
+ * backup when the spec says bootstrap.fromBackup (ADR 0302), checked once, before its pod exists.
+ */
+async function seed(round: Round, operatorImage: string): Promise<void> {
   const [first] = round.desired;
   if (!first) return;
-  if (round.cluster.spec.bootstrap?.fromBackup) {
-    throw new Refusal(
-      'RestoreNotSupported',
-      'bootstrap.fromBackup is not carried out by this version of the operator yet; nothing was created',
-      { permanent: true },
-    );
+  let restore: ((pod: V1Pod) => V1Pod) | undefined;
+  try {
+    if (!round.deps.owned.pod(round.cluster, first.name)) {
+      restore = await prepareRestore(
+        { ...round.deps, images: { operator: operatorImage, etcd: round.deps.image } },
+        first,
+      );
+    }
+  } catch (error) {
+    if (error instanceof RestoreRefusal) {
+      throw new Refusal(error.reason, `${error.message}; nothing was created`, {
+        permanent: error.permanent,
+      });
+    }
+    throw error;
   }
   await write(`creating member ${first.name}`, () =>
     ensureMemberObjects(
@@ -171,6 +194,7 @@ async function seed(round: Round): Promise<void> {
       first.name,
       { initialCluster: `${first.name}=${first.peerUrl}`, state: 'new' },
       seedMemberId,
+      restore,
     ),
   );
 }
@@ -296,6 +320,51 @@ async function convergeMembers(round: Round, health: ClusterHealth): Promise<Ste
   return step;
 }
 
+/** One member moved to spec.version once membership has settled (rolling-upgrade.ts). */
+async function upgradeMembers(round: Round, health: ClusterHealth): Promise<UpgradeOutcome> {
+  const outcome = await write('upgrading a member', () => rollUpgradeStep(round.deps, round.desired, health));
+  if (outcome.kind === 'rolled') {
+    await round.ctx.events.normal(
+      round.cluster,
+      'MemberUpgrading',
+      'Upgrade',
+      `restarting ${outcome.member} on etcd ${outcome.to} (was ${outcome.from}); the next member waits until it is healthy`,
+    );
+  }
+  return outcome;
+}
+
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+
+/** NOSPACE recovery or one member's defragmentation, on a settled cluster (cluster-maintenance.ts). */
+async function maintain(round: Round, health: ClusterHealth): Promise<void> {
+  let outcome;
+  try {
+    outcome = await maintainCluster(round.cluster, round.connection, health);
+  } catch (error) {
+    if (error instanceof EtcdEngineError) throw new Refusal(error.reason, error.message, { cause: error });
+    throw error;
+  }
+  const { cluster, ctx } = round;
+  if (outcome.kind === 'nospace-recovered' && outcome.recovery.recovered) {
+    await ctx.events.warning(
+      cluster,
+      'NoSpaceRecovered',
+      'Maintain',
+      `etcd had raised NOSPACE (its database reached the quota): compacted at revision ${outcome.recovery.compactedAtRevision ?? '?'}, defragmented ${outcome.recovery.defragmented.length} members, disarmed the alarm; writes work again. Raise the quota or write less if it comes back`,
+    );
+  }
+  if (outcome.kind === 'defragmented') {
+    const { result, fragmentation } = outcome;
+    await ctx.events.normal(
+      cluster,
+      'MemberDefragmented',
+      'Maintain',
+      `defragmented ${result.member} (${Math.round(fragmentation * 100)}% of its database file was free): ${mib(result.dbSizeBefore)} → ${mib(result.dbSizeAfter)}`,
+    );
+  }
+}
+
 async function desiredMembers(cluster: EtcdCluster, addressing: MemberAddressing): Promise<DesiredMember[]> {
   return Promise.all(
     desiredMemberNames(cluster).map(async (name) => ({ name, ...(await addressing.urls(cluster, name)) })),
@@ -345,9 +414,12 @@ export function addEtcdClusterController(
     watches: ownedKinds.map((type) => watch({ type, labelSelector: managedSelector, map: clusterOf })),
     predicates: [generationChanged],
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
-    async reconcile({ name, object: cluster }, ctx): Promise<ReconcileResult> {
+    async reconcile({ namespace, name, object: cluster }, ctx): Promise<ReconcileResult> {
       // Deleted or being deleted: garbage collection removes what it owns (ownerReferences).
-      if (!cluster || isBeingDeleted(cluster)) return {};
+      if (!cluster || isBeingDeleted(cluster)) {
+        options.gauges?.forget({ namespace: namespace ?? '', name });
+        return {};
+      }
 
       const image = imageOf(cluster.spec.version, options.imageRepository) ?? '';
       const deps: KubeMemberRuntimeDeps = {
@@ -363,6 +435,7 @@ export function addEtcdClusterController(
       let problem: Problem | undefined;
       let refusal: Refusal | undefined;
       let step: StepOutcome | undefined;
+      let upgrade: UpgradeOutcome | undefined;
       let observed: { health?: ClusterHealth; unreachable?: string } = {};
       try {
         if (!image) {
@@ -399,8 +472,12 @@ export function addEtcdClusterController(
         observed = await observe(round);
         if (!cluster.spec.paused) {
           if (observed.health) step = await convergeMembers(round, observed.health);
-          else if (!cluster.status?.clusterId) await seed(round);
+          else if (!cluster.status?.clusterId)
+            await seed(round, options.operatorImage ?? defaultOperatorImage);
           else await restartMembers(round);
+          if (step?.kind === 'converged' && observed.health)
+            upgrade = await upgradeMembers(round, observed.health);
+          if (upgrade?.kind === 'at-version' && observed.health) await maintain(round, observed.health);
         }
       } catch (error) {
         if (!(error instanceof Refusal)) throw error;
@@ -419,6 +496,7 @@ export function addEtcdClusterController(
         clientEndpoint: options.addressing.clientEndpoint(cluster),
         clientSecret: tlsSecretNames(cluster)?.client,
       });
+      options.gauges?.observe(cluster, status);
       const before = cluster.status;
       if (!before?.clusterId && status.clusterId) {
         await ctx.events.normal(
@@ -446,7 +524,11 @@ export function addEtcdClusterController(
       if (refusal?.permanent) throw new PermanentError(refusal.reason, refusal.message);
       if (refusal?.reason === 'ApplyFailed') throw refusal;
       // Membership moves in steps: come back soon while it does, otherwise poll health.
-      const busy = (step !== undefined && step.kind !== 'converged') || !status.clusterId || !observed.health;
+      const busy =
+        (step !== undefined && step.kind !== 'converged') ||
+        (upgrade !== undefined && upgrade.kind !== 'at-version') ||
+        !status.clusterId ||
+        !observed.health;
       return { requeueAfterMs: busy && !problem ? stepIntervalMs : healthIntervalMs };
     },
   });

@@ -8,6 +8,7 @@ import { installCrds, waitUntil } from '@homeostat/testing';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
 import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
 import { memoryLogger } from '@homeostat/reconcile/testing';
+import { etcdBackupCrd } from '../api/etcd-backup-crd.ts';
 import { etcdClusterCrd } from '../api/etcd-cluster-crd.ts';
 import { etcdClusters } from '../api/etcd-cluster-types.ts';
 import { imageOf } from '../api/etcd-versions.ts';
@@ -33,7 +34,7 @@ describe('EtcdCluster controller on a real kube-apiserver (no node, so no member
   let manager: Manager;
 
   beforeAll(async () => {
-    await installCrds(kubeConfig, [etcdClusterCrd]);
+    await installCrds(kubeConfig, [etcdClusterCrd, etcdBackupCrd]);
     await createTestNamespace(client, namespace);
     manager = await startTestOperator(kubeConfig, namespace, addressing, log);
   });
@@ -294,7 +295,7 @@ describe('EtcdCluster controller on a real kube-apiserver (no node, so no member
     expect(await client.find(builtin.pods, 'squatter-0', namespace)).toBeUndefined();
   });
 
-  it('refuses what it cannot carry out yet as a Degraded condition and a Warning, creating nothing', async () => {
+  it('refuses a restore from a backup that does not exist: Degraded, Restoring False and a Warning, creating nothing', async () => {
     await createEtcdCluster(client, 'restored', namespace, {
       size: 1,
       ...noTls,
@@ -305,10 +306,19 @@ describe('EtcdCluster controller on a real kube-apiserver (no node, so no member
       async () => conditionOf(await get('restored'), 'Degraded')?.status === 'True',
       poll,
     );
-    expect(conditionOf(await get('restored'), 'Degraded')?.reason).toBe('RestoreNotSupported');
+    const message = 'EtcdBackup nightly does not exist; nothing was created';
+    expect(conditionOf(await get('restored'), 'Degraded')).toMatchObject({
+      reason: 'BackupNotFound',
+      message,
+    });
+    expect(conditionOf(await get('restored'), 'Restoring')).toMatchObject({
+      status: 'False',
+      reason: 'BackupNotFound',
+      message,
+    });
     await waitUntil(
       'Warning',
-      async () => (await eventsAbout(client, namespace, 'restored', 'RestoreNotSupported')).length > 0,
+      async () => (await eventsAbout(client, namespace, 'restored', 'BackupNotFound')).length > 0,
       poll,
     );
     expect(await client.find(builtin.pods, 'restored-0', namespace)).toBeUndefined();

@@ -13,8 +13,8 @@ import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
 import { memoryLogger } from '@homeostat/reconcile/testing';
 import { etcdClusterCrd } from '../api/etcd-cluster-crd.ts';
 import { etcdClusters, type EtcdCluster } from '../api/etcd-cluster-types.ts';
-import { defaultVersion } from '../api/etcd-versions.ts';
-import type { EtcdConnection } from '../connection.ts';
+import { defaultVersion, supportedVersions } from '../api/etcd-versions.ts';
+import { openClient, type EtcdConnection } from '../connection.ts';
 import { readClusterHealth } from '../health/cluster-health.ts';
 import { memberIdHex } from '../member-id.ts';
 import {
@@ -275,5 +275,113 @@ describe('EtcdCluster controller driving real etcd members on a real kube-apiser
     expect((await eventsAbout(client, namespace, 'main', 'MemberRemoved')).length).toBeGreaterThanOrEqual(4);
     expect(await client.find(builtin.podDisruptionBudgets, 'main', namespace)).toBeUndefined();
     await expectKeyspaceOnEveryMember(await connectionTo(cluster, 1), await clientUrls(cluster, 1), keys);
+  });
+
+  let oldKeys = new Map<string, string>();
+
+  it('upgrades 3.6 → 3.7 one member at a time, each healthy on 3.7 before the next; refuses the way back', async () => {
+    const [from, to] = supportedVersions;
+    if (!from || !to) throw new Error('two supported versions are needed');
+    await createEtcdCluster(client, 'old', namespace, { size: 3, version: from });
+    let cluster = await waitForVoters('old', 3);
+    expect(cluster.status?.currentVersion).toBe(from);
+    const ids = cluster.status?.members?.map((m) => m.id);
+    const leaderBefore = cluster.status?.leader ?? '';
+    oldKeys = await writeKeys(await connectionTo(cluster, 3), 'old/', 50);
+
+    // Sampled while it rolls: members not ready at once, and whether Upgrading was seen.
+    let mostDown = 0;
+    let sawUpgrading = false;
+    let rolling = true;
+    const sampler = (async () => {
+      while (rolling) {
+        const status = (await get('old')).status;
+        mostDown = Math.max(mostDown, status?.members?.filter((m) => !m.ready).length ?? 0);
+        if (conditionOf(await get('old'), 'Upgrading')?.status === 'True') sawUpgrading = true;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    })();
+    try {
+      await client.patch(etcdClusters, 'old', namespace, { spec: { version: to } });
+      await waitUntil(
+        `every member of old on ${to}`,
+        async () => {
+          const status = (await get('old')).status;
+          return (
+            status?.members?.length === 3 &&
+            status.members.every((m) => m.ready && m.version === to) &&
+            status.currentVersion === to &&
+            status.phase === 'Running'
+          );
+        },
+        poll,
+      );
+    } finally {
+      rolling = false;
+      await sampler;
+    }
+    cluster = await get('old');
+    expect(mostDown).toBeLessThanOrEqual(1);
+    expect(sawUpgrading).toBe(true);
+    expect(conditionOf(cluster, 'Upgrading')).toMatchObject({ status: 'False', reason: 'AtVersion' });
+    // The same members, upgraded in place: IDs and data kept; etcd itself reports the new version.
+    expect(cluster.status?.members?.map((m) => m.id)).toEqual(ids);
+    const health = await readClusterHealth(await connectionTo(cluster, 3));
+    expect(health.members.map((m) => m.status?.version)).toEqual([to, to, to]);
+    const upgraded = await eventsAbout(client, namespace, 'old', 'MemberUpgrading');
+    expect(upgraded).toHaveLength(3);
+    // Followers first, the leader last, so leadership moves once.
+    expect(upgraded.at(-1)?.note).toMatch(new RegExp(`^restarting ${leaderBefore} on etcd ${to} `));
+    await expectKeyspaceOnEveryMember(await connectionTo(cluster, 3), await clientUrls(cluster, 3), oldKeys);
+    await expect(client.patch(etcdClusters, 'old', namespace, { spec: { version: from } })).rejects.toThrow(
+      `cannot downgrade from ${to} to ${from}`,
+    );
+  });
+
+  it('defragments members over the fragmentation threshold one at a time, the leader last, keys intact', async () => {
+    let cluster = await get('old');
+    const connection = await connectionTo(cluster, 3);
+    const leader = cluster.status?.leader ?? '';
+    const before = (await readClusterHealth(connection)).members.map((m) => m.status?.dbSizeBytes ?? 0);
+    // Fill the database file with 6 MB of values, then delete them and compact the history: the
+    // file keeps its size while most of its pages are free. (The default policy leaves files under
+    // 100 MiB alone, so nothing is defragmented until the spec asks.)
+    const etcd = openClient(connection);
+    try {
+      const value = 'x'.repeat(20_000);
+      for (let i = 0; i < 300; i++) await etcd.put(`frag/${i}`).value(value);
+      await etcd.delete().prefix('frag/');
+      const revision = (await etcd.get('old/0000').exec()).header.revision;
+      await etcd.kv.compact({ revision, physical: true });
+      // bbolt hands the freed pages back only when later write transactions commit.
+      for (let i = 0; i < 10; i++) {
+        await etcd.put(`old/poke${i}`).value('poke');
+        oldKeys.set(`old/poke${i}`, 'poke');
+        await new Promise((resolve) => setTimeout(resolve, 150));
+      }
+    } finally {
+      etcd.close();
+    }
+    const grown = (await readClusterHealth(connection)).members.map((m) => m.status?.dbSizeBytes ?? 0);
+    grown.forEach((size, i) => expect(size).toBeGreaterThan((before[i] ?? 0) + 4_000_000));
+    expect(await eventsAbout(client, namespace, 'old', 'MemberDefragmented')).toEqual([]);
+
+    await client.patch(etcdClusters, 'old', namespace, {
+      spec: { defragmentation: { fragmentationPercent: 30, minimumDbSizeMiB: 1 } },
+    });
+    await waitUntil(
+      'three members defragmented',
+      async () => (await eventsAbout(client, namespace, 'old', 'MemberDefragmented')).length >= 3,
+      poll,
+    );
+    const events = await eventsAbout(client, namespace, 'old', 'MemberDefragmented');
+    expect(events).toHaveLength(3);
+    // Followers first, the leader last; each member once.
+    expect(events.at(-1)?.note).toMatch(new RegExp(`^defragmented ${leader} \\(`));
+    expect(new Set(events.map((e) => /^defragmented (\S+)/.exec(e.note ?? '')?.[1])).size).toBe(3);
+    const after = (await readClusterHealth(connection)).members.map((m) => m.status?.dbSizeBytes ?? 0);
+    after.forEach((size, i) => expect(size).toBeLessThan((grown[i] ?? 0) / 2));
+    cluster = await waitForVoters('old', 3);
+    await expectKeyspaceOnEveryMember(connection, await clientUrls(cluster, 3), oldKeys);
   });
 });

@@ -1,7 +1,7 @@
 // The engine's MemberRuntime on Kubernetes: a member runs as its pod with its claim (ADR 0301).
 // Every call is idempotent: it looks at the cached objects and makes or deletes at most what is
 // missing or stale, so the engine may call it again after a crash at any point.
-import type { V1ObjectMeta } from '@kubernetes/client-node';
+import type { V1ObjectMeta, V1Pod } from '@kubernetes/client-node';
 import { builtin, type EventRecorder, type KubeClient } from '@homeostat/reconcile';
 import type { EtcdCluster } from '../api/etcd-cluster-types.ts';
 import { memberIdHex } from '../member-id.ts';
@@ -31,6 +31,8 @@ export async function ensureMemberObjects(
   member: string,
   join: MemberJoin,
   memberId: string,
+  /** Changes the pod before it is created (the first member of a restored cluster gets init containers). */
+  decorate: (pod: V1Pod) => V1Pod = (pod) => pod,
 ): Promise<'created' | 'present' | 'waiting'> {
   const { cluster, client, owned, addressing } = deps;
   const claim = owned.claim(cluster, claimName(member));
@@ -49,15 +51,17 @@ export async function ensureMemberObjects(
     const tls = tlsSecretNames(cluster);
     await client.create(
       builtin.pods,
-      desiredMemberPod(cluster, {
-        member,
-        image: deps.image,
-        urls,
-        listen,
-        join,
-        memberId,
-        tls: tls ? { serverSecret: tls.server, peerSecret: tls.peer } : undefined,
-      }),
+      decorate(
+        desiredMemberPod(cluster, {
+          member,
+          image: deps.image,
+          urls,
+          listen,
+          join,
+          memberId,
+          tls: tls ? { serverSecret: tls.server, peerSecret: tls.peer } : undefined,
+        }),
+      ),
     );
     created = true;
     await deps.events.normal(

@@ -32,6 +32,8 @@ export async function startTestOperator(
   namespace: string,
   addressing: MemberAddressing,
   logger: Logger,
+  /** More controllers for the same manager (the backup controllers, say). */
+  addMore: (manager: Manager) => void = () => undefined,
 ): Promise<Manager> {
   const manager = new Manager({
     kubeConfig,
@@ -47,6 +49,7 @@ export async function startTestOperator(
     stepIntervalMs: 300,
     etcdCallTimeoutMs: 2000,
   });
+  addMore(manager);
   await manager.start();
   return manager;
 }
@@ -61,6 +64,10 @@ export async function eventsAbout(client: KubeClient, namespace: string, name: s
     .sort((a, b) => time(a).localeCompare(time(b)));
 }
 
-export function conditionOf(cluster: EtcdCluster | undefined, type: string): Condition | undefined {
-  return findCondition(cluster?.status?.conditions, type);
+/** A condition of an EtcdCluster or an EtcdBackup. */
+export function conditionOf(
+  object: { status?: { conditions?: Condition[] } } | undefined,
+  type: string,
+): Condition | undefined {
+  return findCondition(object?.status?.conditions, type);
 }

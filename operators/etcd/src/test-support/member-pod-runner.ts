@@ -2,17 +2,23 @@
 // nothing would ever run the member pods the operator creates. This runs a real etcd process for
 // each of them, from the pod's own command line (so the flags the operator writes are what is
 // tested), with a data directory per claim that outlives the pod, as a volume does, and the
-// Secrets it mounts written out as files where the flags expect them. It reports
+// Secrets it mounts written out as files where the flags expect them, after its init containers
+// (init-containers.ts); a run-to-completion backup pod runs its agent once (agent-pods.ts). It reports
 // readiness from etcd's /readyz into the pod status, restarts a process that exits while its pod
-// exists (restartPolicy Always), and releases a deleted claim once no pod uses it (what the
+// exists (restartPolicy Always), restarts it on the new binary when the pod's image changes (as
+// the kubelet restarts a container whose image was changed: the etcd release the image's tag
+// names, built from the Go module proxy), and releases a deleted claim once no pod uses it (what the
 // kube-controller-manager's pvc-protection controller does).
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
-import { binaryPath, httpGet, startProcess, type ManagedProcess } from '@homeostat/testing';
+import { etcdBinaryPath, etcdVersion, httpGet, startProcess, type ManagedProcess } from '@homeostat/testing';
 import { builtin, type KubeClient } from '@homeostat/reconcile';
 import { managedSelector } from '../controllers/cluster-names.ts';
-import { dataDir } from '../controllers/desired-member-pod.ts';
+import { dataDir, podImage } from '../controllers/desired-member-pod.ts';
+import { versionOfImage } from '../controllers/rolling-upgrade.ts';
+import { AgentPods, isAgentPod } from './agent-pods.ts';
+import { runInitContainers } from './init-containers.ts';
 
 interface Running {
   readonly uid: string;
@@ -20,6 +26,8 @@ interface Running {
   readonly metricsUrl: string;
   /** The pod's flags with its volumes' paths replaced by directories on this machine. */
   readonly args: readonly string[];
+  /** The image whose etcd runs now. */
+  image: string | undefined;
   process: ManagedProcess;
   ready: boolean | undefined;
   restarts: number;
@@ -38,6 +46,7 @@ export class MemberPodRunner {
   readonly #namespace: string;
   readonly #workDir: string;
   readonly #running = new Map<string, Running>();
+  readonly #agents: AgentPods;
   #timer: NodeJS.Timeout | undefined;
   #tick: Promise<void> = Promise.resolve();
   #stopped = false;
@@ -46,6 +55,7 @@ export class MemberPodRunner {
     this.#client = client;
     this.#namespace = namespace;
     this.#workDir = workDir;
+    this.#agents = new AgentPods(client, namespace, workDir);
   }
 
   /** The directory that stands for a claim's volume. */
@@ -100,16 +110,35 @@ export class MemberPodRunner {
       }
     }
     for (const [uid, pod] of live) {
+      if (isAgentPod(pod)) {
+        await this.#agents.run(uid, pod, await this.#agentMounts(uid, pod));
+        continue;
+      }
       const running = this.#running.get(uid);
       if (!running) await this.#startPod(uid, pod);
-      else if (!running.process.isRunning()) {
+      else if (podImage(pod) !== running.image) {
+        await running.process.stop(2000);
+        running.image = podImage(pod);
         running.restarts++;
         running.ready = undefined;
-        running.process = this.#spawn(running.pod, running.args);
+        running.process = this.#spawn(running.pod, running.args, running.image);
+      } else if (!running.process.isRunning()) {
+        running.restarts++;
+        running.ready = undefined;
+        running.process = this.#spawn(running.pod, running.args, running.image);
       }
     }
     await Promise.all([...this.#running.values()].map((r) => this.#reportReadiness(r)));
     await this.#releaseClaims(claims.items, [...live.values()]);
+  }
+
+  /** Mount path → directory of an agent pod's claim and Secrets. */
+  async #agentMounts(uid: string, pod: V1Pod): Promise<Map<string, string>> {
+    const mounts = await this.#secretVolumes(uid, pod);
+    const claimVolume = pod.spec?.volumes?.find((v) => v.persistentVolumeClaim);
+    const mount = pod.spec?.containers[0]?.volumeMounts?.find((m) => m.name === claimVolume?.name);
+    if (mount) mounts.set(mount.mountPath, this.volumeDir(this.#claimOf(pod)));
+    return mounts;
   }
 
   #claimOf(pod: V1Pod): string {
@@ -145,10 +174,11 @@ export class MemberPodRunner {
     return [...(pod.spec?.containers[0]?.args ?? []).map(local), ...testFlags];
   }
 
-  #spawn(name: string, args: readonly string[]): ManagedProcess {
+  #spawn(name: string, args: readonly string[], image: string | undefined): ManagedProcess {
+    const version = versionOfImage(image);
     return startProcess({
       name: `etcd pod ${name}`,
-      command: binaryPath('etcd'),
+      command: etcdBinaryPath('etcd', version ? `v${version}` : etcdVersion),
       args,
       logFile: join(this.#workDir, `${name}.log`),
     });
@@ -156,6 +186,8 @@ export class MemberPodRunner {
 
   async #startPod(uid: string, pod: V1Pod): Promise<void> {
     await mkdir(this.volumeDir(this.#claimOf(pod)), { recursive: true, mode: 0o700 });
+    // A failed init container leaves the pod unstarted: the next sync runs them again.
+    await runInitContainers(pod, this.volumeDir(this.#claimOf(pod)), this.#client, this.#namespace);
     const args = this.#args(pod, await this.#secretVolumes(uid, pod));
     const metricsFlag = args.find((a) => a.startsWith('--listen-metrics-urls='));
     const name = pod.metadata?.name ?? '';
@@ -164,7 +196,8 @@ export class MemberPodRunner {
       pod: name,
       metricsUrl: metricsFlag?.slice('--listen-metrics-urls='.length) ?? '',
       args,
-      process: this.#spawn(name, args),
+      image: podImage(pod),
+      process: this.#spawn(name, args, podImage(pod)),
       ready: undefined,
       restarts: 0,
     });

@@ -13,6 +13,7 @@ export const defaultedSpec: EtcdClusterSpecFields = {
   storage: { size: '8Gi' },
   scheduling: { spread: { policy: 'Preferred', topologyKey: 'kubernetes.io/hostname' } },
   tls: { enabled: false },
+  defragmentation: { fragmentationPercent: 50, minimumDbSizeMiB: 100 },
   paused: false,
 };
 

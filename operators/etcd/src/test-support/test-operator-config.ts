@@ -6,6 +6,7 @@ export function testOperatorConfig(overrides: Partial<OperatorConfig>): Operator
   return {
     ...testCommonConfig(),
     etcdImageRepository: 'example.test/etcd',
+    operatorImage: 'example.test/etcd-operator:test',
     clusterDomain: 'cluster.local',
     ...overrides,
   };

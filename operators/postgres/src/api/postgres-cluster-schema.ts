@@ -62,7 +62,8 @@ export const Storage = Type.Object(
     description: 'A PersistentVolumeClaim per instance.',
     'x-kubernetes-validations': [
       {
-        rule: 'quantity(self.size).compareTo(quantity(oldSelf.size)) >= 0',
+        // A malformed size is reported once, by the quantity check of the field itself.
+        rule: '!isQuantity(self.size) || !isQuantity(oldSelf.size) || quantity(self.size).compareTo(quantity(oldSelf.size)) >= 0',
         message: 'storage.size may grow but never shrink: a volume cannot give space back',
         fieldPath: '.size',
       },

@@ -96,6 +96,8 @@ export interface TestInstance extends InstanceEndpoint {
   kill9(): Promise<void>;
   /** SIGSTOP to every process of the instance: alive, sockets open, answering nothing. */
   freeze(): void;
+  /** SIGCONT to every process of the instance: a frozen instance carries on. */
+  thaw(): void;
   /** Fast shutdown (SIGINT): clean, ends sessions, sends the last WAL to connected standbys. */
   stopFast(): Promise<void>;
   isRunning(): boolean;
@@ -240,6 +242,9 @@ export class PostgresTestBed {
       },
       freeze() {
         signalTree(instance.process.pid, 'SIGSTOP');
+      },
+      thaw() {
+        signalTree(instance.process.pid, 'SIGCONT');
       },
       async stopFast() {
         if (!instance.process.isRunning()) return;

@@ -1,0 +1,141 @@
+// What the etcd suites and `npm start` read of an EtcdCluster, and how they reach its members:
+// etcdctl inside a member's pod (over TLS, with the member's own certificate) and waits on status.
+import type { V1Pod } from '@kubernetes/client-node';
+import { waitUntil } from '@homeostat/testing';
+import { getObject, kubectl, listObjects } from './cluster-access.ts';
+import { isPodReady } from './workloads.ts';
+
+export interface EtcdMemberStatus {
+  name: string;
+  id?: string;
+  role?: string;
+  ready: boolean;
+  version?: string;
+}
+
+export interface EtcdClusterObject {
+  metadata: { uid: string; generation: number };
+  spec: { size: number; version?: string };
+  status?: {
+    phase?: string;
+    readyMembers?: number;
+    clusterId?: string;
+    clientSecret?: string;
+    clientEndpoint?: string;
+    currentVersion?: string;
+    observedGeneration?: number;
+    members?: EtcdMemberStatus[];
+    conditions?: { type: string; status: string; reason: string; message: string }[];
+  };
+}
+
+/** The label selector of a cluster's member pods. */
+export const memberSelector = (cluster: string): string =>
+  `app.kubernetes.io/name=etcd,app.kubernetes.io/instance=${cluster}`;
+
+export const getEtcdCluster = (namespace: string, name: string) =>
+  getObject<EtcdClusterObject>('etcdcluster', name, namespace);
+
+/**
+ * Waits until status shows `size` ready voting members (each on `version` when given), the
+ * cluster Running at the spec's generation, and exactly `size` Ready member pods.
+ */
+export async function waitForMembers(
+  namespace: string,
+  name: string,
+  size: number,
+  options: { version?: string; timeoutMs?: number } = {},
+): Promise<EtcdClusterObject> {
+  let last: EtcdClusterObject | undefined;
+  await waitUntil(
+    `EtcdCluster ${namespace}/${name}: ${size} ready voting members${options.version ? ` on ${options.version}` : ''}`,
+    async () => {
+      last = await getEtcdCluster(namespace, name);
+      const members = last?.status?.members ?? [];
+      const voters = members.filter(
+        (m) => m.role === 'Voter' && m.ready && (!options.version || m.version === options.version),
+      );
+      const pods = await listObjects<V1Pod>('pods', namespace, memberSelector(name));
+      return (
+        last?.status?.phase === 'Running' &&
+        last.status.observedGeneration === last.metadata.generation &&
+        members.length === size &&
+        voters.length === size &&
+        pods.length === size &&
+        pods.every(isPodReady)
+      );
+    },
+    {
+      timeoutMs: options.timeoutMs ?? 300_000,
+      intervalMs: 1000,
+      describe: () => `status: ${JSON.stringify(last?.status)}`,
+    },
+  );
+  if (!last) throw new Error(`EtcdCluster ${namespace}/${name} not found`);
+  return last;
+}
+
+/** etcdctl inside a member's pod, over TLS with the member's serving certificate (it may act as a client). */
+export function memberEtcdctl(namespace: string, member: string, args: readonly string[]): Promise<string> {
+  const tls = '/etc/etcd/tls/server';
+  return kubectl([
+    '-n',
+    namespace,
+    'exec',
+    member,
+    '-c',
+    'etcd',
+    '--',
+    'etcdctl',
+    '--endpoints=https://localhost:2379',
+    `--cacert=${tls}/ca.crt`,
+    `--cert=${tls}/tls.crt`,
+    `--key=${tls}/tls.key`,
+    ...args,
+  ]);
+}
+
+/** The values under `prefix` as one member serves them from its own copy (serializable read). */
+export async function memberValues(namespace: string, member: string, prefix: string): Promise<string[]> {
+  const out = await memberEtcdctl(namespace, member, [
+    'get',
+    prefix,
+    '--prefix',
+    '--print-value-only',
+    '--consistency=s',
+  ]);
+  return out
+    .split('\n')
+    .filter((line) => line !== '')
+    .sort();
+}
+
+/** etcd's own member list (ID, status, name, peer URLs, client URLs, learner), as etcdctl prints it. */
+export async function etcdMemberList(
+  namespace: string,
+  member: string,
+): Promise<{ id: string; started: boolean; name: string; learner: boolean }[]> {
+  const out = await memberEtcdctl(namespace, member, ['member', 'list', '-w', 'json', '--hex']);
+  const list = JSON.parse(out) as {
+    members?: { ID: string; name?: string; clientURLs?: string[]; isLearner?: boolean }[];
+  };
+  return (list.members ?? []).map((m) => ({
+    id: m.ID,
+    name: m.name ?? '',
+    // A member added but never started has no name and no client URLs yet.
+    started: Boolean(m.name) && (m.clientURLs?.length ?? 0) > 0,
+    learner: m.isLearner ?? false,
+  }));
+}
+
+/** Reasons of the Events about one EtcdCluster, oldest first. */
+export async function clusterEventReasons(namespace: string, name: string): Promise<string[]> {
+  const events = await listObjects<{
+    reason: string;
+    eventTime?: string;
+    regarding?: { name: string; kind: string };
+  }>('events.events.k8s.io', namespace);
+  return events
+    .filter((e) => e.regarding?.kind === 'EtcdCluster' && e.regarding.name === name)
+    .map((e) => e.reason);
+}

@@ -1,0 +1,364 @@
+// The etcd operator on the cluster in KUBECONFIG, installed from its Helm chart into a namespace
+// that enforces the `restricted` Pod Security Standard (operator and members both run there):
+// an invalid EtcdCluster refused with its message; a one-member cluster scaled 1 → 3 → 5 → 3 with
+// every key on every member at each size; a three-member cluster from the start, reached by a
+// client pod over TLS with the credentials the operator generated; a deleted member pod back with
+// its identity and data; a member whose volume is lost replaced; the operator killed right after
+// each member add, before the member starts, with no member duplicated or lost. Figures (time to
+// scale 3 → 5, the upgrade) are printed, never asserted. A three-member cluster on etcd 3.6 is
+// upgraded to 3.7 one member at a time, each member's version checked, and a downgrade refused.
+// Members' claims come from the cluster's default StorageClass (the local cluster's and kind's
+// are both `standard`, local-path-provisioner).
+import type { V1Pod } from '@kubernetes/client-node';
+import { waitUntil } from '@homeostat/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apply, kubectl, listObjects } from '../harness/cluster-access.ts';
+import {
+  clusterEventReasons,
+  etcdMemberList,
+  getEtcdCluster,
+  memberEtcdctl,
+  memberSelector,
+  memberValues,
+  waitForMembers,
+} from '../harness/etcd-clusters.ts';
+import { operatorCharts } from '../harness/operator-charts.ts';
+import { installOperator, type OperatorRelease } from '../harness/operator-release.ts';
+import { createTestNamespace, type TestNamespace } from '../harness/test-namespace.ts';
+import { isPodReady, runClientPod } from '../harness/workloads.ts';
+import { operandImages } from '../images/image-names.ts';
+
+const operatorSelector = 'app.kubernetes.io/name=etcd-operator';
+// Small requests: the suite runs up to eight members beside everything else on a two-core node.
+const memberResources = { requests: { cpu: '20m', memory: '64Mi' } };
+
+function etcdCluster(namespace: string, name: string, size: number) {
+  return {
+    apiVersion: 'etcd.homeostat.dev/v1alpha1',
+    kind: 'EtcdCluster',
+    metadata: { name, namespace },
+    spec: { size, storage: { size: '1Gi' }, resources: memberResources },
+  };
+}
+
+const keys = (prefix: string, count: number) => Array.from({ length: count }, (_, i) => `${prefix}${i}`);
+const secondsSince = (start: number) => ((Date.now() - start) / 1000).toFixed(1);
+
+describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () => {
+  let namespace: TestNamespace;
+  let ns: string;
+  let operator: OperatorRelease;
+
+  /** Every value under `prefix` on every member of `cluster`, read from each member's own copy. */
+  async function expectKeysOnEveryMember(cluster: string, prefix: string, count: number) {
+    const status = (await getEtcdCluster(ns, cluster))?.status;
+    const expected = keys(`v-${prefix}`, count).sort();
+    for (const member of status?.members ?? []) {
+      expect(await memberValues(ns, member.name, prefix), member.name).toEqual(expected);
+    }
+  }
+
+  async function putKeys(member: string, prefix: string, count: number, from = 0) {
+    for (let i = from; i < count; i++)
+      await memberEtcdctl(ns, member, ['put', `${prefix}${i}`, `v-${prefix}${i}`]);
+  }
+
+  async function operatorPods(): Promise<V1Pod[]> {
+    return listObjects<V1Pod>('pods', ns, operatorSelector);
+  }
+
+  beforeAll(async () => {
+    namespace = await createTestNamespace('e2e-etcd-operator');
+    ns = namespace.name;
+    operator = await installOperator(operatorCharts.etcd, ns);
+  });
+
+  afterAll(async () => {
+    await operator?.cleanup();
+    await namespace?.remove();
+  });
+
+  it('runs the operator under Pod Security "restricted" with a read-only root filesystem', async () => {
+    const [pod, ...others] = await operatorPods();
+    expect(others).toEqual([]);
+    expect(pod && isPodReady(pod)).toBe(true);
+    expect(pod?.spec?.containers[0]?.securityContext?.readOnlyRootFilesystem).toBe(true);
+  });
+
+  it('refuses an invalid EtcdCluster at the API server, saying why', async () => {
+    await expect(apply([etcdCluster(ns, 'even', 2)])).rejects.toThrow(
+      /size must be odd \(1, 3, 5 or 7\): etcd needs a majority/,
+    );
+    const unknownVersion = etcdCluster(ns, 'unknown', 1);
+    await expect(
+      apply([{ ...unknownVersion, spec: { ...unknownVersion.spec, version: '3.4.0' } }]),
+    ).rejects.toThrow(/spec.version/);
+    expect(await getEtcdCluster(ns, 'even')).toBeUndefined();
+  });
+
+  describe('a cluster created with one member', () => {
+    const name = 'orders';
+
+    it('is Ready with TLS and serves keys written and read over TLS', async () => {
+      await apply([etcdCluster(ns, name, 1)]);
+      const status = (await waitForMembers(ns, name, 1)).status;
+      expect(status?.clusterId).toMatch(/^[0-9a-f]+$/);
+      expect(status?.clientSecret).toBe(`${name}-client-tls`);
+      await putKeys(`${name}-0`, 'a', 20);
+      expect((await memberEtcdctl(ns, `${name}-0`, ['get', 'a7', '--print-value-only'])).trim()).toBe('v-a7');
+    });
+
+    it('scales 1 → 3 → 5 → 3 one member at a time, every key on every member at each size', async () => {
+      let written = 20;
+      for (const size of [3, 5, 3]) {
+        const started = Date.now();
+        await kubectl(['-n', ns, 'scale', `etcdcluster/${name}`, `--replicas=${size}`]);
+        const status = (await waitForMembers(ns, name, size)).status;
+        console.error(`etcd e2e: ${name} scaled to ${size} members in ${secondsSince(started)} s`);
+        expect(status?.members?.map((m) => m.name).sort()).toEqual(
+          Array.from({ length: size }, (_, i) => `${name}-${i}`).sort(),
+        );
+        expect(await etcdMemberList(ns, `${name}-0`)).toHaveLength(size);
+        await putKeys(`${name}-0`, 'a', written + 10, written);
+        written += 10;
+        await expectKeysOnEveryMember(name, 'a', written);
+      }
+      // Scaled down: the removed members' pods and claims are gone.
+      const claims = await listObjects<{ metadata: { name: string } }>('persistentvolumeclaims', ns);
+      expect(
+        claims
+          .map((c) => c.metadata.name)
+          .filter((c) => c.startsWith(`${name}-`))
+          .sort(),
+      ).toEqual([0, 1, 2].map((i) => `${name}-${i}-data`));
+      expect(await clusterEventReasons(ns, name)).toEqual(
+        expect.arrayContaining(['MemberAdded', 'MemberPromoted', 'MemberRemoved']),
+      );
+      // Frees the node for the next cluster.
+      await kubectl(['-n', ns, 'delete', 'etcdcluster', name, '--wait=true', '--timeout=120s']);
+    });
+  });
+
+  describe('a cluster created with three members', () => {
+    const name = 'stock';
+
+    beforeAll(async () => {
+      await apply([etcdCluster(ns, name, 3)]);
+      await waitForMembers(ns, name, 3);
+      await putKeys(`${name}-0`, 's', 30);
+    });
+
+    it('bootstraps three voting members that agree on every key', async () => {
+      const members = await etcdMemberList(ns, `${name}-1`);
+      expect(members.map((m) => [m.name, m.started, m.learner]).sort()).toEqual(
+        [0, 1, 2].map((i) => [`${name}-${i}`, true, false]),
+      );
+      await expectKeysOnEveryMember(name, 's', 30);
+    });
+
+    it('lets a client in over TLS through the client Service with the generated credentials', async () => {
+      const status = (await getEtcdCluster(ns, name))?.status;
+      const secret = status?.clientSecret ?? '';
+      expect(secret).toBe(`${name}-client-tls`);
+      const etcdctl = (podName: string, args: string[], withCert: boolean) =>
+        runClientPod({
+          namespace: ns,
+          name: podName,
+          image: operandImages.etcd,
+          runAsUser: 65532,
+          secret: { name: secret, mountPath: '/tls' },
+          command: [
+            'etcdctl',
+            `--endpoints=https://${name}.${ns}.svc:2379`,
+            '--cacert=/tls/ca.crt',
+            ...(withCert ? ['--cert=/tls/tls.crt', '--key=/tls/tls.key'] : []),
+            '--command-timeout=10s',
+            ...args,
+          ],
+        });
+      const read = await etcdctl('tls-client', ['get', 's7', '--print-value-only'], true);
+      expect(read.phase, read.logs).toBe('Succeeded');
+      expect(read.logs.trim()).toBe('v-s7');
+      // Without a client certificate the members turn the client away.
+      const refused = await etcdctl('tls-client-nocert', ['get', 's7'], false);
+      expect(refused.phase, refused.logs).toBe('Failed');
+    });
+
+    it('brings back a deleted member pod with its identity and data', async () => {
+      const before = (await getEtcdCluster(ns, name))?.status?.members?.find((m) => m.name === `${name}-2`);
+      await kubectl(['-n', ns, 'delete', 'pod', `${name}-2`, '--wait=true']);
+      const status = (await waitForMembers(ns, name, 3)).status;
+      const after = status?.members?.find((m) => m.name === `${name}-2`);
+      expect(after?.id).toBe(before?.id);
+      expect(await etcdMemberList(ns, `${name}-0`)).toHaveLength(3);
+      await expectKeysOnEveryMember(name, 's', 30);
+      expect(await clusterEventReasons(ns, name)).not.toContain('MemberReplaced');
+    });
+
+    it('replaces a member whose volume is lost: removed, added back empty as a learner, promoted', async () => {
+      const before = (await getEtcdCluster(ns, name))?.status?.members?.find((m) => m.name === `${name}-1`);
+      // The claim cannot finish deleting while the pod uses it; the operator sees it going and replaces the member.
+      await kubectl(['-n', ns, 'delete', 'pvc', `${name}-1-data`, '--wait=false']);
+      await kubectl(['-n', ns, 'delete', 'pod', `${name}-1`, '--wait=false']);
+      await waitUntil(
+        `member ${name}-1 replaced`,
+        async () => {
+          const member = (await getEtcdCluster(ns, name))?.status?.members?.find(
+            (m) => m.name === `${name}-1`,
+          );
+          return member?.id !== undefined && member.id !== before?.id;
+        },
+        { timeoutMs: 300_000, intervalMs: 1000 },
+      );
+      await waitForMembers(ns, name, 3);
+      expect(await etcdMemberList(ns, `${name}-0`)).toHaveLength(3);
+      await expectKeysOnEveryMember(name, 's', 30);
+      expect(await clusterEventReasons(ns, name)).toContain('MemberReplaced');
+    });
+
+    it('converges with no member duplicated or lost when the operator is killed right after each member add', async () => {
+      // Each time etcd gets a learner (the MemberAdded Event), the operator pod is deleted at once,
+      // before the next reconcile would start the learner's pod; its successor must find the
+      // learner in etcd's list and start it, never add a second one.
+      const seen = new Set((await listMemberAddedEvents()).map(eventKey));
+      let kills = 0;
+      let inWindow = 0;
+      let watching = true;
+      const killer = (async () => {
+        while (watching) {
+          const fresh = (await listMemberAddedEvents().catch(() => [])).filter((e) => !seen.has(eventKey(e)));
+          for (const event of fresh) seen.add(eventKey(event));
+          if (fresh.length) {
+            const pods = await operatorPods();
+            await kubectl([
+              '-n',
+              ns,
+              'delete',
+              'pod',
+              ...pods.map((p) => p.metadata?.name ?? ''),
+              '--grace-period=0',
+              '--force',
+              '--wait=false',
+            ]).catch(() => '');
+            kills++;
+            // Whether the kill landed between the add and the start: a learner etcd lists as not started.
+            const list = await etcdMemberList(ns, `${name}-0`).catch(() => []);
+            if (list.some((m) => !m.started)) inWindow++;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+      })();
+      const started = Date.now();
+      try {
+        await kubectl(['-n', ns, 'scale', `etcdcluster/${name}`, '--replicas=5']);
+        await waitForMembers(ns, name, 5, { timeoutMs: 480_000 });
+      } finally {
+        watching = false;
+        await killer;
+      }
+      console.error(
+        `etcd e2e: ${name} 3 → 5 with the operator killed ${kills} times (${inWindow} between a member add and its start) in ${secondsSince(started)} s`,
+      );
+      expect(kills).toBeGreaterThanOrEqual(2);
+      const members = await etcdMemberList(ns, `${name}-0`);
+      expect(members.map((m) => [m.name, m.started, m.learner]).sort()).toEqual(
+        [0, 1, 2, 3, 4].map((i) => [`${name}-${i}`, true, false]),
+      );
+      await putKeys(`${name}-0`, 's', 40, 30);
+      await expectKeysOnEveryMember(name, 's', 40);
+      const pods = await listObjects<V1Pod>('pods', ns, memberSelector(name));
+      expect(pods).toHaveLength(5);
+    });
+
+    // Frees the node for the next cluster.
+    afterAll(async () => {
+      await kubectl(['-n', ns, 'delete', 'etcdcluster', name, '--wait=true', '--timeout=120s']);
+    });
+
+    async function listMemberAddedEvents() {
+      const events = await listObjects<{
+        metadata: { name: string };
+        reason: string;
+        series?: { count: number };
+        regarding?: { name: string; kind: string };
+      }>('events.events.k8s.io', ns);
+      return events.filter((e) => e.reason === 'MemberAdded' && e.regarding?.name === name);
+    }
+    function eventKey(e: { metadata: { name: string }; series?: { count: number } }) {
+      return `${e.metadata.name}/${e.series?.count ?? 1}`;
+    }
+  });
+
+  describe('a cluster upgraded from etcd 3.6 to 3.7', () => {
+    const name = 'ledger';
+
+    const setVersion = (version: string) =>
+      kubectl([
+        '-n',
+        ns,
+        'patch',
+        'etcdcluster',
+        name,
+        '--type=merge',
+        '-p',
+        JSON.stringify({ spec: { version } }),
+      ]);
+
+    it('rolls one member at a time, each on 3.7 and healthy before the next; a downgrade is refused', async () => {
+      const from = '3.6.16';
+      const to = '3.7.3';
+      await apply([
+        { ...etcdCluster(ns, name, 3), spec: { ...etcdCluster(ns, name, 3).spec, version: from } },
+      ]);
+      const before = (await waitForMembers(ns, name, 3, { version: from })).status;
+      expect(before?.currentVersion).toBe(from);
+      await putKeys(`${name}-0`, 'l', 20);
+      const ids = before?.members?.map((m) => m.id);
+
+      const started = Date.now();
+      // While it rolls, no two members restart at once: never fewer than two of three ready.
+      let fewestReady = 3;
+      let rolling = true;
+      const watcher = (async () => {
+        while (rolling) {
+          const pods = await listObjects<V1Pod>('pods', ns, memberSelector(name)).catch(() => []);
+          if (pods.length === 3) fewestReady = Math.min(fewestReady, pods.filter(isPodReady).length);
+          await new Promise((resolve) => setTimeout(resolve, 500));
+        }
+      })();
+      let after;
+      try {
+        await setVersion(to);
+        after = (await waitForMembers(ns, name, 3, { version: to })).status;
+      } finally {
+        rolling = false;
+        await watcher;
+      }
+      console.error(`etcd e2e: ${name} upgraded ${from} → ${to} (3 members) in ${secondsSince(started)} s`);
+      expect(fewestReady).toBeGreaterThanOrEqual(2);
+      expect(after?.currentVersion).toBe(to);
+      // Same members (upgraded in place, data kept), each answering with the new version.
+      expect(after?.members?.map((m) => m.id)).toEqual(ids);
+      for (const member of after?.members ?? []) {
+        const status = JSON.parse(
+          await memberEtcdctl(ns, member.name, ['endpoint', 'status', '-w', 'json']),
+        ) as {
+          Status: { version: string };
+        }[];
+        expect(status[0]?.Status.version, member.name).toBe(to);
+      }
+      await expectKeysOnEveryMember(name, 'l', 20);
+      expect(await clusterEventReasons(ns, name)).toContain('MemberUpgrading');
+      await expect(setVersion(from)).rejects.toThrow(/cannot downgrade from 3.7.3 to 3.6.16/);
+      await kubectl(['-n', ns, 'delete', 'etcdcluster', name, '--wait=true', '--timeout=120s']);
+    });
+  });
+
+  // Backup, restore and recovery are the EtcdBackup work (branch wave4/etcd-backup): these
+  // scenarios land with it.
+  it.todo('TODO(etcd-backup): kills a majority of members and recovers from the newest backup');
+  it.todo(
+    'TODO(etcd-backup): backs up to the S3-compatible server and to a PVC, restores into a new cluster, every key and hashKV equal',
+  );
+  it.todo('TODO(etcd-backup): refuses a backup with one byte flipped at restore');
+});

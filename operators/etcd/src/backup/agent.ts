@@ -1,0 +1,60 @@
+// The commands the operator image runs in pods the operator makes (docs/adr/0302), instead of the
+// operator: the restore steps of a restored member, and a backup written into a claim.
+import { backupToClaim } from './claim-backup-agent.ts';
+import { fetchSnapshot, finishRestore } from './restore-agent.ts';
+
+export const agentCommands = ['fetch-backup', 'finish-restore', 'backup-to-claim'];
+
+/** Runs one agent command line (`--name=value` flags; S3 credentials from the environment). */
+export async function runAgent(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
+  const [command = '', ...rest] = argv;
+  const flags = new Map(
+    rest.map((arg) => {
+      const [name = '', ...value] = arg.replace(/^--/, '').split('=');
+      return [name, value.join('=')] as const;
+    }),
+  );
+  const required = (name: string) => {
+    const value = flags.get(name);
+    if (!value) throw new Error(`${command}: --${name} is required`);
+    return value;
+  };
+  // One JSON line per step on stderr, where the kubelet keeps a container's log.
+  const log = (line: string) => console.error(JSON.stringify({ msg: line, step: command }));
+  if (command === 'backup-to-claim') {
+    const tlsDir = flags.get('tls-dir');
+    log(
+      await backupToClaim({
+        endpoints: required('endpoints').split(','),
+        directory: required('directory'),
+        name: required('name'),
+        resultFile: required('result-file'),
+        ...(tlsDir ? { tlsDir } : {}),
+      }),
+    );
+    return;
+  }
+  const paths = { dataDir: required('data-dir'), workDir: required('work-dir') };
+  if (command === 'finish-restore') return finishRestore(paths, log);
+  const accessKeyId = env['AWS_ACCESS_KEY_ID'];
+  const secretAccessKey = env['AWS_SECRET_ACCESS_KEY'];
+  if (!accessKeyId || !secretAccessKey) {
+    throw new Error('fetch-backup: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set');
+  }
+  const sessionToken = env['AWS_SESSION_TOKEN'];
+  const endpoint = flags.get('endpoint');
+  const expectedSha256 = flags.get('sha256');
+  await fetchSnapshot(
+    {
+      ...paths,
+      bucket: required('bucket'),
+      key: required('key'),
+      region: required('region'),
+      forcePathStyle: flags.get('force-path-style') === 'true',
+      ...(endpoint ? { endpoint } : {}),
+      ...(expectedSha256 ? { expectedSha256 } : {}),
+      credentials: { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) },
+    },
+    log,
+  );
+}

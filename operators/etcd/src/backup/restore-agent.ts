@@ -1,0 +1,96 @@
+// What the operator image runs as init containers of the first member of a cluster restored from
+// a backup (docs/adr/0302). Three steps around etcd's own `etcdutl snapshot restore`, each safe to
+// run again (init containers run again when a pod's sandbox is made again):
+//   fetch   download the snapshot into the member's volume, checking its sha256 trailer (and the
+//           recorded sha256) on the way; kept once verified, so a rerun needs no download. Clears
+//           the staging directory etcdutl restores into (etcdutl refuses a non-empty one).
+//   (etcdutl snapshot restore <snapshot> --data-dir=<staging>, in the etcd image)
+//   finish  move the staging directory to etcd's data directory, unless the member already has
+//           data (a rerun after the member has run: its data is newer than the backup).
+import { createWriteStream, existsSync } from 'node:fs';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { Transform } from 'node:stream';
+import { verifySnapshotFile } from '../restore/verify-snapshot-file.ts';
+import { openS3Store } from './s3-store.ts';
+import { SnapshotTrailerVerifier } from './snapshot-trailer.ts';
+
+/** Where the agent works inside the member's volume. */
+export interface RestorePaths {
+  /** etcd's data directory (`<volume>/data`). */
+  readonly dataDir: string;
+  /** `<volume>/restore`: the snapshot and the staging data directory. */
+  readonly workDir: string;
+}
+
+export const snapshotFile = (paths: RestorePaths) => join(paths.workDir, 'snapshot.db');
+export const stagingDir = (paths: RestorePaths) => join(paths.workDir, 'data');
+const hasMemberData = (dataDir: string) => existsSync(join(dataDir, 'member'));
+
+export interface FetchRequest extends RestorePaths {
+  readonly bucket: string;
+  readonly key: string;
+  readonly region: string;
+  readonly endpoint?: string;
+  readonly forcePathStyle: boolean;
+  readonly expectedSha256?: string;
+  readonly credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string };
+}
+
+/** Step 1: the verified snapshot at `snapshotFile`, and an empty staging directory. */
+export async function fetchSnapshot(request: FetchRequest, log: (line: string) => void): Promise<void> {
+  await mkdir(request.workDir, { recursive: true, mode: 0o700 });
+  await rm(stagingDir(request), { recursive: true, force: true });
+  const target = snapshotFile(request);
+  if (existsSync(target)) {
+    // Verified before it was renamed into place; checked again, as cheap as a download is not.
+    await verifySnapshotFile(target, request.expectedSha256);
+    log(`${target} present and verified; not downloading again`);
+    return;
+  }
+  const store = await openS3Store({
+    bucket: request.bucket,
+    region: request.region,
+    forcePathStyle: request.forcePathStyle,
+    credentials: request.credentials,
+    ...(request.endpoint ? { endpoint: request.endpoint } : {}),
+  });
+  const partial = `${target}.partial`;
+  const verifier = new SnapshotTrailerVerifier();
+  try {
+    const body = await store.read(request.key);
+    const check = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        verifier.update(chunk);
+        done(null, chunk);
+      },
+    });
+    await pipeline(body, check, createWriteStream(partial, { mode: 0o600 }));
+    const verified = verifier.finish(`s3://${request.bucket}/${request.key}`);
+    if (request.expectedSha256 && verified.sha256 !== request.expectedSha256) {
+      throw new Error(
+        `s3://${request.bucket}/${request.key}: its sha256 is ${verified.sha256}, but the backup record says ${request.expectedSha256}`,
+      );
+    }
+    await rename(partial, target);
+    log(
+      `fetched s3://${request.bucket}/${request.key}: ${verified.sizeBytes} bytes, sha256 ${verified.sha256}`,
+    );
+  } finally {
+    await rm(partial, { force: true });
+    store.close();
+  }
+}
+
+/** Step 3: etcdutl's result becomes etcd's data directory, unless the member already has data. */
+export async function finishRestore(paths: RestorePaths, log: (line: string) => void): Promise<void> {
+  if (hasMemberData(paths.dataDir)) {
+    log(`${paths.dataDir} already holds member data; the restored copy is discarded`);
+  } else {
+    await rm(paths.dataDir, { recursive: true, force: true });
+    await rename(stagingDir(paths), paths.dataDir);
+    log(`restored data moved to ${paths.dataDir}`);
+  }
+  await rm(stagingDir(paths), { recursive: true, force: true });
+}

@@ -1,0 +1,170 @@
+// Scheduled backups of an EtcdCluster (spec.backup.schedule, keep): at each cron time (UTC) an
+// EtcdBackup is created, which the EtcdBackup controller takes; the oldest scheduled ones beyond
+// `keep` successful ones are deleted with their stored objects. Also keeps
+// status.lastSuccessfulBackupTime, which a dashboard or an alert reads.
+//
+// Like a CronJob, it remembers nothing: the schedule's last run is the newest scheduled backup's
+// scheduled-at annotation, and each backup's name comes from its scheduled time, so a restarted
+// operator neither misses nor repeats one (a run missed while the operator was down is taken
+// once, late; older missed runs are skipped).
+import { CronExpressionParser } from 'cron-parser';
+import {
+  AlreadyExistsError,
+  controllerReference,
+  watch,
+  type Controller,
+  type Manager,
+  type ReconcileContext,
+  type ReconcileResult,
+} from '@homeostat/reconcile';
+import { etcdBackups, type EtcdBackup } from '../../api/etcd-backup-types.ts';
+import { etcdClusters, type EtcdCluster } from '../../api/etcd-cluster-types.ts';
+import { messageOf } from '../../errors.ts';
+import { nameOf, namespaceOf } from '../cluster-names.ts';
+import { backupClusterLabel, scheduledAtAnnotation, scheduledLabel } from './backup-names.ts';
+import { openBackupStore } from './backup-store.ts';
+
+export interface BackupScheduleOptions {
+  /** The clock (tests move it forward instead of waiting for the schedule). */
+  readonly now?: () => Date;
+}
+
+const scheduledAt = (backup: EtcdBackup): number =>
+  Date.parse(backup.metadata?.annotations?.[scheduledAtAnnotation] ?? '') || 0;
+
+/** `<cluster>-<yyyymmddhhmm>` in UTC: one name per scheduled time. */
+export function scheduledBackupName(cluster: string, at: Date): string {
+  return `${cluster}-${at.toISOString().slice(0, 16).replace(/[-T:]/g, '')}`;
+}
+
+/** The newest finish time of a Succeeded backup of `cluster`, if any. */
+function lastSuccess(backups: readonly EtcdBackup[]): string | undefined {
+  return backups
+    .filter((b) => b.status?.phase === 'Succeeded' && b.status.finishedAt)
+    .map((b) => b.status?.finishedAt ?? '')
+    .sort()
+    .at(-1);
+}
+
+/** Scheduled backups to delete: finished ones older than the newest `keep` that succeeded. */
+export function prunable(scheduled: readonly EtcdBackup[], keep: number): EtcdBackup[] {
+  const newestFirst = [...scheduled].sort((a, b) => scheduledAt(b) - scheduledAt(a));
+  let succeeded = 0;
+  const drop: EtcdBackup[] = [];
+  for (const backup of newestFirst) {
+    const phase = backup.status?.phase;
+    if (succeeded >= keep && (phase === 'Succeeded' || phase === 'Failed')) drop.push(backup);
+    else if (phase === 'Succeeded') succeeded++;
+  }
+  return drop;
+}
+
+async function prune(cluster: EtcdCluster, backup: EtcdBackup, ctx: ReconcileContext): Promise<void> {
+  const destination = backup.spec.destination ?? cluster.spec.backup?.destination;
+  const key = backup.status?.key;
+  // Files in a claim stay (removing one would need a pod); objects in a bucket go.
+  if (backup.status?.phase === 'Succeeded' && destination?.s3 && key) {
+    const store = await openBackupStore(destination, namespaceOf(cluster), ctx.client);
+    try {
+      await store.delete(store.keyOf(key));
+    } finally {
+      store.close();
+    }
+  }
+  await ctx.client.delete(etcdBackups, backup.metadata?.name ?? '', namespaceOf(cluster), {
+    uid: backup.metadata?.uid ?? '',
+  });
+  await ctx.events.normal(
+    cluster,
+    'BackupPruned',
+    'Backup',
+    `deleted scheduled backup ${backup.metadata?.name ?? ''}${backup.status?.location ? ` and ${backup.status.location}` : ''} (keep ${cluster.spec.backup?.keep ?? 0})`,
+  );
+}
+
+/** Adds the backup schedule controller (a second controller of EtcdClusters) to `manager`. */
+export function addBackupScheduleController(
+  manager: Manager,
+  options: BackupScheduleOptions = {},
+): Controller<EtcdCluster> {
+  const now = options.now ?? (() => new Date());
+  const backups = manager.cache.informer(etcdBackups);
+  const backupsOf = (cluster: EtcdCluster) =>
+    backups.store
+      .list()
+      .filter(
+        (b) => b.metadata?.namespace === namespaceOf(cluster) && b.spec.clusterName === nameOf(cluster),
+      );
+  return manager.controller({
+    name: 'etcdbackupschedule',
+    for: etcdClusters,
+    // A backup that finishes may move lastSuccessfulBackupTime and retention.
+    watches: [
+      watch({
+        type: etcdBackups,
+        map: (b) => [{ namespace: b.metadata?.namespace ?? '', name: b.spec.clusterName }],
+      }),
+    ],
+    async reconcile({ object: cluster }, ctx): Promise<ReconcileResult> {
+      if (!cluster || cluster.metadata?.deletionTimestamp) return {};
+      const mine = backupsOf(cluster);
+      const last = lastSuccess(mine);
+      if (last && last !== cluster.status?.lastSuccessfulBackupTime) {
+        // A merge patch of this one field: the cluster controller's server-side apply of the rest
+        // of status leaves it alone.
+        await ctx.client.patchStatus(etcdClusters, nameOf(cluster), namespaceOf(cluster), {
+          lastSuccessfulBackupTime: last,
+        });
+      }
+      const backup = cluster.spec.backup;
+      if (!backup?.schedule || cluster.spec.paused || !cluster.status?.clusterId) return {};
+
+      const scheduled = mine.filter((b) => b.metadata?.labels?.[scheduledLabel] === 'true');
+      for (const old of prunable(scheduled, backup.keep)) await prune(cluster, old, ctx);
+
+      let times;
+      try {
+        times = CronExpressionParser.parse(backup.schedule, { currentDate: now(), tz: 'UTC' });
+      } catch (error) {
+        await ctx.events.warning(
+          cluster,
+          'InvalidSchedule',
+          'Backup',
+          `spec.backup.schedule ${JSON.stringify(backup.schedule)} is not a cron expression: ${messageOf(error)}; no scheduled backups`,
+        );
+        return {};
+      }
+      const due = times.prev().toDate();
+      const next = times.next().toDate();
+      const lastRun = Math.max(
+        new Date(cluster.metadata?.creationTimestamp ?? 0).getTime() || 0,
+        ...scheduled.map(scheduledAt),
+      );
+      if (due.getTime() > lastRun) {
+        const name = scheduledBackupName(nameOf(cluster), due);
+        try {
+          await ctx.client.create(etcdBackups, {
+            metadata: {
+              name,
+              namespace: namespaceOf(cluster),
+              labels: { [backupClusterLabel]: nameOf(cluster), [scheduledLabel]: 'true' },
+              annotations: { [scheduledAtAnnotation]: due.toISOString() },
+              ownerReferences: [controllerReference(cluster)],
+            },
+            spec: { clusterName: nameOf(cluster) },
+          });
+          await ctx.events.normal(
+            cluster,
+            'ScheduledBackupCreated',
+            'Backup',
+            `created EtcdBackup ${name} for ${due.toISOString()} (schedule ${JSON.stringify(backup.schedule)})`,
+          );
+        } catch (error) {
+          // Made by an operator that stopped before its cache saw it.
+          if (!(error instanceof AlreadyExistsError)) throw error;
+        }
+      }
+      return { requeueAfterMs: Math.max(1000, next.getTime() - now().getTime()) };
+    },
+  });
+}

@@ -1,0 +1,45 @@
+// What the cluster controller calls before it creates the first member of a new cluster: when the
+// spec says bootstrap.fromBackup, the backup is found and verified, and the member's pod is given
+// the init containers that restore it. Once that pod exists there is nothing to prepare again.
+import type { V1Pod } from '@kubernetes/client-node';
+import type { EventRecorder, KubeClient } from '@homeostat/reconcile';
+import type { EtcdCluster } from '../../api/etcd-cluster-types.ts';
+import { namespaceOf } from '../cluster-names.ts';
+import type { DesiredMember } from '../../membership/membership-reconciler.ts';
+import { restoreInitContainers, withRestore } from './restore-pod.ts';
+import { restoreSourceOf, verifyRestoreSource } from './restore-source.ts';
+
+export interface RestoreDeps {
+  readonly cluster: EtcdCluster;
+  readonly client: KubeClient;
+  readonly events: EventRecorder;
+  /** The operator's own image (runs the fetch and finish steps) and the members' etcd image. */
+  readonly images: { readonly operator: string; readonly etcd: string };
+}
+
+/**
+ * The pod change that restores `first` from the cluster's backup, or the identity when the cluster
+ * is not restored from one. Throws RestoreRefusal when the backup cannot be used.
+ */
+export async function prepareRestore(
+  deps: RestoreDeps,
+  first: DesiredMember,
+): Promise<((pod: V1Pod) => V1Pod) | undefined> {
+  const source = await restoreSourceOf(deps.cluster, deps.client);
+  if (!source) return undefined;
+  const verified = await verifyRestoreSource(source, namespaceOf(deps.cluster), deps.client);
+  await deps.events.normal(
+    deps.cluster,
+    'RestoreStarted',
+    'Restore',
+    `restoring ${first.name} from ${source.describe}: ${verified.sizeBytes} bytes, sha256 ${verified.sha256} verified`,
+  );
+  const init = restoreInitContainers(
+    deps.cluster,
+    first.name,
+    first,
+    { ...source, sha256: verified.sha256 },
+    deps.images,
+  );
+  return (pod) => withRestore(pod, init);
+}

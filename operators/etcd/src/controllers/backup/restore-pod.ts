@@ -1,0 +1,90 @@
+// The first member of a cluster restored from a backup: its pod gets three init containers in
+// front of etcd (docs/adr/0302). The operator image fetches the snapshot into the member's own
+// volume and checks its sha256; etcd's own etcdutl (from the member's etcd image, so the restore is
+// done by the version that will run it) restores it as a one-member cluster; the operator image
+// moves the result into place. The cluster then grows by learners as any new cluster does.
+import type { V1Container, V1EnvVar, V1Pod } from '@kubernetes/client-node';
+import type { EtcdCluster } from '../../api/etcd-cluster-types.ts';
+import { nameOf } from '../cluster-names.ts';
+import { dataDir, dataMountPath } from '../desired-member-pod.ts';
+import type { MemberUrls } from '../member-addressing.ts';
+import type { RestoreSource } from './restore-source.ts';
+
+/** Inside the member's volume: the snapshot and etcdutl's staging directory. */
+export const restoreWorkDir = `${dataMountPath}/restore`;
+export const etcdutlBinary = '/usr/local/bin/etcdutl';
+
+const secretEnv = (name: string, secret: string, key: string, optional = false): V1EnvVar => ({
+  name,
+  valueFrom: { secretKeyRef: { name: secret, key, ...(optional ? { optional: true } : {}) } },
+});
+
+/** The three init containers that put a backup into `member`'s volume before its etcd starts. */
+export function restoreInitContainers(
+  cluster: EtcdCluster,
+  member: string,
+  urls: MemberUrls,
+  source: RestoreSource,
+  images: { readonly operator: string; readonly etcd: string },
+): V1Container[] {
+  // Security context and resources are the etcd container's (withRestore copies them).
+  const base = { volumeMounts: [{ name: 'data', mountPath: dataMountPath }] };
+  const paths = [`--data-dir=${dataDir}`, `--work-dir=${restoreWorkDir}`];
+  const { s3 } = source;
+  return [
+    {
+      name: 'fetch-backup',
+      image: images.operator,
+      args: [
+        'fetch-backup',
+        ...paths,
+        `--bucket=${s3.bucket}`,
+        `--key=${source.key}`,
+        `--region=${s3.region}`,
+        `--force-path-style=${String(s3.forcePathStyle)}`,
+        ...(s3.endpoint ? [`--endpoint=${s3.endpoint}`] : []),
+        ...(source.sha256 ? [`--sha256=${source.sha256}`] : []),
+      ],
+      env: [
+        secretEnv('AWS_ACCESS_KEY_ID', s3.credentialsSecretName, 'accessKeyId'),
+        secretEnv('AWS_SECRET_ACCESS_KEY', s3.credentialsSecretName, 'secretAccessKey'),
+        secretEnv('AWS_SESSION_TOKEN', s3.credentialsSecretName, 'sessionToken', true),
+      ],
+      ...base,
+    },
+    {
+      name: 'restore',
+      image: images.etcd,
+      command: [etcdutlBinary],
+      args: [
+        'snapshot',
+        'restore',
+        `${restoreWorkDir}/snapshot.db`,
+        `--name=${member}`,
+        `--initial-cluster=${member}=${urls.peerUrl}`,
+        // The same token the member's etcd is given: the restored cluster is a new one.
+        `--initial-cluster-token=${cluster.metadata?.uid ?? nameOf(cluster)}`,
+        `--initial-advertise-peer-urls=${urls.peerUrl}`,
+        `--data-dir=${restoreWorkDir}/data`,
+      ],
+      ...base,
+    },
+    { name: 'finish-restore', image: images.operator, args: ['finish-restore', ...paths], ...base },
+  ];
+}
+
+/** `pod` with the restore init containers in front of its etcd. */
+export function withRestore(pod: V1Pod, initContainers: V1Container[]): V1Pod {
+  const etcd = pod.spec?.containers[0];
+  return {
+    ...pod,
+    spec: {
+      ...(pod.spec ?? { containers: [] }),
+      initContainers: initContainers.map((c) => ({
+        ...c,
+        ...(etcd?.securityContext ? { securityContext: etcd.securityContext } : {}),
+        ...(etcd?.resources ? { resources: etcd.resources } : {}),
+      })),
+    },
+  };
+}

@@ -1,0 +1,89 @@
+// Rolling upgrade of an EtcdCluster's members to spec.version: one member at a time, and only
+// while every member is healthy and the membership is settled. A member is upgraded by changing
+// its pod's image in place (the one pod field Kubernetes lets change): the kubelet restarts etcd
+// on the new image with the same pod, claim and data. Followers go first, the leader last, so
+// leadership moves once. The API server already refused downgrades and skipped minors (CEL).
+import { builtin } from '@homeostat/reconcile';
+import type { ClusterHealth } from '../health/cluster-health.ts';
+import type { MemberHealth } from '../health/member-status.ts';
+import { normalizeUrl } from '../membership/members.ts';
+import type { DesiredMember } from '../membership/membership-reconciler.ts';
+import { namespaceOf, ordinalOf, nameOf } from './cluster-names.ts';
+import { podImage } from './desired-member-pod.ts';
+import type { KubeMemberRuntimeDeps } from './kube-member-runtime.ts';
+
+export type UpgradeOutcome =
+  | { readonly kind: 'at-version' }
+  | { readonly kind: 'waiting'; readonly reason: string }
+  | { readonly kind: 'rolled'; readonly member: string; readonly from: string; readonly to: string };
+
+function healthOf(health: ClusterHealth, member: DesiredMember): MemberHealth | undefined {
+  return health.members.find((m) =>
+    m.member.peerUrls.some((u) => normalizeUrl(u) === normalizeUrl(member.peerUrl)),
+  );
+}
+
+/** The version an image tag names (`…/etcd:v3.7.3` → 3.7.3). */
+export function versionOfImage(image: string | undefined): string | undefined {
+  return /:v(\d+\.\d+\.\d+)$/.exec(image ?? '')?.[1];
+}
+
+/**
+ * Moves at most one member to the spec's version. Call it only once membership has converged (no
+ * learner, every desired member a voter): it checks again that every member answers healthy, and
+ * that a member already on the new image runs the new version before it touches the next.
+ */
+export async function rollUpgradeStep(
+  deps: KubeMemberRuntimeDeps,
+  desired: readonly DesiredMember[],
+  health: ClusterHealth,
+): Promise<UpgradeOutcome> {
+  const { cluster, owned, client } = deps;
+  const target = cluster.spec.version;
+  const members = desired.map((d) => ({
+    desired: d,
+    pod: owned.pod(cluster, d.name),
+    health: healthOf(health, d),
+  }));
+  const behind = members.filter((m) => m.pod && podImage(m.pod) !== deps.image);
+  if (behind.length === 0) return { kind: 'at-version' };
+
+  const notReady = members.filter(
+    (m) => !m.pod || m.pod.metadata?.deletionTimestamp || !m.health?.healthy || m.health.member.isLearner,
+  );
+  if (!health.hasQuorum || health.learners.length > 0 || notReady.length > 0) {
+    return {
+      kind: 'waiting',
+      reason: `every member must be a healthy voter before the next is upgraded (not yet: ${notReady.map((m) => m.desired.name).join(', ') || 'quorum'})`,
+    };
+  }
+  // A member on the new image that still answers with the old version has not restarted yet.
+  const restarting = members.filter(
+    (m) => m.pod && podImage(m.pod) === deps.image && m.health?.status?.version !== target,
+  );
+  if (restarting.length > 0) {
+    return {
+      kind: 'waiting',
+      reason: `${restarting.map((m) => m.desired.name).join(', ')} restarting on ${target}`,
+    };
+  }
+
+  const leaderId = health.leader?.member.id;
+  const clusterName = nameOf(cluster);
+  const [next] = [...behind].sort((a, b) => {
+    const leaderLast = Number(a.health?.member.id === leaderId) - Number(b.health?.member.id === leaderId);
+    if (leaderLast !== 0) return leaderLast;
+    return (ordinalOf(clusterName, b.desired.name) ?? 0) - (ordinalOf(clusterName, a.desired.name) ?? 0);
+  });
+  if (!next?.pod) return { kind: 'at-version' };
+  const from = next.health?.status?.version ?? versionOfImage(podImage(next.pod)) ?? 'unknown';
+  // Strategic merge: the containers list is merged by name, so only etcd's image changes.
+  await client.patch(
+    builtin.pods,
+    next.desired.name,
+    namespaceOf(cluster),
+    { spec: { containers: [{ name: 'etcd', image: deps.image }] } },
+    { patchType: 'strategic' },
+  );
+  return { kind: 'rolled', member: next.desired.name, from, to: target };
+}

@@ -1,0 +1,67 @@
+// The stand-in kubelet's run-to-completion pods (see member-pod-runner.ts): a backup into a claim
+// runs the operator image's agent once. Here it runs as the real program (this workspace's
+// main.ts, what the image's bundle is built from) with the pod's volumes mapped to directories
+// (the claim's, the Secrets written out as files), and its termination message (the file the
+// kubelet reads, /dev/termination-log) reported in the pod's status, as a kubelet does.
+import { execFile } from 'node:child_process';
+import { mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { V1Pod } from '@kubernetes/client-node';
+import { repoRoot } from '@homeostat/testing';
+import { builtin, type KubeClient } from '@homeostat/reconcile';
+import { terminationLog } from '../backup/claim-backup-agent.ts';
+import { backupPodLabel } from '../controllers/backup/claim-backup-pod.ts';
+
+export const isAgentPod = (pod: V1Pod): boolean => pod.metadata?.labels?.[backupPodLabel] !== undefined;
+
+function run(args: readonly string[]): Promise<{ code: number; stderr: string }> {
+  const main = join(repoRoot, 'operators', 'etcd', 'src', 'main.ts');
+  return new Promise((resolve) => {
+    execFile(process.execPath, [main, ...args], { timeout: 120_000 }, (error, _stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stderr });
+    });
+  });
+}
+
+export class AgentPods {
+  readonly #client: KubeClient;
+  readonly #namespace: string;
+  readonly #workDir: string;
+  readonly #done = new Set<string>();
+
+  constructor(client: KubeClient, namespace: string, workDir: string) {
+    this.#client = client;
+    this.#namespace = namespace;
+    this.#workDir = workDir;
+  }
+
+  /** Runs the pod's container once to its end and reports it; `mounts` maps mount paths to directories. */
+  async run(uid: string, pod: V1Pod, mounts: ReadonlyMap<string, string>): Promise<void> {
+    if (this.#done.has(uid)) return;
+    this.#done.add(uid);
+    const name = pod.metadata?.name ?? '';
+    const container = pod.spec?.containers[0];
+    for (const dir of mounts.values()) await mkdir(dir, { recursive: true });
+    const resultFile = join(this.#workDir, `${name}-${uid.slice(0, 8)}.termination-log`);
+    const args = (container?.args ?? []).map((arg) => {
+      let local = arg.replace(`=${terminationLog}`, `=${resultFile}`);
+      for (const [mountPath, dir] of mounts) local = local.replace(`=${mountPath}`, `=${dir}`);
+      return local;
+    });
+    const { code, stderr } = await run(args);
+    const message = code === 0 ? await readFile(resultFile, 'utf8').catch(() => '') : stderr.slice(-2000);
+    await this.#client.patchStatus(builtin.pods, name, this.#namespace, {
+      phase: code === 0 ? 'Succeeded' : 'Failed',
+      containerStatuses: [
+        {
+          name: container?.name ?? '',
+          image: container?.image ?? '',
+          imageID: '',
+          ready: false,
+          restartCount: 0,
+          state: { terminated: { exitCode: code, reason: code === 0 ? 'Completed' : 'Error', message } },
+        },
+      ],
+    });
+  }
+}
