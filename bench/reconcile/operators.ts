@@ -27,6 +27,8 @@ export interface OperatorOptions {
   workers: number;
   /** Where the operator's log goes. */
   logDir: string;
+  /** Node flags of the TypeScript operator; default: the images' (operatorNodeFlags). */
+  nodeFlags?: readonly string[];
 }
 
 export interface RunningOperator {
@@ -74,7 +76,7 @@ export async function startOperator(
           name: 'typescript operator',
           command: process.execPath,
           args: [
-            ...operatorNodeFlags,
+            ...(options.nodeFlags ?? operatorNodeFlags),
             bundle,
             `--kubeconfig=${options.kubeconfigPath}`,
             `--namespace=${options.namespace}`,

@@ -1,5 +1,6 @@
 // npm run bench:reconcile -- [--objects N] [--implementations typescript,controller-runtime]
 //                             [--workers W] [--idle-seconds S] [--kubeconfig PATH]
+//                             [--node-flags '--max-semi-space-size=1']
 // The Widget workload (an owned ConfigMap, an Event and a status per Widget) through the
 // TypeScript operator built on libs/reconcile and through a controller-runtime operator doing the
 // same work, one after the other, on the same control plane (its own, or the cluster of
@@ -34,6 +35,8 @@ const { values } = parseArgs({
     kubeconfig: { type: 'string' },
     // How many Widgets the driver creates at once.
     'create-concurrency': { type: 'string', default: '16' },
+    // Node flags of the TypeScript operator, space-separated; default: the images' (operatorNodeFlags).
+    'node-flags': { type: 'string' },
   },
 });
 const objects = Number(values.objects);
@@ -100,6 +103,9 @@ async function runOne(
     kubeconfigPath,
     namespace,
     workers,
+    ...(values['node-flags'] === undefined
+      ? {}
+      : { nodeFlags: values['node-flags'].split(' ').filter(Boolean) }),
     logDir: workDir,
   });
   teardown.add(`stop the ${implementation} operator`, () => operator.process.stop());

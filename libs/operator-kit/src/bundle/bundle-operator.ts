@@ -11,10 +11,11 @@ const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..')
 /**
  * The Node flags an operator image runs its bundle with (operators/Dockerfile says the same, and a
  * test of every operator's image checks it): small young-generation semi-spaces, for about 25 MB
- * less resident memory at 1000 cached objects, and no JIT compiler, for about 18 MB less (its
- * code pages in the node binary, its compiled code and its working memory), at no measured cost in
- * throughput: an operator waits on the API server, and its hot paths (JSON, TLS, HTTP parsing) are
- * native code either way. Without a JIT there is no WebAssembly, so `fetch()` (undici's HTTP
+ * less resident memory at 1000 cached objects, and no JIT compiler, for 16-18 MB less (its code
+ * pages in the node binary, its compiled code and its working memory) at the price of about 40%
+ * more CPU seconds per reconcile: an operator waits on the API server, and its hot paths (JSON, TLS,
+ * HTTP parsing) are native code either way, so its throughput moved less than the shared machine's
+ * noise. Without a JIT there is no WebAssembly, so `fetch()` (undici's HTTP
  * parser is WebAssembly) fails in an operator: use node:http(s), as the library does. ADR 0601.
  */
 export const operatorNodeFlags = ['--max-semi-space-size=1', '--jitless'] as const;
