@@ -13,7 +13,7 @@ import { desiredSecrets, superuserSecret } from './desired-secrets.ts';
 import { desiredServices } from './desired-services.ts';
 import { setPodRole, type PodRole } from './kubernetes-world.ts';
 import { annotationKeys, labelKeys } from './operand-labels.ts';
-import { assertOwnedOrAbsent, writeStep } from './write-failure.ts';
+import { assertOwnedOrAbsent, writeStep } from '@homeostat/reconcile';
 
 export interface ConvergeInputs {
   readonly cluster: PostgresCluster;

@@ -39,7 +39,7 @@ import { podWorld } from './kubernetes-world.ts';
 import { labelKeys, managedSelector, routingFieldManager } from './operand-labels.ts';
 import { nextRolloutStep, restartForRollout } from './rolling-restart.ts';
 import { runFailover, type FailoverRunResult } from './run-failover.ts';
-import { WriteFailure } from './write-failure.ts';
+import { WriteFailure } from '@homeostat/reconcile';
 
 export interface PostgresClusterControllerOptions {
   /** The image of each supported PostgreSQL version, for clusters that name none. */

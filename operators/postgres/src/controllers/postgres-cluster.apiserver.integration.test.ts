@@ -307,7 +307,7 @@ describe('PostgreSQLCluster controller on a real kube-apiserver + etcd', () => {
       poll,
     );
     expect(condition(await get('squat'), 'Degraded')?.message).toContain(
-      'Service squat-rw: an object of this name exists and is not controlled by PostgreSQLCluster squat',
+      'Service squat-rw: an object of this name exists and is not controlled by this PostgreSQLCluster',
     );
     expect(
       (await client.get(builtin.services, 'squat-rw', namespace)).metadata?.ownerReferences,
