@@ -359,12 +359,4 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
       await kubectl(['-n', ns, 'delete', 'etcdcluster', name, '--wait=true', '--timeout=120s']);
     });
   });
-
-  // Backup, restore and recovery are the EtcdBackup work (branch wave4/etcd-backup): these
-  // scenarios land with it.
-  it.todo('TODO(etcd-backup): kills a majority of members and recovers from the newest backup');
-  it.todo(
-    'TODO(etcd-backup): backs up to the S3-compatible server and to a PVC, restores into a new cluster, every key and hashKV equal',
-  );
-  it.todo('TODO(etcd-backup): refuses a backup with one byte flipped at restore');
 });
