@@ -2,5 +2,12 @@
 export { chartPaths, crdKind, kindsInProse, repoRoot, type OperatorChart } from './operator-chart.ts';
 export { chartFiles, writeChartFiles, type GeneratedFile } from './chart-files.ts';
 export { crdTemplate } from './crd-template.ts';
-export { closed, kubeObject, stringMap, valuesSchema, valuesSchemaJson } from './values-schema.ts';
+export {
+  closed,
+  kubeObject,
+  serviceMonitorValues,
+  stringMap,
+  valuesSchema,
+  valuesSchemaJson,
+} from './values-schema.ts';
 export { defaultsOf, valuesYaml } from './values-yaml.ts';

@@ -20,6 +20,24 @@ export const stringMap = (description: string) =>
 const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 
 /** The whole values schema of `chart`: the common values with the operator's own after imagePullSecrets. */
+/** An opt-in Prometheus Operator ServiceMonitor's values: enabled (off), interval, labels. */
+export function serviceMonitorValues(enabledDescription: string, description: string) {
+  return closed(
+    {
+      enabled: Type.Boolean({ description: enabledDescription, default: false }),
+      interval: Type.String({
+        pattern: '^[0-9]+(ms|s|m|h)$',
+        description: 'Scrape interval.',
+        default: '30s',
+      }),
+      labels: stringMap(
+        'Labels your Prometheus selects ServiceMonitors by (e.g. release: kube-prometheus-stack).',
+      ),
+    },
+    description,
+  );
+}
+
 export function valuesSchema(chart: OperatorChart): TObject {
   const kinds = kindsInProse(chart);
   const many = chart.crds.length > 1;
@@ -175,22 +193,8 @@ export function valuesSchema(chart: OperatorChart): TObject {
       ),
       prometheus: closed(
         {
-          serviceMonitor: closed(
-            {
-              enabled: Type.Boolean({
-                description:
-                  'Create a ServiceMonitor for the metrics Service (needs the Prometheus Operator CRDs).',
-                default: false,
-              }),
-              interval: Type.String({
-                pattern: '^[0-9]+(ms|s|m|h)$',
-                description: 'Scrape interval.',
-                default: '30s',
-              }),
-              labels: stringMap(
-                'Labels your Prometheus selects ServiceMonitors by (e.g. release: kube-prometheus-stack).',
-              ),
-            },
+          serviceMonitor: serviceMonitorValues(
+            'Create a ServiceMonitor for the metrics Service (needs the Prometheus Operator CRDs).',
             'Prometheus Operator ServiceMonitor for the metrics Service.',
           ),
         },

@@ -1,7 +1,7 @@
 // The etcd operator's chart as the operator kit generates and tests it: its CRDs and the values
 // only this operator has. Everything else in charts/etcd-operator is shared.
 import { Type } from '@sinclair/typebox';
-import { closed, stringMap, type OperatorChart } from '@homeostat/operator-kit/chart';
+import { serviceMonitorValues, type OperatorChart } from '@homeostat/operator-kit/chart';
 import { etcdBackupCrd } from '../api/etcd-backup-crd.ts';
 import { etcdClusterCrd } from '../api/etcd-cluster-crd.ts';
 import { defaultEtcdRepository } from '../api/etcd-versions.ts';
@@ -23,22 +23,8 @@ export const etcdChart: OperatorChart = {
         "The cluster's DNS domain: members' peer URLs and certificates end with it (CLUSTER_DOMAIN).",
       default: 'cluster.local',
     }),
-    membersServiceMonitor: closed(
-      {
-        enabled: Type.Boolean({
-          description:
-            "Create a ServiceMonitor that scrapes every etcd member's own /metrics (port 2381 of each cluster's <name>-peers Service) in the watched namespaces (needs the Prometheus Operator CRDs).",
-          default: false,
-        }),
-        interval: Type.String({
-          pattern: '^[0-9]+(ms|s|m|h)$',
-          description: 'Scrape interval.',
-          default: '30s',
-        }),
-        labels: stringMap(
-          'Labels your Prometheus selects ServiceMonitors by (e.g. release: kube-prometheus-stack).',
-        ),
-      },
+    membersServiceMonitor: serviceMonitorValues(
+      "Create a ServiceMonitor that scrapes every etcd member's own /metrics (port 2381 of each cluster's <name>-peers Service) in the watched namespaces (needs the Prometheus Operator CRDs).",
       "Prometheus Operator ServiceMonitor for the etcd members' own metrics.",
     ),
   },
