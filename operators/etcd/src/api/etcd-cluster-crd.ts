@@ -1,5 +1,5 @@
 // The EtcdCluster CustomResourceDefinition, built from the schema (the chart's CRD YAML is generated from it).
-import { buildCrd } from '@homeostat/reconcile';
+import { buildCrd, dnsLabelNameRule, specRequiredRule } from '@homeostat/reconcile';
 import { group, version } from './api-group.ts';
 import { celMajor, celMinor, EtcdClusterStatus, etcdClusterSpecSchema } from './etcd-cluster-schema.ts';
 import { supportedVersions } from './etcd-versions.ts';
@@ -23,18 +23,8 @@ export function etcdClusterCrdFor(crdGroup: string, versions: readonly string[])
         spec: etcdClusterSpecSchema(versions),
         status: EtcdClusterStatus,
         validations: [
-          {
-            rule: 'has(self.spec)',
-            message: 'spec is required (at least spec: {} for the defaults)',
-            fieldPath: '.spec',
-            reason: 'FieldValueRequired',
-          },
-          {
-            rule: "self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
-            message:
-              'metadata.name must be lowercase letters, digits and "-", starting with a letter: it names the member pods and the Services',
-            fieldPath: '.metadata.name',
-          },
+          specRequiredRule,
+          dnsLabelNameRule('it names the member pods and the Services'),
           {
             // With the transition rule on spec.version, this keeps a second upgrade from starting
             // before the members have finished the first (3.6 → 3.7 → 3.8 in two quick edits).

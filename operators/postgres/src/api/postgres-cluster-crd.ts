@@ -1,6 +1,6 @@
 // The PostgreSQLCluster CustomResourceDefinition, built from the schema (the chart's CRD YAML is
 // generated from it).
-import { buildCrd } from '@homeostat/reconcile';
+import { buildCrd, dnsLabelNameRule, specRequiredRule } from '@homeostat/reconcile';
 import {
   group,
   maxClusterNameLength,
@@ -25,19 +25,8 @@ export const postgresClusterCrd = buildCrd({
       spec: PostgresClusterSpec,
       status: PostgresClusterStatus,
       validations: [
-        {
-          rule: 'has(self.spec)',
-          message: 'spec is required (at least spec: {} for the defaults)',
-          fieldPath: '.spec',
-          reason: 'FieldValueRequired',
-        },
-        {
-          // The name becomes DNS names (Services, pod hostnames) and label values.
-          rule: "self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
-          message:
-            'metadata.name must be lowercase letters, digits and "-", starting with a letter: it names Services and pods',
-          fieldPath: '.metadata.name',
-        },
+        specRequiredRule,
+        dnsLabelNameRule('it names Services and pods'),
         {
           rule: "!has(self.spec.primary) || (self.spec.primary.startsWith(self.metadata.name + '-') && self.spec.primary.substring(size(self.metadata.name) + 1).matches('^[0-9]$') && int(self.spec.primary.substring(size(self.metadata.name) + 1)) < self.spec.instances)",
           message:
