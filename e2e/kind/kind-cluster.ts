@@ -123,17 +123,18 @@ export async function kindClusterUp(options: KindClusterOptions): Promise<KindCl
 }
 
 /**
- * Deletes the cluster (its containers and network) and, on the offline path, stops its Docker
- * daemon; the daemon's storage (the node image) stays in the cache for the next run.
+ * Deletes the cluster (its containers and network, and the route to its Services) and, on the
+ * offline path, stops its Docker daemon; the daemon's storage (the node image) stays in the cache
+ * for the next run.
  */
 export async function kindClusterDown(): Promise<void> {
   const ownDaemon = !process.env['DOCKER_HOST'];
   if (ownDaemon) process.env['DOCKER_HOST'] = kindDockerPlace.host;
+  await removeServiceRoute();
   if (!(await tryRun('docker', ['info'])).ok) return;
   const kind = await builtComponent('kind');
   await run(kind, ['delete', 'cluster', '--name', kindClusterName]);
   await tryRun('docker', ['network', 'rm', kindNetwork]);
-  await removeServiceRoute();
   if (ownDaemon) await stopDockerDaemon(kindDockerPlace);
 }
 
