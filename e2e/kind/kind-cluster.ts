@@ -15,7 +15,7 @@ import { note, step } from '../cluster/progress.ts';
 import { run, tryRun } from '../cluster/run-command.ts';
 import { ensureImages, imageArchive } from '../images/build-images.ts';
 import { ensureDockerDaemon, stopDockerDaemon, type DockerDaemonPlace } from '../images/docker-daemon.ts';
-import { operandImages, operatorImages } from '../images/image-names.ts';
+import { operatorImages, workloadImages } from '../images/image-names.ts';
 import { builtComponent, repositoryRoot } from '../images/image-recipes.ts';
 import { kindClusterName, kindConfig, kindNetwork } from './kind-config.ts';
 import { ensureKindNodeImage } from './node-image.ts';
@@ -247,7 +247,7 @@ async function loadSuiteImages(kind: string, source: KindNodeImageSource): Promi
     }
     return;
   }
-  const refs = [...Object.values(operandImages), ...Object.values(operatorImages)];
+  const refs = workloadImages();
   const ids = await ensureImages({ refs, log: note });
   const saved = (await tryRun('cat', [loadedRecord()])).stdout;
   const loaded: Record<string, string> = saved ? (JSON.parse(saved) as Record<string, string>) : {};
