@@ -11,6 +11,7 @@ export type EtcdClusterStatusFields = Omit<Static<typeof EtcdClusterStatus>, 'co
 };
 
 export type EtcdClusterPhase = NonNullable<EtcdClusterStatusFields['phase']>;
+export type RecoveryStatusFields = NonNullable<EtcdClusterStatusFields['recovery']>;
 export type MemberStatusFields = NonNullable<EtcdClusterStatusFields['members']>[number];
 
 /** An EtcdCluster as read from the API server (defaults applied, so every defaulted field is set). */
@@ -38,4 +39,6 @@ export const clusterConditionTypes = {
   restoring: 'Restoring',
   /** Fewer than a majority of voting members are up: etcd refuses every write. */
   quorumLost: 'QuorumLost',
+  /** The operator is making the cluster again from a backup after losing quorum (spec.recovery). */
+  recovering: 'Recovering',
 } as const;
