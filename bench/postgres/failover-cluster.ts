@@ -7,7 +7,7 @@
 import { apply, kubectl } from '../../e2e/harness/cluster-access.ts';
 import { operatorCharts } from '../../e2e/harness/operator-charts.ts';
 import { installOperator } from '../../e2e/harness/operator-release.ts';
-import { postmasterOf } from '../../e2e/harness/pod-processes.ts';
+import { killOnNode, podOnNode, postmasterOf } from '../../e2e/harness/pod-processes.ts';
 import {
   ackedTableSql,
   missingRows,
@@ -103,18 +103,20 @@ async function killOnce(
 ): Promise<ClusterKill & { nextId: number }> {
   await cluster.waitHealthy(3);
   const before = await cluster.primaryPod();
+  const onNode = podOnNode(before);
   // The status may read healthy a moment before the kubelet has started postgres again.
   let postmaster: Awaited<ReturnType<typeof postmasterOf>>;
   await waitUntil(
-    `the postgres process of pod ${before.metadata?.name} on this node (the benchmark must run on the node)`,
-    async () => (postmaster = await postmasterOf(before.metadata?.uid ?? '')) !== undefined,
+    `the postgres process of pod ${before.metadata?.name} on node ${onNode.node}`,
+    async () => (postmaster = await postmasterOf(onNode)) !== undefined,
     { timeoutMs: 60_000, intervalMs: 200 },
   );
   const load = startWriteLoad(await cluster.readWriteTarget(), firstId);
   try {
     await waitUntil('writes flowing', async () => load.acked.length >= 100, { timeoutMs: 60_000 });
     const killedAt = Date.now();
-    process.kill(postmaster?.pid ?? 0, 'SIGKILL');
+    if (!postmaster) throw new Error(`no postgres process of pod ${before.metadata?.name}`);
+    await killOnNode(onNode, postmaster);
     await waitForWritesAfterFault(load, killedAt);
     const after = await cluster.waitHealthy(3);
     const settled = Date.now();
