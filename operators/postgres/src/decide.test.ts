@@ -125,6 +125,21 @@ describe('decide', () => {
     expect(late.next.operation?.step).toBe('fencing');
   });
 
+  it('does not count a receiver silent past the bound as streaming (a stuck one held failovers forever)', () => {
+    const stuck = replica('pg-1', 100n, 5432);
+    const silent = {
+      ...stuck,
+      walReceiver: { status: 'streaming', senderHost: '10.0.0.1', senderPort: 5432, silentForMs: 240_000 },
+    };
+    const d = decide(input(inStep('electing'), [down('pg-0'), silent, replica('pg-2', 100n)]));
+    expect(d.action).toEqual({ type: 'none' });
+    expect(d.next.operation?.step).toBe('promoting');
+    const heard = { ...stuck, walReceiver: { ...silent.walReceiver, silentForMs: 1_000 } };
+    expect(decide(input(inStep('electing'), [down('pg-0'), heard, replica('pg-2', 100n)])).action.type).toBe(
+      'wait',
+    );
+  });
+
   it('records the chosen instance before anything promotes it', () => {
     const d = decide(input(inStep('electing'), [down('pg-0'), replica('pg-1', 100n), replica('pg-2', 120n)]));
     expect(d.action).toEqual({ type: 'none' });

@@ -32,6 +32,11 @@ export interface FailoverPolicy {
    * world has no self-fencing (the fence alone keeps the old primary from writing).
    */
   readonly isolatedPrimaryStopsWithinMs: number;
+  /**
+   * A WAL receiver silent for this long is not counted as streaming: a live sender is heard from
+   * well within the standbys' `wal_receiver_timeout` (3 s; they ping it halfway through).
+   */
+  readonly silentReceiverMs: number;
   readonly synchronous?: SynchronousReplication;
 }
 
@@ -41,6 +46,7 @@ export const defaultPolicy: FailoverPolicy = {
   walReceiverStopTimeoutMs: 10_000,
   switchoverCatchUpTimeoutMs: 30_000,
   isolatedPrimaryStopsWithinMs: 0,
+  silentReceiverMs: 5000,
 };
 
 export interface DecideInput {
@@ -408,7 +414,15 @@ function decideFencing(input: DecideInput, operation: Operation): Decision {
 function decideElecting(input: DecideInput, operation: Operation): Decision {
   const excluded = new Set([input.state.currentPrimary, ...operation.fenced]);
   const others = input.instances.filter((i) => !excluded.has(i.name)).map((i) => statusOf(input, i.name));
-  const streaming = others.some((s) => isReplica(s) && s.walReceiver?.status === 'streaming');
+  // A receiver that has heard nothing for longer than the standbys' timeout lets go of its sender
+  // soon, or is stuck: it is not receiving from a live old primary (seen once on a loaded node, a
+  // receiver reading `streaming` minutes after its last message, which held a failover forever).
+  const streaming = others.some(
+    (s) =>
+      isReplica(s) &&
+      s.walReceiver?.status === 'streaming' &&
+      (s.walReceiver.silentForMs ?? 0) < input.policy.silentReceiverMs,
+  );
   if (streaming) {
     if (input.now - operation.stepStartedAt <= input.policy.walReceiverStopTimeoutMs) {
       return { action: { type: 'wait', retryAfterMs: 100 }, next: input.state, events: [] };

@@ -100,6 +100,7 @@ export class FailoverEngine {
         options.switchoverCatchUpTimeoutMs ?? defaultPolicy.switchoverCatchUpTimeoutMs,
       isolatedPrimaryStopsWithinMs:
         options.isolatedPrimaryStopsWithinMs ?? defaultPolicy.isolatedPrimaryStopsWithinMs,
+      silentReceiverMs: defaultPolicy.silentReceiverMs,
       ...(options.synchronous ? { synchronous: options.synchronous } : {}),
     };
     this.#world = {
