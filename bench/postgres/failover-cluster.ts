@@ -7,7 +7,7 @@
 import { apply, kubectl } from '../../e2e/harness/cluster-access.ts';
 import { operatorCharts } from '../../e2e/harness/operator-charts.ts';
 import { installOperator } from '../../e2e/harness/operator-release.ts';
-import { postmasterOf } from '../../e2e/harness/pod-processes.ts';
+import { killOnNode, podOnNode, postmasterOf } from '../../e2e/harness/pod-processes.ts';
 import {
   ackedTableSql,
   missingRows,
@@ -69,16 +69,15 @@ export async function clusterFailoverRuns(
       for (let run = 0; run < runs; run++) {
         await cluster.waitHealthy(3);
         const before = await cluster.primaryPod();
-        const postmaster = await postmasterOf(before.metadata?.uid ?? '');
+        const onNode = podOnNode(before);
+        const postmaster = await postmasterOf(onNode);
         if (!postmaster)
-          throw new Error(
-            `no postgres process of pod ${before.metadata?.name} on this node: run on the node`,
-          );
+          throw new Error(`no postgres process of pod ${before.metadata?.name} on node ${onNode.node}`);
         const load = startWriteLoad(await cluster.readWriteTarget(), nextId);
         try {
           await waitUntil('writes flowing', async () => load.acked.length >= 100, { timeoutMs: 60_000 });
           const killedAt = Date.now();
-          process.kill(postmaster.pid, 'SIGKILL');
+          await killOnNode(onNode, postmaster);
           await waitForWritesAfterFault(load, killedAt);
           const after = await cluster.waitHealthy(3);
           const settled = Date.now();

@@ -2,7 +2,9 @@
 // the chart (npm run generate) are both derived from these schemas.
 import { Type } from '@sinclair/typebox';
 import {
-  ConditionSchema,
+  conditionsField,
+  observedGenerationField,
+  phaseField,
   TolerationSchema,
   affinitySchema,
   quantitySchema,
@@ -430,22 +432,10 @@ const RecoveryStatus = Type.Object(
 );
 
 export const EtcdClusterStatus = Type.Object({
-  observedGeneration: Type.Optional(
-    Type.Integer({ description: 'The metadata.generation this status describes.' }),
-  ),
-  phase: Type.Optional(
-    Type.Union(
-      phases.map((p) => Type.Literal(p)),
-      { description: 'One word for the state; the conditions say why.' },
-    ),
-  ),
-  conditions: Type.Optional(
-    Type.Array(ConditionSchema, {
-      description:
-        'Available, Progressing, Degraded, Scaling, Upgrading, Restoring, QuorumLost, Recovering (KEP-1623 conditions; see the guide).',
-      'x-kubernetes-list-type': 'map',
-      'x-kubernetes-list-map-keys': ['type'],
-    }),
+  observedGeneration: observedGenerationField(),
+  phase: phaseField(phases, 'One word for the state; the conditions say why.'),
+  conditions: conditionsField(
+    'Available, Progressing, Degraded, Scaling, Upgrading, Restoring, QuorumLost, Recovering (KEP-1623 conditions; see the guide).',
   ),
   clusterId: Type.Optional(
     Type.String({

@@ -1,14 +1,12 @@
 // TypeScript types of the EtcdCluster API, derived from the TypeBox schemas (never written by hand).
 import type { Static } from '@sinclair/typebox';
-import { resourceType, type Condition, type KubeObject } from '@homeostat/reconcile';
+import { resourceType, type KubeObject } from '@homeostat/reconcile';
 import { apiVersion } from './api-group.ts';
 import type { EtcdClusterSpec, EtcdClusterStatus } from './etcd-cluster-schema.ts';
 
 export type EtcdClusterSpecFields = Static<typeof EtcdClusterSpec>;
 
-export type EtcdClusterStatusFields = Omit<Static<typeof EtcdClusterStatus>, 'conditions'> & {
-  conditions?: Condition[];
-};
+export type EtcdClusterStatusFields = Static<typeof EtcdClusterStatus>;
 
 export type EtcdClusterPhase = NonNullable<EtcdClusterStatusFields['phase']>;
 export type RecoveryStatusFields = NonNullable<EtcdClusterStatusFields['recovery']>;
