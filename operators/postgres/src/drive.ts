@@ -39,9 +39,33 @@ export interface StepRunResult {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Observes every instance once, in parallel; never throws. */
-export function observeAll(world: EngineWorld): Promise<InstanceStatus[]> {
-  return Promise.all(world.instances.map((i) => observeInstance(i, world.credentials, world.connect)));
+/**
+ * Observes every instance once, in parallel; never throws. Instances in `skip` are reported
+ * unreachable without a connection: a fenced instance answers nothing by the fence's own check,
+ * and trying costs a whole connect timeout when it was cut off, at every step of a failover.
+ */
+export function observeAll(
+  world: EngineWorld,
+  skip: ReadonlySet<string> = new Set(),
+): Promise<InstanceStatus[]> {
+  return Promise.all(
+    world.instances.map((i): Promise<InstanceStatus> =>
+      skip.has(i.name)
+        ? Promise.resolve({ name: i.name, reachable: false, error: 'fenced: not observed' })
+        : observeInstance(i, world.credentials, world.connect),
+    ),
+  );
+}
+
+/**
+ * The instances a step need not observe: those fenced already, and the primary a failover is
+ * about to fence (the fencing step acts on it whatever it answers).
+ */
+function notObserved(state: FailoverState): ReadonlySet<string> {
+  const operation = state.operation;
+  if (!operation) return new Set();
+  const fencing = operation.kind === 'failover' && operation.step === 'fencing';
+  return new Set([...operation.fenced, ...(fencing ? [state.currentPrimary] : [])]);
 }
 
 /** Runs steps until settled, complete or refused (see the file comment). */
@@ -66,7 +90,7 @@ export async function runSteps(run: StepRun): Promise<StepRunResult> {
   };
 
   for (;;) {
-    const statuses = observed ?? (await observeAll(world));
+    const statuses = observed ?? (await observeAll(world, notObserved(state)));
     observed = undefined;
     const primary = statuses.find((s) => s.name === state.currentPrimary);
     if (!state.operation && primary?.reachable && primary.role === 'primary')

@@ -45,7 +45,7 @@ export interface PostgresClusterControllerOptions {
   /** The image of each supported PostgreSQL version, for clusters that name none. */
   readonly imageFor: (version: MajorVersion) => string;
   readonly maxConcurrentReconciles?: number;
-  /** How often a cluster's instances are probed (default 1000 ms). */
+  /** How often a cluster's instances are probed (default 500 ms). */
   readonly probeIntervalMs?: number;
   /** Where the operator reaches an instance; default its DNS name through the headless Service. */
   readonly instanceEndpoint?: (cluster: PostgresCluster, instance: string) => InstanceEndpoint;
@@ -71,11 +71,12 @@ function clusterOf(obj: KubeObject): ObjectKey[] {
 }
 
 /**
- * Inside the cluster an instance answers a connection in milliseconds; one that does not within a
- * second is gone or cut off. Every step of a failover observes every instance, the lost one too,
- * so this bounds what each step costs while a primary's network is cut.
+ * Inside the cluster an instance answers a connection in milliseconds; one that does not within
+ * half a second is gone, cut off or starved. A probe of a cut-off primary costs this much, so it
+ * bounds how soon its failure is seen (a slow answer alone never fails over: the primary must
+ * stay failing for `failoverDelay`).
  */
-const operatorConnectOptions: ConnectOptions = { ...defaultConnectOptions, connectTimeoutMs: 1000 };
+const operatorConnectOptions: ConnectOptions = { ...defaultConnectOptions, connectTimeoutMs: 500 };
 
 /** Engine events worth a Kubernetes Event on the cluster: reason, type. */
 const eventReasons: Partial<Record<EngineEvent['type'], [string, 'Normal' | 'Warning']>> = {
@@ -105,7 +106,7 @@ export function addPostgresClusterController(
   // The primary's last WAL position, per cluster: it moves with every write, so it stays here
   // and reaches the status only when a failover starts (operation.referenceLsn).
   const lastPrimaryLsn = new Map<string, Lsn>();
-  const probeIntervalMs = options.probeIntervalMs ?? 1000;
+  const probeIntervalMs = options.probeIntervalMs ?? 500;
   const metrics = new ClusterMetrics(manager.metrics.registry);
 
   return manager.controller({

@@ -13,6 +13,7 @@ import type { Lsn } from '../lsn.ts';
 import type { EngineEvent, EngineOutcome } from '../outcomes.ts';
 import type { EngineWorld } from '../perform.ts';
 import { instanceName } from './cluster-names.ts';
+import { isolatedPrimaryStopsWithinMs } from './desired-pod.ts';
 import { statusStore } from './failover-status.ts';
 
 export interface FailoverRunInputs {
@@ -56,6 +57,7 @@ export function policyOf(cluster: PostgresCluster, maxLagBytes?: bigint): Failov
   return {
     ...defaultPolicy,
     failoverDelayMs: durationMs(cluster.spec.failoverDelay),
+    isolatedPrimaryStopsWithinMs,
     ...(maxLagBytes === undefined ? {} : { maxLagBytes }),
     ...(synchronous.mode === 'off'
       ? {}
