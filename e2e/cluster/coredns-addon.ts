@@ -1,6 +1,9 @@
 // CoreDNS as the cluster DNS: the objects kubeadm would create, trimmed to what a test cluster
 // needs. It answers for cluster.local and the reverse zones only and forwards nothing, so no
-// lookup made inside the cluster ever leaves this machine.
+// lookup made inside the cluster ever leaves this machine. Like kubeadm's (and so kind's), it
+// caches nothing under the cluster domain: a cached "no such name" would outlive a pod that
+// appears a moment later for up to 30 s, and an etcd leader looks a joining member's name up
+// before the member's pod exists (every member join then waited for the negative cache to expire).
 import { addonDeployment } from './addon-deployment.ts';
 import { network } from './layout.ts';
 import { clusterImages } from '../images/image-names.ts';
@@ -17,7 +20,10 @@ const corefile = `.:${dnsPort} {
         pods insecure
         ttl 30
     }
-    cache 30
+    cache 30 {
+        disable success ${network.clusterDomain}
+        disable denial ${network.clusterDomain}
+    }
     reload
 }
 `;

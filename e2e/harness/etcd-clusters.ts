@@ -26,6 +26,13 @@ export interface EtcdClusterObject {
     observedGeneration?: number;
     members?: EtcdMemberStatus[];
     conditions?: { type: string; status: string; reason: string; message: string }[];
+    recovery?: {
+      phase: string;
+      generation: number;
+      backupName?: string;
+      startedAt?: string;
+      finishedAt?: string;
+    };
   };
 }
 
@@ -138,4 +145,54 @@ export async function clusterEventReasons(namespace: string, name: string): Prom
   return events
     .filter((e) => e.regarding?.kind === 'EtcdCluster' && e.regarding.name === name)
     .map((e) => e.reason);
+}
+
+/** Every key and value a member serves from its own copy, in key order (`etcdctl get "" --prefix`). */
+export async function memberKeyValues(namespace: string, member: string): Promise<string> {
+  return memberEtcdctl(namespace, member, ['get', '', '--prefix', '--consistency=s']);
+}
+
+/** The member's current revision and its hashKV at `revision` (default: that current revision). */
+export async function memberHashKV(
+  namespace: string,
+  member: string,
+  revision?: number,
+): Promise<{ revision: number; hash: number }> {
+  const status = JSON.parse(await memberEtcdctl(namespace, member, ['endpoint', 'status', '-w', 'json'])) as {
+    Status: { header: { revision: number } };
+  }[];
+  const rev = revision ?? status[0]?.Status.header.revision ?? 0;
+  const hashes = JSON.parse(
+    await memberEtcdctl(namespace, member, ['endpoint', 'hashkv', `--rev=${rev}`, '-w', 'json']),
+  ) as { HashKV: { hash: number } }[];
+  return { revision: rev, hash: hashes[0]?.HashKV.hash ?? 0 };
+}
+
+export interface EtcdBackupObject {
+  spec: { clusterName: string };
+  status?: {
+    phase?: string;
+    location?: string;
+    key?: string;
+    sizeBytes?: number;
+    sha256?: string;
+    revision?: string;
+    conditions?: { type: string; status: string; reason: string; message: string }[];
+  };
+}
+
+/** Waits until an EtcdBackup has Succeeded; fails at once with its conditions when it Failed. */
+export async function waitForBackup(namespace: string, name: string): Promise<EtcdBackupObject> {
+  let last: EtcdBackupObject | undefined;
+  await waitUntil(
+    `EtcdBackup ${namespace}/${name} Succeeded`,
+    async () => {
+      last = await getObject<EtcdBackupObject>('etcdbackup', name, namespace);
+      return last?.status?.phase === 'Succeeded' || last?.status?.phase === 'Failed';
+    },
+    { timeoutMs: 300_000, intervalMs: 1000, describe: () => `status: ${JSON.stringify(last?.status)}` },
+  );
+  if (last?.status?.phase !== 'Succeeded')
+    throw new Error(`EtcdBackup ${namespace}/${name} failed: ${JSON.stringify(last?.status?.conditions)}`);
+  return last;
 }

@@ -13,3 +13,12 @@ export function kindClusterUnderTest(): KindClusterUnderTest | undefined {
   if (!name) return undefined;
   return { name, workers: Number(process.env['HOMEOSTAT_KIND_WORKERS'] ?? '0') };
 }
+
+/**
+ * The command line that runs `command` on node `node`: inside the node's container on a kind
+ * cluster (`docker exec`, as root in the node's namespaces), as it is on the local cluster, whose
+ * one node is this machine.
+ */
+export function onNode(node: string, command: readonly string[]): string[] {
+  return kindClusterUnderTest() ? ['docker', 'exec', node, ...command] : [...command];
+}

@@ -126,3 +126,25 @@ export class PostgresClusterUnderTest {
     return new Set((rows ?? []).map((r) => Number(r.id)));
   }
 }
+
+/**
+ * The suites' three-instance PostgreSQLCluster: small buffers, synchronous replication `required`
+ * (an acknowledged write is on a replica too), database and owner `orders`; `scheduling` as given.
+ */
+export function requiredSyncCluster(namespace: string, name: string, scheduling?: object): object {
+  return {
+    apiVersion: 'postgres.homeostat.dev/v1alpha1',
+    kind: 'PostgreSQLCluster',
+    metadata: { name, namespace },
+    spec: {
+      instances: 3,
+      storage: { size: '1Gi' },
+      postgresql: {
+        parameters: { shared_buffers: '16MB', max_connections: '50' },
+        synchronous: { mode: 'required', number: 1 },
+      },
+      ...(scheduling ? { scheduling } : {}),
+      bootstrap: { database: 'orders', owner: 'orders' },
+    },
+  };
+}

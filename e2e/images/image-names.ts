@@ -16,8 +16,17 @@ export const baseImages: { debian: string; debianTrixie: string; debianForky: st
 /** Images only the local cluster itself runs: the pod sandbox, the cluster DNS, the volume provisioner. */
 export const clusterImages: { pause: string; coredns: string; localPathProvisioner: string } =
   catalogue.cluster;
+/** Images the e2e suites run themselves: the S3-compatible server backups are written to. */
+export const suiteImages: { s3: string } = catalogue.suites;
 /**
  * Operator images by workspace folder under operators/, each built from operators/Dockerfile
  * with that folder as OPERATOR: each chart's default image. An operator joins by a line in images.json.
  */
 export const operatorImages: Readonly<typeof catalogue.operators> = catalogue.operators;
+
+/** What runs in a cluster under test (imported or loaded into it); base images are built, never imported. */
+export const workloadImages = (): string[] => [
+  ...Object.values(operandImages),
+  ...Object.values(suiteImages),
+  ...Object.values(operatorImages),
+];

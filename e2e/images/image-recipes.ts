@@ -6,7 +6,7 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { binaryPath, cacheDir, etcdBinaryPath, etcdVersion, type EtcdComponent } from '@homeostat/testing';
 import { run } from '../cluster/run-command.ts';
-import { baseImages, clusterImages, operandImages, operatorImages } from './image-names.ts';
+import { baseImages, clusterImages, operandImages, operatorImages, suiteImages } from './image-names.ts';
 import type { DebianSuite } from './debian-rootfs.ts';
 
 const imagesDir = dirname(fileURLToPath(import.meta.url));
@@ -74,6 +74,14 @@ export const imageRecipes: readonly ImageRecipe[] = [
   // Debian's PostgreSQL of each supported major version, with the operator's instance entrypoint.
   postgresRecipe(operandImages.postgres17, baseImages.debianTrixie, '17'),
   postgresRecipe(operandImages.postgres18, baseImages.debianForky, '18'),
+  // The S3-compatible server the etcd suite backs up to (the binary the backup tests run on loopback).
+  {
+    ref: suiteImages.s3,
+    kind: 'dockerfile',
+    dir: 'versitygw',
+    base: baseImages.debian,
+    extraFiles: async () => ({ versitygw: await builtBinary('versitygw') }),
+  },
   {
     ref: baseImages.node,
     kind: 'dockerfile',

@@ -15,10 +15,11 @@ import { note, step } from '../cluster/progress.ts';
 import { run, tryRun } from '../cluster/run-command.ts';
 import { ensureImages, imageArchive } from '../images/build-images.ts';
 import { ensureDockerDaemon, stopDockerDaemon, type DockerDaemonPlace } from '../images/docker-daemon.ts';
-import { operandImages, operatorImages } from '../images/image-names.ts';
+import { operatorImages, workloadImages } from '../images/image-names.ts';
 import { builtComponent, repositoryRoot } from '../images/image-recipes.ts';
 import { kindClusterName, kindConfig, kindNetwork } from './kind-config.ts';
 import { ensureKindNodeImage } from './node-image.ts';
+import { removeServiceRoute, routeServicesVia } from './service-route.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -107,6 +108,14 @@ export async function kindClusterUp(options: KindClusterOptions): Promise<KindCl
   await step('kind: every node Ready, CoreDNS available', () =>
     waitForNodes(kubeconfig, options.workers + 1),
   );
+  if (options.nodeImage === 'built') {
+    await step('kind: cluster DNS answering for the cluster only (no upstream to forward to here)', () =>
+      dnsWithoutUpstream(kubeconfig),
+    );
+  }
+  await step('kind: a route from this machine to the Services, via the control plane', async () =>
+    routeServicesVia(await controlPlaneIp()),
+  );
   await step('kind: images for the suites (built where stale, loaded into every node)', () =>
     loadSuiteImages(kind, options.nodeImage),
   );
@@ -114,12 +123,14 @@ export async function kindClusterUp(options: KindClusterOptions): Promise<KindCl
 }
 
 /**
- * Deletes the cluster (its containers and network) and, on the offline path, stops its Docker
- * daemon; the daemon's storage (the node image) stays in the cache for the next run.
+ * Deletes the cluster (its containers and network, and the route to its Services) and, on the
+ * offline path, stops its Docker daemon; the daemon's storage (the node image) stays in the cache
+ * for the next run.
  */
 export async function kindClusterDown(): Promise<void> {
   const ownDaemon = !process.env['DOCKER_HOST'];
   if (ownDaemon) process.env['DOCKER_HOST'] = kindDockerPlace.host;
+  await removeServiceRoute();
   if (!(await tryRun('docker', ['info'])).ok) return;
   const kind = await builtComponent('kind');
   await run(kind, ['delete', 'cluster', '--name', kindClusterName]);
@@ -146,6 +157,47 @@ async function existingShape(kind: string): Promise<string | undefined> {
   ]);
   if (stopped.stdout.trim()) return 'stopped nodes';
   return JSON.stringify(JSON.parse(saved.stdout));
+}
+
+/**
+ * kubeadm's CoreDNS forwards every name outside the cluster domain to the node's resolver, which
+ * has nowhere to go on a machine without a network: each such query waits for the forwarder's
+ * timeout. glibc asks for a name outside the cluster (the short name itself, after the search
+ * domains) whenever a search domain answers "no such record of this type", so an IPv6 lookup of
+ * `kubernetes.default.svc` took 4 s, and a PostgreSQL primary whose fence check gives DNS one
+ * second stopped itself. Offline, CoreDNS forwards nowhere (as on the local cluster): a name
+ * outside the cluster is refused at once.
+ */
+async function dnsWithoutUpstream(kubeconfig: string): Promise<void> {
+  const kubectl = await builtComponent('kubectl');
+  const k = (args: string[], input?: string) =>
+    run(
+      kubectl,
+      ['--kubeconfig', kubeconfig, '-n', 'kube-system', ...args],
+      input === undefined ? {} : { input },
+    );
+  const corefile = await k(['get', 'configmap', 'coredns', '-o', 'jsonpath={.data.Corefile}']);
+  const offline = corefile.replace(/^\s*forward \. \/etc\/resolv\.conf(\s*\{[^}]*\})?\s*$/m, '');
+  if (offline === corefile) return;
+  const patch = JSON.stringify({ data: { Corefile: offline } });
+  await k(['patch', 'configmap', 'coredns', '--type=merge', '-p', patch]);
+  // Without waiting for CoreDNS's reload to notice the file changed.
+  await k(['rollout', 'restart', 'deployment/coredns']);
+  await k(['rollout', 'status', 'deployment/coredns', '--timeout=300s']);
+}
+
+/** The control plane's address on the nodes' Docker network. */
+async function controlPlaneIp(): Promise<string> {
+  const ip = (
+    await run('docker', [
+      'inspect',
+      '--format',
+      `{{(index .NetworkSettings.Networks "${kindNetwork}").IPAddress}}`,
+      `${kindClusterName}-control-plane`,
+    ])
+  ).trim();
+  if (!ip) throw new Error(`${kindClusterName}-control-plane has no address on the network ${kindNetwork}`);
+  return ip;
 }
 
 async function waitForNodes(kubeconfig: string, count: number): Promise<void> {
@@ -195,7 +247,7 @@ async function loadSuiteImages(kind: string, source: KindNodeImageSource): Promi
     }
     return;
   }
-  const refs = [...Object.values(operandImages), ...Object.values(operatorImages)];
+  const refs = workloadImages();
   const ids = await ensureImages({ refs, log: note });
   const saved = (await tryRun('cat', [loadedRecord()])).stdout;
   const loaded: Record<string, string> = saved ? (JSON.parse(saved) as Record<string, string>) : {};

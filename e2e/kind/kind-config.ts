@@ -7,6 +7,9 @@
 export const kindClusterName = 'homeostat-kind';
 /** The Docker network of the nodes (kind's KIND_EXPERIMENTAL_DOCKER_NETWORK). */
 export const kindNetwork = 'homeostat-kind';
+/** Pods and Services of the kind cluster: clear of the local cluster's (10.244/16, 10.96/16). */
+export const kindPodSubnet = '10.245.0.0/16';
+export const kindServiceSubnet = '10.97.0.0/16';
 
 export interface KindConfigOptions {
   workers: number;
@@ -23,7 +26,7 @@ export function kindConfig(options: KindConfigOptions): object {
     kind: 'Cluster',
     apiVersion: 'kind.x-k8s.io/v1alpha4',
     name: kindClusterName,
-    networking: { podSubnet: '10.245.0.0/16', serviceSubnet: '10.97.0.0/16' },
+    networking: { podSubnet: kindPodSubnet, serviceSubnet: kindServiceSubnet },
     nodes: [node('control-plane'), ...Array.from({ length: options.workers }, () => node('worker'))],
     kubeadmConfigPatches: [
       ['apiVersion: kubelet.config.k8s.io/v1beta1', 'kind: KubeletConfiguration', 'failCgroupV1: false'].join(

@@ -4,38 +4,31 @@
 // Service from the members left, and the operator reports the member lost; once the node is back,
 // the Memcached is whole again. Collected only on such a cluster (e2e/vitest.config.ts); run
 // by hand anywhere else, it fails saying why.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import type { V1Node, V1Pod } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
 import { waitUntil } from '@homeostat/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operandImages } from '../images/image-names.ts';
 import { apply, getObject, listObjects } from '../harness/cluster-access.ts';
-import { kindClusterUnderTest } from '../harness/kind-nodes.ts';
 import { memcachedSetGet } from '../harness/memcached-client.ts';
 import { operatorCharts } from '../harness/operator-charts.ts';
+import { StoppableNode, requireMultiNodeKind, waitForNodeReady } from '../harness/stoppable-node.ts';
 import { installOperator, type OperatorRelease } from '../harness/operator-release.ts';
 import { createTestNamespace, type TestNamespace } from '../harness/test-namespace.ts';
 import { isPodReady } from '../harness/workloads.ts';
 
-const docker = promisify(execFile);
 const cacheName = 'spread';
 const podSelector = `app.kubernetes.io/name=memcached,app.kubernetes.io/instance=${cacheName}`;
-const kind = kindClusterUnderTest();
 
 interface MemcachedObject {
   status?: { readyReplicas?: number; observedGeneration?: number };
   metadata: { generation: number };
 }
 
-const nodeReady = (node: V1Node | undefined) =>
-  node?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
-
 describe('Memcached across kind nodes, one node stopped', () => {
   let namespace: TestNamespace;
   let ns: string;
   let operator: OperatorRelease;
-  let stopped: string | undefined;
+  let stopped: StoppableNode | undefined;
 
   const memcachedPods = () => listObjects<V1Pod>('pods', ns, podSelector);
   async function waitForReadyReplicas(size: number, timeoutMs: number): Promise<void> {
@@ -52,18 +45,8 @@ describe('Memcached across kind nodes, one node stopped', () => {
       { timeoutMs, intervalMs: 1000, describe: () => JSON.stringify(last?.status) },
     );
   }
-  async function waitForNode(name: string, ready: boolean): Promise<void> {
-    await waitUntil(
-      `node ${name} ${ready ? 'Ready' : 'NotReady'}`,
-      async () => nodeReady(await getObject<V1Node>('node', name)) === ready,
-      { timeoutMs: 180_000, intervalMs: 1000 },
-    );
-  }
-
   beforeAll(async () => {
-    if (!kind || kind.workers < 3) {
-      throw new Error('this suite stops a node: run it with `npm run e2e -- --cluster kind --workers 3`');
-    }
+    requireMultiNodeKind('this suite stops a node');
     namespace = await createTestNamespace('e2e-memcached-nodes');
     ns = namespace.name;
     operator = await installOperator(operatorCharts.memcached, ns);
@@ -71,10 +54,7 @@ describe('Memcached across kind nodes, one node stopped', () => {
 
   afterAll(async () => {
     // A stopped node is started again whatever happened, so the next suite finds a whole cluster.
-    if (stopped) {
-      await docker('docker', ['start', stopped]);
-      await waitForNode(stopped, true);
-    }
+    await stopped?.restore();
     await operator?.cleanup();
     await namespace?.remove();
   });
@@ -102,21 +82,21 @@ describe('Memcached across kind nodes, one node stopped', () => {
     ).map((p) => p.spec?.nodeName);
     const victim = nodes.find((n) => !operatorNodes.includes(n));
     expect(victim, `a member node without the operator among ${nodes.join(', ')}`).toBeDefined();
-    stopped = victim ?? '';
+    stopped = new StoppableNode(victim ?? '');
     const stoppedAt = Date.now();
-    await docker('docker', ['stop', stopped]);
+    await stopped.stop();
 
     // The control plane notices the node is gone (node-monitor-grace-period), marks its pods not
     // ready, and the Service leaves the member out; from then on every session succeeds.
-    await waitForNode(stopped, false);
+    await waitForNodeReady(stopped.name, false);
     await waitUntil(
-      `the Service of ${cacheName} without the member on ${stopped}`,
+      `the Service of ${cacheName} without the member on ${stopped.name}`,
       async () => {
         const slices = await listObjects<{
           endpoints?: { conditions?: { ready?: boolean }; nodeName?: string }[];
         }>('endpointslices', ns, `kubernetes.io/service-name=${cacheName}`);
         const ready = slices.flatMap((s) => s.endpoints ?? []).filter((e) => e.conditions?.ready);
-        return ready.length === 2 && ready.every((e) => e.nodeName !== stopped);
+        return ready.length === 2 && ready.every((e) => e.nodeName !== stopped?.name);
       },
       { timeoutMs: 120_000, intervalMs: 1000 },
     );
@@ -126,7 +106,7 @@ describe('Memcached across kind nodes, one node stopped', () => {
         host: cacheName,
         image: operandImages.memcached,
       });
-      expect(during.lines, `session ${session + 1} with ${stopped} stopped`).toEqual(during.expected);
+      expect(during.lines, `session ${session + 1} with ${stopped.name} stopped`).toEqual(during.expected);
       expect(during.phase).toBe('Succeeded');
     }
     // A figure, not a bound: mostly the control plane's grace period before it calls a node lost.
@@ -135,9 +115,7 @@ describe('Memcached across kind nodes, one node stopped', () => {
     );
     await waitForReadyReplicas(2, 120_000);
 
-    await docker('docker', ['start', stopped]);
-    await waitForNode(stopped, true);
-    stopped = undefined;
+    await stopped.start();
     await waitForReadyReplicas(3, 180_000);
     const after = await memcachedSetGet({ namespace: ns, host: cacheName, image: operandImages.memcached });
     expect(after.lines).toEqual(after.expected);

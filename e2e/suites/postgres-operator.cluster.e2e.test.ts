@@ -9,18 +9,19 @@
 // prints the seconds until writes were accepted again (the budget is 5 s) and the acknowledged
 // rows missing (none in `required` mode); the seconds are printed, never asserted.
 //
-// The write load and the instance probes run where the suite runs: the Service's ClusterIP and the
-// pods must be reachable from there (true on the local cluster, where the suite runs on the node).
-// The SIGKILL and the network cut reach the pod's processes on the node (`/proc`, `nsenter`), so
-// they need the suite on the node too.
+// The write load runs where the suite runs and connects to the -rw Service's ClusterIP: on the
+// local cluster this machine is the node; `npm run e2e -- --cluster kind` routes the kind
+// cluster's Service range here (e2e/kind/service-route.ts). The SIGKILL and the network cut run on
+// the pod's node (`/proc`, `nsenter`; inside the node's container on kind, harness/pod-processes.ts).
 import { waitUntil } from '@homeostat/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply, getObject, kubectl, listObjects } from '../harness/cluster-access.ts';
 import { operatorCharts } from '../harness/operator-charts.ts';
 import { installOperator, type OperatorRelease } from '../harness/operator-release.ts';
-import { cutPodNetwork, postmasterOf } from '../harness/pod-processes.ts';
+import { cutPodNetwork, killOnNode, podOnNode, postmasterOf } from '../harness/pod-processes.ts';
 import {
   ackedTableSql,
+  longestWritePauseSeconds,
   missingRows,
   overlappingWriters,
   pollRoleInPod,
@@ -31,7 +32,7 @@ import {
   type RoleSample,
   type WriteLoad,
 } from '../harness/postgres-client.ts';
-import { PostgresClusterUnderTest } from '../harness/postgres-cluster.ts';
+import { PostgresClusterUnderTest, requiredSyncCluster } from '../harness/postgres-cluster.ts';
 import { createTestNamespace, type TestNamespace } from '../harness/test-namespace.ts';
 import { runClientPod } from '../harness/workloads.ts';
 import { operandImages } from '../images/image-names.ts';
@@ -95,6 +96,37 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
     };
   }
 
+  /**
+   * Prints the operator's log of each step of the failovers and switchovers since `since` (the
+   * engine's `step` events): where the seconds of an operation went.
+   */
+  async function printOperationSteps(label: string, since: number): Promise<void> {
+    const seconds = Math.ceil((Date.now() - since) / 1000) + 5;
+    const out = await kubectl([
+      '-n',
+      ns,
+      'logs',
+      `deployment/${operator.release}`,
+      `--since=${seconds}s`,
+    ]).catch((error: unknown) => `(no operator log: ${String(error)})`);
+    const steps = out.split('\n').flatMap((line) => {
+      try {
+        const entry = JSON.parse(line) as {
+          engineEvent?: string;
+          rollout?: string;
+          msg?: string;
+          time?: number | string;
+        };
+        return entry.engineEvent !== undefined || entry.rollout !== undefined
+          ? [`${new Date(entry.time ?? 0).toISOString().slice(11, 23)} ${entry.msg ?? ''}`]
+          : [];
+      } catch {
+        return [];
+      }
+    });
+    console.warn(`[postgres e2e] ${label}, the operator's steps:\n  ${steps.join('\n  ')}`);
+  }
+
   let nextId = 1;
   /**
    * Runs `fault` under a write load through -rw and waits until writes are accepted again and
@@ -122,12 +154,14 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
       { timeoutMs: 120_000, intervalMs: 100 },
     );
     const outage = writeOutageSeconds(load, started, settled);
+    const pause = longestWritePauseSeconds(load, started, settled);
     await load.stop();
     nextId = (load.acked.at(-1)?.id ?? nextId) + 1000;
     const missing = missingRows(load, await pgc.presentRows());
-    const line = `${label}: writes accepted again after ${outage?.toFixed(2)} s (budget ${budgetSeconds} s); ${load.acked.length} rows acknowledged, ${missing.length} missing`;
+    const line = `${label}: writes accepted again after ${outage?.toFixed(2)} s (budget ${budgetSeconds} s), longest pause ${pause.toFixed(2)} s; ${load.acked.length} rows acknowledged, ${missing.length} missing`;
     figures.push(line);
     console.warn(`[postgres e2e] ${line}`);
+    await printOperationSteps(label, started);
     return { outage, missing, load };
   }
 
@@ -160,22 +194,7 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
   });
 
   it('runs three instances: one primary, two streaming replicas, every pod restricted and Ready', async () => {
-    await apply([
-      {
-        apiVersion: 'postgres.homeostat.dev/v1alpha1',
-        kind: 'PostgreSQLCluster',
-        metadata: { name: clusterName, namespace: ns },
-        spec: {
-          instances: 3,
-          storage: { size: '1Gi' },
-          postgresql: {
-            parameters: { shared_buffers: '16MB', max_connections: '50' },
-            synchronous: { mode: 'required', number: 1 },
-          },
-          bootstrap: { database: 'orders', owner: 'orders' },
-        },
-      },
-    ]);
+    await apply([requiredSyncCluster(ns, clusterName)]);
     const status = (await waitHealthy(3)).status;
     expect(status?.currentPrimary).toBe(`${clusterName}-0`);
     expect(status?.instanceStatuses?.map((i) => i.role).sort()).toEqual(['primary', 'replica', 'replica']);
@@ -226,13 +245,10 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
 
   it('fails over when the primary postgres is killed with SIGKILL, losing no acknowledged write', async () => {
     const old = await primaryPod();
-    const postmaster = await postmasterOf(old.metadata?.uid ?? '');
-    expect(
-      postmaster,
-      'the primary postgres process on this node (is the suite running on the node?)',
-    ).toBeDefined();
+    const postmaster = await postmasterOf(podOnNode(old));
+    expect(postmaster, `the primary's postgres process on node ${old.spec?.nodeName}`).toBeDefined();
     const { missing } = await underWriteLoad('primary postgres SIGKILL', async () => {
-      if (postmaster) process.kill(postmaster.pid, 'SIGKILL');
+      if (postmaster) await killOnNode(podOnNode(old), postmaster);
     });
     expect(missing).toEqual([]);
   });
@@ -254,7 +270,7 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
       const { missing } = await underWriteLoad(
         'primary network cut',
         async () => {
-          restore = await cutPodNetwork(old.metadata?.uid ?? '');
+          restore = await cutPodNetwork(podOnNode(old));
         },
         async () => {
           await waitUntil(
@@ -309,7 +325,7 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
         intervalMs: 200,
       });
       const cutAt = Date.now();
-      restore = await cutPodNetwork(old.metadata?.uid ?? '');
+      restore = await cutPodNetwork(podOnNode(old));
       // Stopped: no "accepts writes" answer from inside the pod any more.
       await waitUntil(
         'the cut-off primary stopped',
@@ -362,7 +378,7 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
     let restore: (() => Promise<void>) | undefined;
     let caught: string | undefined;
     try {
-      restore = await cutPodNetwork(old.metadata?.uid ?? '');
+      restore = await cutPodNetwork(podOnNode(old));
       await waitUntil(
         'a failover in progress',
         async () => {

@@ -36,6 +36,20 @@ pgpass_field() { # backslash and colon must be escaped in a pgpass line
 
 if [[ -n "${PG_BIN:-}" ]]; then PATH="$PG_BIN:$PATH"; fi
 
+# The kubelet stops a container with the image's STOPSIGNAL (SIGINT) sent to its main process only.
+# A bash script with no trap ignores a SIGINT that reaches it while a foreground child (a sleep)
+# runs on, so the container would live out the pod's whole grace period (30 s): every switchover
+# and rolling restart paid that while the old pod went away. The loops below sleep in the
+# background and `wait`, which a trapped signal interrupts at once.
+stop_on_signal() { # stop_on_signal <who>: log and exit on SIGTERM or SIGINT
+  # shellcheck disable=SC2064 # <who> is expanded now, on purpose
+  trap "log 'stopping on a signal ($1)'; exit 0" TERM INT
+}
+nap() { # nap <seconds>: a sleep a trapped signal cuts short
+  sleep "$1" &
+  wait "$!" || true
+}
+
 # Self-fencing, run as `homeostat-instance self-fence` by a second container of the instance pod
 # (same network, process and run-directory namespaces, the same data volume). A primary that can
 # reach neither the cluster's DNS nor any other instance for PG_SELF_FENCE_SECONDS is cut off: it
@@ -63,8 +77,9 @@ self_fence_watch() {
     return "$answered"
   }
   log "self-fence: watching (a cut-off primary stops after ${after}s)"
+  stop_on_signal self-fence
   local checked_at
-  while sleep 1; do
+  while nap 1; do
     checked_at="$SECONDS" # a failed check counts from when it began: it takes up to 2 s itself
     if [[ ! -s "$PGDATA/PG_VERSION" || -e "$PGDATA/standby.signal" ]] || reachable; then
       since=""
@@ -88,6 +103,9 @@ if [[ "${1:-}" == "self-fence" ]]; then
   self_fence_watch
   exit 1
 fi
+# Until `exec postgres` (which resets the trap), a pod deleted while this script waits (for its
+# primary, for the network after a self-fence) ends the script at once.
+stop_on_signal entrypoint
 
 require PGDATA
 require INSTANCE_NAME
@@ -127,9 +145,10 @@ source_conninfo() { printf "host=%s port=%s user=%s passfile=%s dbname=postgres 
 
 wait_for_primary() {
   local deadline=$((SECONDS + primary_wait_seconds))
+  log "waiting for the primary $PRIMARY_HOST:${PRIMARY_PORT:-5432} (up to ${primary_wait_seconds}s)"
   until pg_isready -q -h "$PRIMARY_HOST" -p "${PRIMARY_PORT:-5432}" -t 2; do
     ((SECONDS < deadline)) || die "primary $PRIMARY_HOST:${PRIMARY_PORT:-5432} not reachable after ${primary_wait_seconds}s"
-    sleep 1
+    nap 1
   done
 }
 
@@ -312,7 +331,7 @@ fi
 write_server_config
 if [[ "$INSTANCE_ROLE" == "primary" && -e "$run_dir/self-fenced" ]]; then
   log "self-fenced: cut off from the cluster; waiting until the network is back before starting as a primary"
-  while [[ -e "$run_dir/self-fenced" ]]; do sleep 1; done
+  while [[ -e "$run_dir/self-fenced" ]]; do nap 1; done
 fi
 log "exec postgres (role $INSTANCE_ROLE, port $port)"
 exec postgres -D "$PGDATA"

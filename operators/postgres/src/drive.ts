@@ -88,7 +88,18 @@ export async function runSteps(run: StepRun): Promise<StepRunResult> {
     const base = { state, observed: statuses, ...(lastPrimaryLsn === undefined ? {} : { lastPrimaryLsn }) };
 
     try {
+      const performedAt = Date.now();
       const result = await perform(decision.action, world);
+      const nextStep = decision.next.operation?.step;
+      if (operation && nextStep !== operation.step) {
+        // Once per step (not per wait within it): where the seconds of an operation go.
+        const now = Date.now();
+        world.emit({
+          type: 'step',
+          instance: state.targetPrimary,
+          message: `${operation.kind} step ${operation.step} done in ${now - operation.stepStartedAt} ms (its ${decision.action.type} action ${now - performedAt} ms), next ${nextStep ?? 'none'}; ${now - operation.startedAt} ms since the ${operation.kind} started`,
+        });
+      }
       if (decision.action.type === 'promote') {
         timeline = result.timeline;
         world.emit({

@@ -1,6 +1,6 @@
 // The EtcdBackup API: one snapshot of one cluster, taken once, to a destination.
 import { Type } from '@sinclair/typebox';
-import { ConditionSchema } from '@homeostat/reconcile';
+import { conditionsField, observedGenerationField, phaseField } from '@homeostat/reconcile';
 import { BackupDestination } from './destination-schema.ts';
 
 export const EtcdBackupSpec = Type.Object(
@@ -28,22 +28,9 @@ export const EtcdBackupSpec = Type.Object(
 export const backupPhases = ['Pending', 'Running', 'Succeeded', 'Failed'] as const;
 
 export const EtcdBackupStatus = Type.Object({
-  observedGeneration: Type.Optional(
-    Type.Integer({ description: 'The metadata.generation this status describes.' }),
-  ),
-  phase: Type.Optional(
-    Type.Union(
-      backupPhases.map((p) => Type.Literal(p)),
-      { description: 'Pending, Running, Succeeded or Failed; the conditions say why.' },
-    ),
-  ),
-  conditions: Type.Optional(
-    Type.Array(ConditionSchema, {
-      description: 'Complete and Failed (KEP-1623 conditions; see the guide).',
-      'x-kubernetes-list-type': 'map',
-      'x-kubernetes-list-map-keys': ['type'],
-    }),
-  ),
+  observedGeneration: observedGenerationField(),
+  phase: phaseField(backupPhases, 'Pending, Running, Succeeded or Failed; the conditions say why.'),
+  conditions: conditionsField('Complete and Failed (KEP-1623 conditions; see the guide).'),
   location: Type.Optional(
     Type.String({ description: 'Where the snapshot is: s3://bucket/key or pvc://claim/path.' }),
   ),

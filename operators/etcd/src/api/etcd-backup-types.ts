@@ -1,14 +1,12 @@
 // TypeScript types of the EtcdBackup API, derived from the TypeBox schemas (never written by hand).
 import type { Static } from '@sinclair/typebox';
-import { resourceType, type Condition, type KubeObject } from '@homeostat/reconcile';
+import { resourceType, type KubeObject } from '@homeostat/reconcile';
 import { apiVersion } from './api-group.ts';
 import type { EtcdBackupSpec, EtcdBackupStatus } from './etcd-backup-schema.ts';
 
 export type EtcdBackupSpecFields = Static<typeof EtcdBackupSpec>;
 
-export type EtcdBackupStatusFields = Omit<Static<typeof EtcdBackupStatus>, 'conditions'> & {
-  conditions?: Condition[];
-};
+export type EtcdBackupStatusFields = Static<typeof EtcdBackupStatus>;
 
 /** An EtcdBackup as read from the API server. */
 export interface EtcdBackup extends KubeObject {

@@ -1,16 +1,15 @@
 // TypeScript types of the EtcdCluster API, derived from the TypeBox schemas (never written by hand).
 import type { Static } from '@sinclair/typebox';
-import { resourceType, type Condition, type KubeObject } from '@homeostat/reconcile';
+import { resourceType, type KubeObject } from '@homeostat/reconcile';
 import { apiVersion } from './api-group.ts';
 import type { EtcdClusterSpec, EtcdClusterStatus } from './etcd-cluster-schema.ts';
 
 export type EtcdClusterSpecFields = Static<typeof EtcdClusterSpec>;
 
-export type EtcdClusterStatusFields = Omit<Static<typeof EtcdClusterStatus>, 'conditions'> & {
-  conditions?: Condition[];
-};
+export type EtcdClusterStatusFields = Static<typeof EtcdClusterStatus>;
 
 export type EtcdClusterPhase = NonNullable<EtcdClusterStatusFields['phase']>;
+export type RecoveryStatusFields = NonNullable<EtcdClusterStatusFields['recovery']>;
 export type MemberStatusFields = NonNullable<EtcdClusterStatusFields['members']>[number];
 
 /** An EtcdCluster as read from the API server (defaults applied, so every defaulted field is set). */
@@ -38,4 +37,6 @@ export const clusterConditionTypes = {
   restoring: 'Restoring',
   /** Fewer than a majority of voting members are up: etcd refuses every write. */
   quorumLost: 'QuorumLost',
+  /** The operator is making the cluster again from a backup after losing quorum (spec.recovery). */
+  recovering: 'Recovering',
 } as const;

@@ -2,7 +2,8 @@
 // the chart (npm run generate) are both derived from these schemas.
 import { Type } from '@sinclair/typebox';
 import {
-  ConditionSchema,
+  conditionsField,
+  observedGenerationField,
   TolerationSchema,
   affinitySchema,
   requestsWithinLimitsRules,
@@ -93,9 +94,7 @@ export const MemcachedSpec = Type.Object(
 );
 
 export const MemcachedStatus = Type.Object({
-  observedGeneration: Type.Optional(
-    Type.Integer({ description: 'The metadata.generation this status describes.' }),
-  ),
+  observedGeneration: observedGenerationField(),
   replicas: Type.Optional(
     Type.Integer({ description: 'Pods that exist (the scale subresource reads this).' }),
   ),
@@ -106,11 +105,5 @@ export const MemcachedStatus = Type.Object({
   selector: Type.Optional(
     Type.String({ description: 'Label selector of the pods (the scale subresource reads this).' }),
   ),
-  conditions: Type.Optional(
-    Type.Array(ConditionSchema, {
-      description: 'Available, Progressing and Degraded (KEP-1623 conditions).',
-      'x-kubernetes-list-type': 'map',
-      'x-kubernetes-list-map-keys': ['type'],
-    }),
-  ),
+  conditions: conditionsField('Available, Progressing and Degraded (KEP-1623 conditions).'),
 });

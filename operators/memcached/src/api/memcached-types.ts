@@ -1,13 +1,11 @@
 // TypeScript types of the Memcached API, derived from the TypeBox schemas (never written by hand).
 import type { Static } from '@sinclair/typebox';
-import { resourceType, type Condition, type KubeObject } from '@homeostat/reconcile';
+import { resourceType, type KubeObject } from '@homeostat/reconcile';
 import { group, version, type MemcachedSpec, type MemcachedStatus } from './memcached-schema.ts';
 
 export type MemcachedSpecFields = Static<typeof MemcachedSpec>;
 
-export type MemcachedStatusFields = Omit<Static<typeof MemcachedStatus>, 'conditions'> & {
-  conditions?: Condition[];
-};
+export type MemcachedStatusFields = Static<typeof MemcachedStatus>;
 
 /** A Memcached as read from the API server (defaults applied, so every defaulted field is set). */
 export interface Memcached extends KubeObject {

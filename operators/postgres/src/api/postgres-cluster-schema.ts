@@ -3,7 +3,9 @@
 // can break carries a message that says what to do instead.
 import { Type } from '@sinclair/typebox';
 import {
-  ConditionSchema,
+  conditionsField,
+  observedGenerationField,
+  phaseField,
   quantitySchema,
   requestsWithinLimitsRules,
   resourceRequirementsSchema,
@@ -352,15 +354,8 @@ export const phases = [
 ] as const;
 
 export const PostgresClusterStatus = Type.Object({
-  observedGeneration: Type.Optional(
-    Type.Integer({ description: 'The metadata.generation this status describes.' }),
-  ),
-  phase: Type.Optional(
-    Type.Union(
-      phases.map((p) => Type.Literal(p)),
-      { description: 'One word for where the cluster is; the conditions say why.' },
-    ),
-  ),
+  observedGeneration: observedGenerationField(),
+  phase: phaseField(phases, 'One word for where the cluster is; the conditions say why.'),
   instances: Type.Optional(
     Type.Integer({ description: 'Instance pods that exist (the scale subresource reads this).' }),
   ),
@@ -395,11 +390,5 @@ export const PostgresClusterStatus = Type.Object({
   selector: Type.Optional(
     Type.String({ description: 'Label selector of the instance pods (the scale subresource reads this).' }),
   ),
-  conditions: Type.Optional(
-    Type.Array(ConditionSchema, {
-      description: 'Available, Progressing and Degraded (KEP-1623 conditions).',
-      'x-kubernetes-list-type': 'map',
-      'x-kubernetes-list-map-keys': ['type'],
-    }),
-  ),
+  conditions: conditionsField('Available, Progressing and Degraded (KEP-1623 conditions).'),
 });

@@ -1,6 +1,6 @@
 // TypeScript types of the PostgreSQLCluster API, derived from the TypeBox schemas (never written by hand).
 import type { Static } from '@sinclair/typebox';
-import { resourceType, type Condition, type KubeObject } from '@homeostat/reconcile';
+import { resourceType, type KubeObject } from '@homeostat/reconcile';
 import {
   group,
   version,
@@ -14,9 +14,7 @@ export type PostgresClusterSpecFields = Static<typeof PostgresClusterSpec>;
 export type InstanceStatusFields = Static<typeof InstanceStatus>;
 export type OperationFields = Static<typeof Operation>;
 
-export type PostgresClusterStatusFields = Omit<Static<typeof PostgresClusterStatus>, 'conditions'> & {
-  conditions?: Condition[];
-};
+export type PostgresClusterStatusFields = Static<typeof PostgresClusterStatus>;
 
 /** A PostgreSQLCluster as read from the API server (defaults applied, so every defaulted field is set). */
 export interface PostgresCluster extends KubeObject {

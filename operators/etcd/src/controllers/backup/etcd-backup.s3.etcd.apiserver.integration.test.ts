@@ -18,7 +18,6 @@ import { etcdBackupCrd } from '../../api/etcd-backup-crd.ts';
 import { etcdBackups, type EtcdBackup } from '../../api/etcd-backup-types.ts';
 import { etcdClusterCrd } from '../../api/etcd-cluster-crd.ts';
 import { etcdClusters, type EtcdCluster } from '../../api/etcd-cluster-types.ts';
-import type { EtcdConnection } from '../../connection.ts';
 import { compareHashKV } from '../../health/hash-kv.ts';
 import {
   conditionOf,
@@ -27,6 +26,7 @@ import {
   eventsAbout,
   startTestOperator,
 } from '../../test-support/etcd-cluster-fixtures.ts';
+import { clusterConnection, waitForVoters } from '../../test-support/cluster-clients.ts';
 import { loopbackAddressing } from '../../test-support/loopback-addressing.ts';
 import { MemberPodRunner } from '../../test-support/member-pod-runner.ts';
 import {
@@ -58,30 +58,8 @@ async function createBackup(name: string, destination?: Destination): Promise<Et
   });
 }
 
-/** How a client reaches members `0 … size-1` of a cluster, with the client certificate the operator made. */
-async function connectionTo(cluster: EtcdCluster, size: number): Promise<EtcdConnection> {
-  const name = cluster.metadata?.name ?? '';
-  const secret = await client.get(builtin.secrets, `${name}-client-tls`, namespace);
-  const file = (key: string) => Buffer.from(secret.data?.[key] ?? '', 'base64');
-  const members = Array.from({ length: size }, (_, i) => `${name}-${i}`);
-  return {
-    endpoints: await Promise.all(members.map(async (m) => (await addressing.urls(cluster, m)).clientUrl)),
-    credentials: { rootCertificate: file('ca.crt'), certChain: file('tls.crt'), privateKey: file('tls.key') },
-  };
-}
-
-async function waitForVoters(name: string, size: number): Promise<EtcdCluster> {
-  await waitUntil(
-    `${name}: ${size} ready voting members, Running`,
-    async () => {
-      const status = (await client.get(etcdClusters, name, namespace)).status;
-      const voters = status?.members?.filter((m) => m.role === 'Voter' && m.ready) ?? [];
-      return status?.phase === 'Running' && voters.length === size && status.members?.length === size;
-    },
-    poll,
-  );
-  return client.get(etcdClusters, name, namespace);
-}
+const connectionTo = (cluster: EtcdCluster, size: number) =>
+  clusterConnection(client, addressing, cluster, size);
 
 async function waitForPhase(name: string, phase: string): Promise<EtcdBackup> {
   await waitUntil(
@@ -259,7 +237,7 @@ describe('EtcdBackup to a real S3-compatible server, from real etcd members, on 
       size: 3,
       bootstrap: { fromBackup: { backupName: 'first' } },
     });
-    const restored = await waitForVoters('copy', 3);
+    const restored = await waitForVoters(client, namespace, 'copy', 3, poll);
     expect(restored.status?.clusterId).not.toBe(source.status?.clusterId);
     expect(conditionOf(restored, 'Restoring')).toMatchObject({ status: 'False', reason: 'Restored' });
     const [started] = await eventsAbout(client, namespace, 'copy', 'RestoreStarted');
@@ -329,7 +307,7 @@ describe('EtcdBackup to a real S3-compatible server, from real etcd members, on 
       size: 1,
       backup: { schedule: '*/5 * * * *', keep: 2, destination },
     });
-    await waitForVoters('sched', 1);
+    await waitForVoters(client, namespace, 'sched', 1, poll);
     let clock = Date.now();
     const scheduledBackups = async () =>
       (

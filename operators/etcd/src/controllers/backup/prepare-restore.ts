@@ -7,7 +7,7 @@ import type { EtcdCluster } from '../../api/etcd-cluster-types.ts';
 import { namespaceOf } from '../cluster-names.ts';
 import type { DesiredMember } from '../../membership/membership-reconciler.ts';
 import { restoreInitContainers, withRestore } from './restore-pod.ts';
-import { restoreSourceOf, verifyRestoreSource } from './restore-source.ts';
+import { restoreSourceOf, verifyRestoreSource, type RestoreSource } from './restore-source.ts';
 
 export interface RestoreDeps {
   readonly cluster: EtcdCluster;
@@ -18,14 +18,16 @@ export interface RestoreDeps {
 }
 
 /**
- * The pod change that restores `first` from the cluster's backup, or the identity when the cluster
- * is not restored from one. Throws RestoreRefusal when the backup cannot be used.
+ * The pod change that restores `first` from the cluster's backup (`from`, or bootstrap.fromBackup),
+ * or undefined when the cluster is not restored from one. Throws RestoreRefusal when the backup
+ * cannot be used.
  */
 export async function prepareRestore(
   deps: RestoreDeps,
   first: DesiredMember,
+  from?: RestoreSource,
 ): Promise<((pod: V1Pod) => V1Pod) | undefined> {
-  const source = await restoreSourceOf(deps.cluster, deps.client);
+  const source = from ?? (await restoreSourceOf(deps.cluster, deps.client));
   if (!source) return undefined;
   const verified = await verifyRestoreSource(source, namespaceOf(deps.cluster), deps.client);
   await deps.events.normal(

@@ -5,7 +5,7 @@
 // moves the result into place. The cluster then grows by learners as any new cluster does.
 import type { V1Container, V1EnvVar, V1Pod } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../../api/etcd-cluster-types.ts';
-import { nameOf } from '../cluster-names.ts';
+import { clusterToken } from '../cluster-names.ts';
 import { dataDir, dataMountPath } from '../desired-member-pod.ts';
 import type { MemberUrls } from '../member-addressing.ts';
 import type { RestoreSource } from './restore-source.ts';
@@ -63,7 +63,7 @@ export function restoreInitContainers(
         `--name=${member}`,
         `--initial-cluster=${member}=${urls.peerUrl}`,
         // The same token the member's etcd is given: the restored cluster is a new one.
-        `--initial-cluster-token=${cluster.metadata?.uid ?? nameOf(cluster)}`,
+        `--initial-cluster-token=${clusterToken(cluster)}`,
         `--initial-advertise-peer-urls=${urls.peerUrl}`,
         `--data-dir=${restoreWorkDir}/data`,
       ],

@@ -3,7 +3,7 @@
 // compared with the recorded sha256), so a corrupted or swapped backup is refused with a condition
 // and an Event, and nothing is created.
 import type { KubeClient } from '@homeostat/reconcile';
-import { etcdBackups } from '../../api/etcd-backup-types.ts';
+import { etcdBackups, type EtcdBackup } from '../../api/etcd-backup-types.ts';
 import { etcdClusters, type EtcdCluster } from '../../api/etcd-cluster-types.ts';
 import { SnapshotTrailerVerifier, type VerifiedSnapshot } from '../../backup/snapshot-trailer.ts';
 import { EtcdEngineError, messageOf } from '../../errors.ts';
@@ -65,6 +65,13 @@ export async function restoreSourceOf(
   const name = from.backupName ?? '';
   const backup = await client.find(etcdBackups, name, namespace);
   if (!backup) throw new RestoreRefusal('BackupNotFound', `EtcdBackup ${name} does not exist`);
+  return restoreSourceOfBackup(backup, client);
+}
+
+/** Where a Succeeded EtcdBackup's snapshot is, with the sha256 it recorded. */
+export async function restoreSourceOfBackup(backup: EtcdBackup, client: KubeClient): Promise<RestoreSource> {
+  const name = backup.metadata?.name ?? '';
+  const namespace = backup.metadata?.namespace ?? '';
   if (backup.status?.phase !== 'Succeeded' || !backup.status.key) {
     throw new RestoreRefusal(
       'BackupNotComplete',
