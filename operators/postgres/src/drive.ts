@@ -3,7 +3,7 @@
 // failover delay), an operation completes, or a step is refused. Stateless between calls: all it
 // needs to continue is in the store, so any process may call it, after a crash of another.
 import { decide, type FailoverPolicy } from './decide.ts';
-import { sameState, type FailoverState, type FailoverStateStore } from './failover-state.ts';
+import { sameState, type FailoverState, type FailoverStateStore, type Operation } from './failover-state.ts';
 import { errorMessage } from './instance.ts';
 import type { Lsn } from './lsn.ts';
 import { observeInstance, type InstanceStatus } from './observe.ts';
@@ -79,8 +79,8 @@ export async function runSteps(run: StepRun): Promise<StepRunResult> {
   let timeline: number | undefined;
   let rejoin = 'requested';
 
-  const save = async (next: FailoverState) => {
-    if (!sameState(next, state)) await store.save(next);
+  const save = async (next: FailoverState, completed?: Operation['kind']) => {
+    if (!sameState(next, state)) await store.save(next, completed);
     state = next;
   };
   const refusal = (code: RefusalCode, reason: string): Refusal => {
@@ -143,7 +143,7 @@ export async function runSteps(run: StepRun): Promise<StepRunResult> {
       );
       return { ...base, state, outcome };
     }
-    await save(decision.next);
+    await save(decision.next, decision.completes && operation ? operation.kind : undefined);
     if (decision.refusal) {
       return { ...base, state, outcome: refusal(decision.refusal.code, decision.refusal.reason) };
     }

@@ -34,7 +34,7 @@ import {
   secretNames,
 } from './cluster-names.ts';
 import { convergeObjects, primaryOf } from './converge-objects.ts';
-import { failoverFieldManager, stateFromStatus } from './failover-status.ts';
+import { countsFromStatus, failoverFieldManager, stateFromStatus } from './failover-status.ts';
 import { podWorld } from './kubernetes-world.ts';
 import { labelKeys, managedSelector, routingFieldManager } from './operand-labels.ts';
 import { nextRolloutStep, restartForRollout } from './rolling-restart.ts';
@@ -176,10 +176,11 @@ export function addPostgresClusterController(
         ...(run.outcome?.outcome === 'refused'
           ? { refusal: { kind: run.outcome.kind, reason: run.outcome.reason } }
           : {}),
-        ...(run.outcome?.outcome === 'promoted' ? { completed: { kind: run.outcome.kind } } : {}),
       };
       const status = clusterStatus(cluster, observation);
-      metrics.record(namespace, name, status, run.state?.failingSince);
+      // The counts are the failover field manager's (read at the start of this reconcile; one that
+      // completed in it shows on the next, half a second later).
+      metrics.record(namespace, name, { ...countsFromStatus(cluster), ...status }, run.state?.failingSince);
       await ctx.client.applyStatusIfChanged(
         postgresClusters,
         { metadata: { name, namespace }, status },
