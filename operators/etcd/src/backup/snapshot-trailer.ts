@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { EtcdEngineError } from '../errors.ts';
-import type { Sha256Input } from './background-sha256.ts';
 
 /** Length of the sha256 digest etcd appends to every snapshot stream (and etcdctl to every file). */
 export const TRAILER_BYTES = 32;
@@ -24,25 +23,15 @@ export function assertSnapshotSize(size: number, what: string): void {
   }
 }
 
-function localSha256(): Sha256Input {
-  const hash = createHash('sha256');
-  return { update: (bytes) => void hash.update(bytes), digest: () => hash.digest('hex') };
-}
-
 /**
  * Checks etcd's snapshot integrity trailer while the bytes go by: everything but the last 32 bytes is
  * the bbolt database, and the last 32 bytes are its sha256. Until the end we cannot know which bytes
  * are last, so the most recent 32 are held back from the hash.
  */
 export class SnapshotTrailerVerifier {
-  readonly #hash: Sha256Input;
+  readonly #hash: Hash = createHash('sha256');
   #tail: Buffer = Buffer.alloc(0);
   #size = 0;
-
-  /** `hash` defaults to a sha256 on this thread; a BackgroundSha256 must be settled before finish(). */
-  constructor(hash: Sha256Input = localSha256()) {
-    this.#hash = hash;
-  }
 
   /** Feeds the next chunk, in stream order. */
   update(chunk: Uint8Array): void {
@@ -63,7 +52,7 @@ export class SnapshotTrailerVerifier {
   finish(what: string): VerifiedSnapshot {
     const step = 'verify snapshot';
     assertSnapshotSize(this.#size, what);
-    const computed = this.#hash.digest();
+    const computed = this.#hash.digest('hex');
     const trailer = this.#tail.toString('hex');
     if (computed !== trailer) {
       throw new EtcdEngineError(

@@ -4,7 +4,6 @@ import { snapshotFileStatus, type SnapshotFileStatus } from '../etcdutl.ts';
 import { readClusterHealth, type ClusterHealth } from '../health/cluster-health.ts';
 import type { MemberHealth } from '../health/member-status.ts';
 import { describeMember } from '../membership/members.ts';
-import { BackgroundSha256 } from './background-sha256.ts';
 import { SnapshotTrailerVerifier } from './snapshot-trailer.ts';
 import { readSnapshotStream } from './snapshot-stream.ts';
 import type { BackupRecord, SnapshotSink, SnapshotUpload } from './snapshot-sink.ts';
@@ -123,9 +122,7 @@ export async function takeBackup(
   }
   const memberName = describeMember(source.member);
   const upload = await sink.create(options.name);
-  // The hash runs on a worker thread, beside the stream instead of after each chunk.
-  const hash = new BackgroundSha256();
-  const verifier = new SnapshotTrailerVerifier(hash);
+  const verifier = new SnapshotTrailerVerifier();
   try {
     // A sink with a local copy gets the exact revision from etcdutl afterwards; any other gets a
     // lower bound, read before the stream starts (a call of its own, so only when needed).
@@ -139,21 +136,12 @@ export async function takeBackup(
         cause: error,
       });
     }
-    // While the worker finishes the hash: a file sink starts its fsync and etcdutl reads the file.
-    const [hashed, read] = await Promise.allSettled([
-      hash.settle(),
-      (async () => {
-        await upload.flush();
-        return upload.localPath
-          ? await readSnapshotStatus(options.etcdutlPath, upload.localPath, memberName)
-          : undefined;
-      })(),
-    ]);
-    if (hashed.status === 'rejected') throw hashed.reason;
-    // A corrupt stream is refused as such, whatever etcdutl made of it.
     const verified = verifier.finish(`snapshot streamed from ${memberName}`);
-    if (read.status === 'rejected') throw read.reason;
-    const status = read.value;
+    // A file sink starts its fsync here and lets etcdutl read the file meanwhile.
+    await upload.flush();
+    const status = upload.localPath
+      ? await readSnapshotStatus(options.etcdutlPath, upload.localPath, memberName)
+      : undefined;
     const record: Omit<BackupRecord, 'location'> = {
       sizeBytes: verified.sizeBytes,
       sha256: verified.sha256,
@@ -172,7 +160,5 @@ export async function takeBackup(
   } catch (error) {
     await upload.abort();
     throw error;
-  } finally {
-    await hash.dispose();
   }
 }
