@@ -124,7 +124,10 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
         return [];
       }
     });
-    console.warn(`[postgres e2e] ${label}, the operator's steps:\n  ${steps.join('\n  ')}`);
+    const read = steps.length
+      ? ''
+      : ` (none in the ${out.split('\n').length} lines read: ${out.slice(0, 300)})`;
+    console.warn(`[postgres e2e] ${label}, the operator's steps${read}:\n  ${steps.join('\n  ')}`);
   }
 
   let nextId = 1;

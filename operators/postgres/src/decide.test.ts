@@ -151,6 +151,20 @@ describe('decide', () => {
     expect(twoWriters.action).toEqual({ type: 'none' });
   });
 
+  it('promotes no sooner than a cut-off primary has stopped itself, counted from failingSince', () => {
+    const observed = [down('pg-0'), replica('pg-1', 140n), replica('pg-2', 120n)];
+    const policy = { ...defaultPolicy, isolatedPrimaryStopsWithinMs: 2000 };
+    // failingSince 90 000: nothing is promoted before 92 000, whatever else is ready.
+    const early = decide(input(inStep('promoting', {}, 'pg-2'), observed, { now: 91_400, policy }));
+    expect(early.action).toEqual({ type: 'wait', retryAfterMs: 600 });
+    expect(early.next).toEqual(inStep('promoting', {}, 'pg-2'));
+    const due = decide(input(inStep('promoting', {}, 'pg-2'), observed, { now: 92_000, policy }));
+    expect(due.action).toEqual({ type: 'promote', instance: 'pg-2', synchronousStandbyNames: '' });
+    // A switchover stopped the old primary cleanly itself: no wait.
+    const switchover = inStep('promoting', { kind: 'switchover' }, 'pg-2');
+    expect(decide(input(switchover, observed, { now: 90_100, policy })).action.type).toBe('promote');
+  });
+
   it('fences a target lost before its promotion and chooses among the others', () => {
     const d = decide(
       input(inStep('promoting', {}, 'pg-2'), [down('pg-0'), replica('pg-1', 100n), down('pg-2')]),

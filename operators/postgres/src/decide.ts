@@ -24,6 +24,14 @@ export interface FailoverPolicy {
   readonly walReceiverStopTimeoutMs: number;
   /** How long a switchover waits for its target to receive the quiesced primary's last WAL. */
   readonly switchoverCatchUpTimeoutMs: number;
+  /**
+   * A primary cut off from everything stops itself within this long of the cut (the operator's
+   * self-fence container). A failover promotes no sooner than this after the primary was first
+   * seen failing (which is no sooner than the cut), so a primary whose fence could not be carried
+   * out (its node cut off, its kubelet deaf to the pod's deletion) has stopped by then. 0: the
+   * world has no self-fencing (the fence alone keeps the old primary from writing).
+   */
+  readonly isolatedPrimaryStopsWithinMs: number;
   readonly synchronous?: SynchronousReplication;
 }
 
@@ -32,6 +40,7 @@ export const defaultPolicy: FailoverPolicy = {
   maxLagBytes: 16n * 1024n * 1024n,
   walReceiverStopTimeoutMs: 10_000,
   switchoverCatchUpTimeoutMs: 30_000,
+  isolatedPrimaryStopsWithinMs: 0,
 };
 
 export interface DecideInput {
@@ -478,6 +487,16 @@ function decidePromoting(input: DecideInput, operation: Operation): Decision {
           `${targetName} became unreachable before its promotion; fencing it and choosing again`,
         ),
       ],
+    };
+  }
+  const stopped = input.state.failingSince;
+  const bound = input.policy.isolatedPrimaryStopsWithinMs;
+  if (operation.kind === 'failover' && stopped !== undefined && input.now < stopped + bound) {
+    // Not before a cut-off primary has stopped itself (see FailoverPolicy).
+    return {
+      action: { type: 'wait', retryAfterMs: stopped + bound - input.now },
+      next: input.state,
+      events: [],
     };
   }
   const standbys = input.instances.filter((i) => i.name !== targetName).map((i) => i.name);
