@@ -11,7 +11,7 @@
 // and one JSON line. It prints figures; it asserts nothing about time.
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -27,6 +27,7 @@ import {
   type EtcdConnection,
 } from '@homeostat/etcd-operator';
 import { sized } from '../support/bench-size.ts';
+import { loadAverage } from '../support/load-average.ts';
 import { Teardown } from '../support/teardown.ts';
 
 const { values } = parseArgs({
@@ -46,7 +47,6 @@ const median = (xs: number[]) => {
   return s.length % 2 ? (s[mid] ?? 0) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
 };
 const round = (x: number, digits = 2) => Number(x.toFixed(digits));
-const load = () => loadavg().map((x) => round(x, 1));
 
 async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
   const start = process.hrtime.bigint();
@@ -108,8 +108,8 @@ try {
   const etcdctlSeconds: number[] = [];
   const engineFiles: string[] = [];
   let snapshotBytes = 0;
-  const loadBefore = load();
-  say(`load average ${loadBefore.join(' ')}`);
+  const loadBefore = loadAverage();
+  say(`load average ${loadBefore}`);
 
   const engineSnapshot = async (flags: readonly string[], name: string) => {
     const [file, args] = diesWithParent(process.execPath, [
@@ -201,7 +201,7 @@ try {
   const jitMedian = median(engineSeconds.jit);
   const restoreMedian = median(engineRestores);
   const etcdutlMedian = median(etcdutlRestores);
-  const loadAfter = load();
+  const loadAfter = loadAverage();
   // Speed ratio as the issue states it: the engine's MB/s over etcdctl's (etcdctl's time over ours).
   say(
     `snapshot ${mb(snapshotBytes).toFixed(1)} MB, medians of ${runs}: ` +
@@ -217,7 +217,7 @@ try {
     `restore: engine ${restoreMedian.toFixed(2)} s, etcdutl ${etcdutlMedian.toFixed(2)} s = ` +
       `${(restoreMedian / etcdutlMedian).toFixed(2)}x etcdutl's time`,
   );
-  say(`load average ${loadBefore.join(' ')} before, ${loadAfter.join(' ')} after`);
+  say(`load average ${loadBefore} before, ${loadAfter} after`);
   process.stdout.write(
     `${JSON.stringify({
       db_mb: round(mb(dbBytes), 1),

@@ -16,7 +16,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { waitUntil } from '@homeostat/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apply, kubectl, listObjects } from '../harness/cluster-access.ts';
+import { apply, getObject, kubectl, listObjects } from '../harness/cluster-access.ts';
 import {
   clusterEventReasons,
   etcdMemberList,
@@ -309,16 +309,16 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
       metadata: { name: backupName, namespace: ns },
       spec: { clusterName: name, destination },
     });
-    const restoredCluster = (clusterName: string, backupName: string) => ({
-      ...etcdCluster(ns, clusterName, 3),
-      spec: { ...etcdCluster(ns, clusterName, 3).spec, bootstrap: { fromBackup: { backupName } } },
+    const restoredCluster = (clusterName: string, backupName: string, size = 3) => ({
+      ...etcdCluster(ns, clusterName, size),
+      spec: { ...etcdCluster(ns, clusterName, size).spec, bootstrap: { fromBackup: { backupName } } },
     });
 
     /** Every key and the hashKV of a restored cluster's members equal the source's at the backup. */
-    async function expectSameDataAsSource(restored: string) {
+    async function expectSameDataAsSource(restored: string, size: number) {
       const source = await memberKeyValues(ns, `${name}-0`);
       const members = (await getEtcdCluster(ns, restored))?.status?.members ?? [];
-      expect(members).toHaveLength(3);
+      expect(members).toHaveLength(size);
       const first = await memberHashKV(ns, `${restored}-0`);
       const sourceHash = await memberHashKV(ns, `${name}-0`, first.revision);
       for (const member of members) {
@@ -400,12 +400,29 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
         `etcd e2e: a three-member cluster restored from an S3 backup in ${secondsSince(started)} s`,
       );
       expect(restored?.clusterId).not.toBe(sourceBefore?.clusterId);
-      await expectSameDataAsSource('vault-copy');
+      await expectSameDataAsSource('vault-copy', 3);
       const sourceAfter = (await getEtcdCluster(ns, name))?.status;
       expect(sourceAfter?.clusterId).toBe(sourceBefore?.clusterId);
       expect(sourceAfter?.members?.map((m) => m.id)).toEqual(sourceBefore?.members?.map((m) => m.id));
       expect(await clusterEventReasons(ns, 'vault-copy')).toContain('RestoreStarted');
       await kubectl(['-n', ns, 'delete', 'etcdcluster', 'vault-copy', '--wait=true', '--timeout=120s']);
+    });
+
+    it('restores the claim backup into a new cluster, the file checked by a pod first: every key and hashKV equal', async () => {
+      const started = Date.now();
+      await apply([restoredCluster('vault-claim', 'vault-pvc', 1)]);
+      await waitForMembers(ns, 'vault-claim', 1);
+      console.error(
+        `etcd e2e: a one-member cluster restored from a backup in a claim in ${secondsSince(started)} s`,
+      );
+      await expectSameDataAsSource('vault-claim', 1);
+      const pod = await getObject<V1Pod>('pod', 'vault-claim-0', ns);
+      expect(pod?.spec?.initContainers?.map((c) => c.name)).toEqual([
+        'copy-backup',
+        'restore',
+        'finish-restore',
+      ]);
+      await kubectl(['-n', ns, 'delete', 'etcdcluster', 'vault-claim', '--wait=true', '--timeout=120s']);
     });
 
     it('refuses a backup with one byte flipped in the bucket: BackupCorrupt, nothing created', async () => {

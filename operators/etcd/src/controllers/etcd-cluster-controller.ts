@@ -177,11 +177,14 @@ async function seed(round: Round, operatorImage: string, fromBackup?: EtcdBackup
   let restore: ((pod: V1Pod) => V1Pod) | undefined;
   try {
     if (!round.deps.owned.pod(round.cluster, first.name)) {
-      restore = await prepareRestore(
+      const prepared = await prepareRestore(
         { ...round.deps, images: { operator: operatorImage, etcd: round.deps.image } },
         first,
         fromBackup ? await restoreSourceOfBackup(fromBackup, round.deps.client) : undefined,
       );
+      // A backup in a claim is being checked by its pod: nothing is made before it answers.
+      if (prepared?.kind === 'verifying') return;
+      restore = prepared?.decorate;
     }
   } catch (error) {
     if (error instanceof RestoreRefusal) {

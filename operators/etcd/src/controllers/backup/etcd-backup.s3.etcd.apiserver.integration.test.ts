@@ -40,6 +40,7 @@ import {
 import { expectKeyspaceOnEveryMember, readAll, writeKeys } from '../../test-support/keyspace.ts';
 import { backupObjectName } from './backup-names.ts';
 import { claimBackupPodName } from './claim-backup-pod.ts';
+import { claimVerifyPodName } from './claim-verify.ts';
 import { addBackupScheduleController, scheduledBackupName } from './backup-schedule-controller.ts';
 import { addEtcdBackupController } from './etcd-backup-controller.ts';
 
@@ -403,5 +404,72 @@ describe('EtcdBackup to a real S3-compatible server, from real etcd members, on 
     );
     const [event] = await eventsAbout(client, namespace, 'to-claim', 'BackupSucceeded');
     expect(event?.note).toContain(`pvc://etcd-backups/etcd/${key}`);
+  });
+
+  it('restores a new cluster from the backup in the claim: checked by a pod first, copied in by the first member', async () => {
+    const source = await client.get(etcdClusters, 'src', namespace);
+    const sourceConnection = await connectionTo(source, 1);
+    const sourceUrl = sourceConnection.endpoints[0] ?? '';
+    const expected = await readAll(sourceConnection, sourceUrl);
+    const backup = await client.get(etcdBackups, 'to-claim', namespace);
+
+    await createEtcdCluster(client, 'from-claim', namespace, {
+      size: 1,
+      bootstrap: { fromBackup: { backupName: 'to-claim' } },
+    });
+    const restored = await waitForVoters(client, namespace, 'from-claim', 1, poll);
+    expect(restored.status?.clusterId).not.toBe(source.status?.clusterId);
+    expect(conditionOf(restored, 'Restoring')).toMatchObject({ status: 'False', reason: 'Restored' });
+    const [started] = await eventsAbout(client, namespace, 'from-claim', 'RestoreStarted');
+    expect(started?.note).toContain(`pvc://etcd-backups/etcd/${backup.status?.key ?? ''}`);
+    expect(started?.note).toContain(`sha256 ${backup.status?.sha256 ?? ''} verified`);
+    const pod = await client.get(builtin.pods, 'from-claim-0', namespace);
+    expect(pod.spec?.initContainers?.map((c) => c.name)).toEqual([
+      'copy-backup',
+      'restore',
+      'finish-restore',
+    ]);
+    // The claim is mounted read-only: the backup is never written to.
+    expect(pod.spec?.volumes?.find((v) => v.name === 'backup-source')?.persistentVolumeClaim).toEqual({
+      claimName: 'etcd-backups',
+      readOnly: true,
+    });
+    // The verification pod is gone once it answered.
+    expect(await client.find(builtin.pods, claimVerifyPodName(restored), namespace)).toBeUndefined();
+
+    const connection = await connectionTo(restored, 1);
+    await expectKeyspaceOnEveryMember(connection, connection.endpoints, expected);
+    const restoredHashes = await compareHashKV(connection, connection.endpoints);
+    const sourceHash = await compareHashKV(sourceConnection, [sourceUrl], restoredHashes.revision);
+    expect([...sourceHash.hashes.values()]).toEqual([...restoredHashes.hashes.values()]);
+  });
+
+  it('refuses a backup in the claim with one byte flipped: BackupCorrupt from its check pod, no member', async () => {
+    const backup = await client.get(etcdBackups, 'to-claim', namespace);
+    const path = join(runner.volumeDir('etcd-backups'), 'etcd', backup.status?.key ?? '');
+    const bytes = await readFile(path);
+    const offset = Math.floor(bytes.length / 2);
+    bytes[offset] = (bytes[offset] ?? 0) ^ 0x01;
+    await writeFile(path, bytes);
+
+    const bad = await createEtcdCluster(client, 'bad-claim', namespace, {
+      size: 1,
+      bootstrap: { fromBackup: { backupName: 'to-claim' } },
+    });
+    await waitUntil(
+      'bad-claim: Degraded',
+      async () =>
+        conditionOf(await client.get(etcdClusters, 'bad-claim', namespace), 'Degraded')?.status === 'True',
+      poll,
+    );
+    const cluster = await client.get(etcdClusters, 'bad-claim', namespace);
+    expect(conditionOf(cluster, 'Degraded')?.reason).toBe('BackupCorrupt');
+    expect(conditionOf(cluster, 'Degraded')?.message).toMatch(
+      /^EtcdBackup to-claim \(pvc:\/\/etcd-backups\/etcd\/.*\): .*the snapshot is corrupt and must not be restored.*; nothing was created$/,
+    );
+    expect(conditionOf(cluster, 'Restoring')).toMatchObject({ status: 'False', reason: 'BackupCorrupt' });
+    expect(await client.find(builtin.pods, 'bad-claim-0', namespace)).toBeUndefined();
+    expect(await client.find(builtin.persistentVolumeClaims, 'bad-claim-0-data', namespace)).toBeUndefined();
+    expect(await client.find(builtin.pods, claimVerifyPodName(bad), namespace)).toBeUndefined();
   });
 });
