@@ -1,30 +1,33 @@
 // npm run bench:snapshot -- [--size-mb S] [--runs N]
 // Fills one real etcd member to S MB (default 256; 16 under BENCH_SMOKE=1), then takes snapshots
-// alternately with the engine (takeBackup into a file sink, hash checked while streaming) and with
-// `etcdctl snapshot save`, N of each (default 3; 1 under BENCH_SMOKE=1), and restores alternately
-// with the engine's steps (shape check, then the full hash beside etcdutl) and with plain `etcdutl snapshot restore`. Prints
-// every run, then one JSON line with the medians. It prints figures; it asserts nothing about time.
-// The engine runs in this process, with V8's JIT: Node strips TypeScript with WebAssembly, which
-// --jitless turns off, so these .ts sources cannot run the way operator images run their bundle
-// (operatorNodeFlags, ADR 0601). The JSON line says which it was (`jitless`).
+// in turn with the engine (takeBackup into a file sink: health check, the snapshot stream with its
+// sha256 trailer checked on the way, fsync, the exact revision from etcdutl, the record) and with
+// `etcdctl snapshot save`, N of each (default 3; 1 under BENCH_SMOKE=1). The engine runs bundled in
+// a process of its own, as the operator image runs it, twice per run: with the image's Node flags
+// (operatorNodeFlags: --jitless, ADR 0601) and with V8's JIT; it times takeBackup itself (an
+// operator does not start a process per snapshot), etcdctl is timed as a command. Then it restores
+// in turn with the engine's steps (shape check, etcdutl, which checks the hash) and with plain
+// `etcdutl snapshot restore`. Prints every run, the medians side by side with the load average,
+// and one JSON line. It prints figures; it asserts nothing about time.
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { execFile } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { promisify } from 'node:util';
-import { binaryPath } from '@homeostat/testing';
+import { bundleOperator, operatorNodeFlags } from '@homeostat/operator-kit/bundle';
+import { binaryPath, diesWithParent } from '@homeostat/testing';
 import { startEtcdCluster } from '@homeostat/testing/etcd';
 import {
-  fileSnapshotSink,
   openClient,
   planRestore,
   readMemberStatus,
   runRestore,
-  takeBackup,
   type EtcdConnection,
 } from '@homeostat/etcd-operator';
 import { sized } from '../support/bench-size.ts';
+import { loadAverage } from '../support/load-average.ts';
 import { Teardown } from '../support/teardown.ts';
 
 const { values } = parseArgs({
@@ -93,32 +96,65 @@ try {
 
   const etcdctl = binaryPath('etcdctl');
   const etcdutl = binaryPath('etcdutl');
-  const engineRates: number[] = [];
-  const etcdctlRates: number[] = [];
+  const bundle = join(work, 'engine', 'engine-snapshot.mjs');
+  await bundleOperator(fileURLToPath(new URL('./engine-snapshot-process.ts', import.meta.url)), bundle, {
+    bundleFiles: ['node_modules/etcd3/proto'],
+  });
+  const variants = [
+    { key: 'image', label: `engine (${operatorNodeFlags.join(' ')})`, flags: [...operatorNodeFlags] },
+    { key: 'jit', label: 'engine (JIT)', flags: [] as string[] },
+  ] as const;
+  const engineSeconds: Record<(typeof variants)[number]['key'], number[]> = { image: [], jit: [] };
+  const etcdctlSeconds: number[] = [];
   const engineFiles: string[] = [];
+  let snapshotBytes = 0;
+  const loadBefore = loadAverage();
+  say(`load average ${loadBefore}`);
+
+  const engineSnapshot = async (flags: readonly string[], name: string) => {
+    const [file, args] = diesWithParent(process.execPath, [
+      ...flags,
+      bundle,
+      `--endpoint=${member.clientUrl}`,
+      `--dir=${work}`,
+      `--name=${name}`,
+      `--etcdutl=${etcdutl}`,
+    ]);
+    const { stdout } = await run(file, args, { maxBuffer: 1 << 20 });
+    return JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as {
+      seconds: number;
+      bytes: number;
+      sha256: string;
+      location: string;
+    };
+  };
+
   for (let i = 0; i < runs; i++) {
-    const [record, engineSeconds] = await timed(() =>
-      takeBackup(connection, fileSnapshotSink(work), { name: `engine-${i}.db`, etcdutlPath: etcdutl }),
-    );
-    engineFiles.push(record.location);
-    engineRates.push(mb(record.sizeBytes) / engineSeconds);
-    say(
-      `run ${i + 1} engine  snapshot: ${mb(record.sizeBytes).toFixed(1)} MB in ${engineSeconds.toFixed(2)} s ` +
-        `= ${(mb(record.sizeBytes) / engineSeconds).toFixed(1)} MB/s (sha256 ${record.sha256.slice(0, 12)}…, revision ${record.revision})`,
-    );
-    const etcdctlFile = join(work, `etcdctl-${i}.db`);
-    const [, etcdctlSeconds] = await timed(() =>
-      run(etcdctl, [`--endpoints=${member.clientUrl}`, 'snapshot', 'save', etcdctlFile], {
-        maxBuffer: 1 << 20,
-      }),
-    );
-    const etcdctlBytes = (await stat(etcdctlFile)).size;
-    etcdctlRates.push(mb(etcdctlBytes) / etcdctlSeconds);
-    say(
-      `run ${i + 1} etcdctl snapshot: ${mb(etcdctlBytes).toFixed(1)} MB in ${etcdctlSeconds.toFixed(2)} s ` +
-        `= ${(mb(etcdctlBytes) / etcdctlSeconds).toFixed(1)} MB/s`,
-    );
-    await rm(etcdctlFile, { force: true });
+    for (const variant of variants) {
+      const result = await engineSnapshot(variant.flags, `engine-${variant.key}-${i}.db`);
+      engineSeconds[variant.key].push(result.seconds);
+      snapshotBytes = result.bytes;
+      engineFiles.push(result.location);
+      say(
+        `run ${i + 1} ${variant.label.padEnd(44)} snapshot: ${mb(result.bytes).toFixed(1)} MB in ${result.seconds.toFixed(2)} s ` +
+          `= ${(mb(result.bytes) / result.seconds).toFixed(1)} MB/s (sha256 ${result.sha256.slice(0, 12)}…)`,
+      );
+      if (variant.key === 'image') {
+        const etcdctlFile = join(work, `etcdctl-${i}.db`);
+        const [, seconds] = await timed(() =>
+          run(etcdctl, [`--endpoints=${member.clientUrl}`, 'snapshot', 'save', etcdctlFile], {
+            maxBuffer: 1 << 20,
+          }),
+        );
+        const etcdctlBytes = (await stat(etcdctlFile)).size;
+        etcdctlSeconds.push(seconds);
+        say(
+          `run ${i + 1} ${'etcdctl snapshot save'.padEnd(44)} snapshot: ${mb(etcdctlBytes).toFixed(1)} MB in ${seconds.toFixed(2)} s ` +
+            `= ${(mb(etcdctlBytes) / seconds).toFixed(1)} MB/s`,
+        );
+        await rm(etcdctlFile, { force: true });
+      }
+    }
   }
 
   const snapshot = engineFiles[0] ?? '';
@@ -139,7 +175,7 @@ try {
     });
     const [, engineSeconds] = await timed(() => runRestore(plan));
     engineRestores.push(engineSeconds);
-    say(`run ${i + 1} engine  restore (verify beside etcdutl): ${engineSeconds.toFixed(2)} s`);
+    say(`run ${i + 1} engine  restore (shape check, then etcdutl): ${engineSeconds.toFixed(2)} s`);
     await rm(member.dataDir, { recursive: true, force: true });
 
     const plainDir = join(work, `plain-restore-${i}`);
@@ -160,17 +196,45 @@ try {
     await rm(plainDir, { recursive: true, force: true });
   }
 
-  const engineRate = median(engineRates);
-  const etcdctlRate = median(etcdctlRates);
+  const etcdctlMedian = median(etcdctlSeconds);
+  const imageMedian = median(engineSeconds.image);
+  const jitMedian = median(engineSeconds.jit);
+  const restoreMedian = median(engineRestores);
+  const etcdutlMedian = median(etcdutlRestores);
+  const loadAfter = loadAverage();
+  // Speed ratio as the issue states it: the engine's MB/s over etcdctl's (etcdctl's time over ours).
+  say(
+    `snapshot ${mb(snapshotBytes).toFixed(1)} MB, medians of ${runs}: ` +
+      variants
+        .map((v) => {
+          const seconds = median(engineSeconds[v.key]);
+          return `${v.label} ${seconds.toFixed(2)} s = ${(etcdctlMedian / seconds).toFixed(2)}x etcdctl's speed`;
+        })
+        .join('; ') +
+      `; etcdctl ${etcdctlMedian.toFixed(2)} s`,
+  );
+  say(
+    `restore: engine ${restoreMedian.toFixed(2)} s, etcdutl ${etcdutlMedian.toFixed(2)} s = ` +
+      `${(restoreMedian / etcdutlMedian).toFixed(2)}x etcdutl's time`,
+  );
+  say(`load average ${loadBefore} before, ${loadAfter} after`);
   process.stdout.write(
     `${JSON.stringify({
       db_mb: round(mb(dbBytes), 1),
-      jitless: process.execArgv.includes('--jitless'),
-      snapshot_mb_per_s: round(engineRate, 1),
-      etcdctl_mb_per_s: round(etcdctlRate, 1),
-      snapshot_ratio: round(engineRate / etcdctlRate, 2),
-      restore_seconds: round(median(engineRestores), 2),
-      etcdutl_restore_seconds: round(median(etcdutlRestores), 2),
+      snapshot_mb: round(mb(snapshotBytes), 1),
+      image_node_flags: operatorNodeFlags.join(' '),
+      snapshot_seconds: round(imageMedian, 3),
+      snapshot_jit_seconds: round(jitMedian, 3),
+      etcdctl_seconds: round(etcdctlMedian, 3),
+      snapshot_mb_per_s: round(mb(snapshotBytes) / imageMedian, 1),
+      etcdctl_mb_per_s: round(mb(snapshotBytes) / etcdctlMedian, 1),
+      snapshot_ratio: round(etcdctlMedian / imageMedian, 2),
+      snapshot_jit_ratio: round(etcdctlMedian / jitMedian, 2),
+      restore_seconds: round(restoreMedian, 2),
+      etcdutl_restore_seconds: round(etcdutlMedian, 2),
+      restore_time_ratio: round(restoreMedian / etcdutlMedian, 2),
+      load_average_before: loadBefore,
+      load_average_after: loadAfter,
     })}\n`,
   );
 } finally {

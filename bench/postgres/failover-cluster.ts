@@ -7,7 +7,7 @@
 import { apply, kubectl } from '../../e2e/harness/cluster-access.ts';
 import { operatorCharts } from '../../e2e/harness/operator-charts.ts';
 import { installOperator } from '../../e2e/harness/operator-release.ts';
-import { postmasterOf } from '../../e2e/harness/pod-processes.ts';
+import { killOnNode, podOnNode, postmasterOf } from '../../e2e/harness/pod-processes.ts';
 import {
   ackedTableSql,
   missingRows,
@@ -25,6 +25,8 @@ export type SynchronousMode = 'off' | 'preferred' | 'required';
 
 export interface ClusterKill {
   mode: SynchronousMode;
+  /** Why this kill produced no figure (a step of the harness or the cluster did not happen in time). */
+  failed?: string;
   seconds: number;
   acked: number;
   lost: number;
@@ -67,42 +69,20 @@ export async function clusterFailoverRuns(
       await queryOnce(await cluster.readWriteTarget(), ackedTableSql);
       let nextId = 1;
       for (let run = 0; run < runs; run++) {
-        await cluster.waitHealthy(3);
-        const before = await cluster.primaryPod();
-        const postmaster = await postmasterOf(before.metadata?.uid ?? '');
-        if (!postmaster)
-          throw new Error(
-            `no postgres process of pod ${before.metadata?.name} on this node: run on the node`,
-          );
-        const load = startWriteLoad(await cluster.readWriteTarget(), nextId);
+        // One kill that goes wrong is reported and the run goes on: a 10-kill run used to end at
+        // the first step that timed out, with nothing printed for the kills not made.
+        let kill: ClusterKill;
         try {
-          await waitUntil('writes flowing', async () => load.acked.length >= 100, { timeoutMs: 60_000 });
-          const killedAt = Date.now();
-          process.kill(postmaster.pid, 'SIGKILL');
-          await waitForWritesAfterFault(load, killedAt);
-          const after = await cluster.waitHealthy(3);
-          const settled = Date.now();
-          await waitUntil(
-            'writes accepted again',
-            async () => writeOutageSeconds(load, killedAt, settled) !== undefined,
-            { timeoutMs: 120_000, intervalMs: 50 },
-          );
-          const seconds = writeOutageSeconds(load, killedAt, settled) ?? 0;
-          await load.stop();
-          nextId = (load.acked.at(-1)?.id ?? nextId) + 1000;
-          const kill: ClusterKill = {
-            mode,
-            seconds,
-            acked: load.acked.length,
-            lost: missingRows(load, await cluster.presentRows()).length,
-            primaryBefore: before.metadata?.name ?? '',
-            primaryAfter: after.status?.currentPrimary ?? '',
-          };
-          kills.push(kill);
-          report(kill);
-        } finally {
-          await load.stop();
+          const made = await killOnce(cluster, mode, nextId);
+          nextId = made.nextId;
+          kill = made;
+        } catch (error) {
+          const why = error instanceof Error ? error.message : String(error);
+          kill = { mode, failed: why, seconds: 0, acked: 0, lost: 0, primaryBefore: '', primaryAfter: '' };
+          nextId += 100_000;
         }
+        kills.push(kill);
+        report(kill);
       }
       await kubectl(['-n', namespace.name, 'delete', 'postgresqlcluster', name, '--wait=true']);
     }
@@ -113,4 +93,50 @@ export async function clusterFailoverRuns(
     forgetNamespace();
   }
   return kills;
+}
+
+/** One SIGKILL of the primary's postmaster under a write load, once the cluster is healthy. */
+async function killOnce(
+  cluster: PostgresClusterUnderTest,
+  mode: SynchronousMode,
+  firstId: number,
+): Promise<ClusterKill & { nextId: number }> {
+  await cluster.waitHealthy(3);
+  const before = await cluster.primaryPod();
+  const onNode = podOnNode(before);
+  // The status may read healthy a moment before the kubelet has started postgres again.
+  let postmaster: Awaited<ReturnType<typeof postmasterOf>>;
+  await waitUntil(
+    `the postgres process of pod ${before.metadata?.name} on node ${onNode.node}`,
+    async () => (postmaster = await postmasterOf(onNode)) !== undefined,
+    { timeoutMs: 60_000, intervalMs: 200 },
+  );
+  const load = startWriteLoad(await cluster.readWriteTarget(), firstId);
+  try {
+    await waitUntil('writes flowing', async () => load.acked.length >= 100, { timeoutMs: 60_000 });
+    const killedAt = Date.now();
+    if (!postmaster) throw new Error(`no postgres process of pod ${before.metadata?.name}`);
+    await killOnNode(onNode, postmaster);
+    await waitForWritesAfterFault(load, killedAt);
+    const after = await cluster.waitHealthy(3);
+    const settled = Date.now();
+    await waitUntil(
+      'writes accepted again',
+      async () => writeOutageSeconds(load, killedAt, settled) !== undefined,
+      { timeoutMs: 120_000, intervalMs: 50 },
+    );
+    const seconds = writeOutageSeconds(load, killedAt, settled) ?? 0;
+    await load.stop();
+    return {
+      mode,
+      seconds,
+      acked: load.acked.length,
+      lost: missingRows(load, await cluster.presentRows()).length,
+      primaryBefore: before.metadata?.name ?? '',
+      primaryAfter: after.status?.currentPrimary ?? '',
+      nextId: (load.acked.at(-1)?.id ?? firstId) + 1000,
+    };
+  } finally {
+    await load.stop();
+  }
 }

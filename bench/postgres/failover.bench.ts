@@ -10,6 +10,7 @@ import { TestCluster, missingIds } from '../../operators/postgres/src/test-suppo
 import { startWriteLoad } from '../../operators/postgres/src/test-support/write-load.ts';
 import type { SynchronousReplication } from '../../operators/postgres/src/synchronous.ts';
 import { sized } from '../support/bench-size.ts';
+import { loadAverage } from '../support/load-average.ts';
 import { Teardown } from '../support/teardown.ts';
 import { clusterFailoverRuns, type ClusterKill } from './failover-cluster.ts';
 
@@ -104,7 +105,7 @@ const hostSeconds = { async: [] as number[], sync: [] as number[] };
 let lostAsync = 0;
 let lostSync = 0;
 console.warn(
-  `settings: failover_delay_ms=${detection.failoverDelayMs} probe_interval_ms=${detection.probeIntervalMs} connect_timeout_ms=${detection.connect.connectTimeoutMs} wal_retrieve_retry_interval=200ms, 3 instances, 1 writer`,
+  `settings: failover_delay_ms=${detection.failoverDelayMs} probe_interval_ms=${detection.probeIntervalMs} connect_timeout_ms=${detection.connect.connectTimeoutMs} wal_retrieve_retry_interval=200ms, 3 instances, 1 writer; load average ${loadAverage()}`,
 );
 for (let run = 1; run <= runs; run++) {
   for (const mode of ['async', 'sync'] as const) {
@@ -132,7 +133,7 @@ const figures = (xs: number[], lost: number) => ({
 let cluster: Record<string, ReturnType<typeof figures>> | undefined;
 if (clusterMode) {
   console.warn(
-    `cluster mode: the operator from its chart on KUBECONFIG=${process.env['KUBECONFIG'] ?? '(unset)'}, failoverDelay 1s, probe interval 1000 ms, SIGKILL of the primary postgres, 1 writer through -rw`,
+    `cluster mode: the operator from its chart on KUBECONFIG=${process.env['KUBECONFIG'] ?? '(unset)'}, the chart's defaults (failoverDelay 1s, probe interval 500 ms), SIGKILL of the primary postgres, 1 writer through -rw; load average ${loadAverage()}`,
   );
   const kills = await clusterFailoverRuns(
     ['off', 'preferred', 'required'],
@@ -140,12 +141,17 @@ if (clusterMode) {
     teardown,
     (k: ClusterKill) =>
       console.warn(
-        `cluster ${k.mode}: writes back after ${k.seconds.toFixed(2)} s, primary ${k.primaryBefore} → ${k.primaryAfter}${k.primaryAfter === k.primaryBefore ? ' (restarted in place before the failover delay)' : ''}, ${k.acked} acknowledged, ${k.lost} lost`,
+        k.failed !== undefined
+          ? `cluster ${k.mode}: kill FAILED, no figure: ${k.failed}`
+          : `cluster ${k.mode}: writes back after ${k.seconds.toFixed(2)} s, primary ${k.primaryBefore} → ${k.primaryAfter}${k.primaryAfter === k.primaryBefore ? ' (restarted in place before the failover delay)' : ''}, ${k.acked} acknowledged, ${k.lost} lost; load average ${loadAverage()}`,
       ),
   );
   cluster = {};
   for (const mode of ['off', 'preferred', 'required'] as const) {
-    const of = kills.filter((k) => k.mode === mode);
+    const of = kills.filter((k) => k.mode === mode && k.failed === undefined);
+    const failed = kills.filter((k) => k.mode === mode && k.failed !== undefined).length;
+    if (failed)
+      console.warn(`cluster ${mode}: ${failed} of ${runs} kills failed and are left out of the figures`);
     cluster[mode] = figures(
       of.map((k) => k.seconds),
       of.reduce((n, k) => n + k.lost, 0),
@@ -165,6 +171,7 @@ if (clusterMode) {
       row('cluster', 'preferred', cluster['preferred']),
       row('host', 'required', host.required),
       row('cluster', 'required', cluster['required']),
+      `load average at the end: ${loadAverage()}`,
     ].join('\n'),
   );
 }

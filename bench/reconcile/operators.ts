@@ -126,6 +126,13 @@ export async function reconcilesOf(operator: RunningOperator): Promise<number> {
   return sumOf(await scrape(operator), 'controller_runtime_reconcile_total', isWidget);
 }
 
+/** Mean seconds one reconcile of the Widget controller took, from its reconcile-time histogram. */
+export async function meanReconcileSecondsOf(operator: RunningOperator): Promise<number> {
+  const samples = await scrape(operator);
+  const count = sumOf(samples, 'controller_runtime_reconcile_time_seconds_count', isWidget);
+  return count ? sumOf(samples, 'controller_runtime_reconcile_time_seconds_sum', isWidget) / count : 0;
+}
+
 async function scrape(operator: RunningOperator) {
   const { status, body } = await httpGet(operator.metricsUrl, undefined, 5000);
   if (status !== 200) throw new Error(`GET ${operator.metricsUrl}: ${status}`);

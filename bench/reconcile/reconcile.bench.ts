@@ -1,35 +1,51 @@
 // npm run bench:reconcile -- [--objects N] [--implementations typescript,controller-runtime]
-//                             [--workers W] [--idle-seconds S] [--kubeconfig PATH]
+//                             [--orders both|given] [--warm-up-objects N] [--workers W]
+//                             [--idle-seconds S] [--kubeconfig PATH]
 //                             [--node-flags '--max-semi-space-size=1']
 // The Widget workload (an owned ConfigMap, an Event and a status per Widget) through the
 // TypeScript operator built on libs/reconcile and through a controller-runtime operator doing the
 // same work, one after the other, on the same control plane (its own, or the cluster of
-// --kubeconfig) with the same driver. For each: seconds until all N Widgets are converged,
-// reconciles per second, the writes it made, RSS before any object, after convergence and at its
-// peak, and writes per minute once converged (which must be 0). Prints one JSON line per
-// implementation and their ratios on stdout, a table on stderr. It prints figures; it asserts
-// nothing about time. Whatever it starts ends with it, however it ends (support/teardown.ts).
+// --kubeconfig) with the same driver. Before either runs, the driver writes the workload itself
+// for --warm-up-objects Widgets and deletes them (the API server's first writes cost more); then
+// (--orders both, the default) the implementations run in the given order and again in the
+// reverse one (A B B A), so that neither always runs first. For each run: the load average, seconds
+// until all N Widgets are converged, reconciles and their mean duration, the writes it made, RSS
+// before any object, after convergence and at its peak, CPU seconds, and writes per minute once
+// converged (which must be 0). Prints one JSON line per run, a ratio line per order and one for
+// both orders on stdout, tables on stderr. It prints figures; it asserts nothing about time.
+// Whatever it starts ends with it, however it ends (support/teardown.ts).
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { installCrds, startControlPlane } from '@homeostat/testing';
-import { KubeClient, builtin, collectionPath, type ResourceType } from '@homeostat/reconcile';
+import { KubeClient, builtin } from '@homeostat/reconcile';
 import { widgetCrd, widgets } from '../../libs/reconcile/src/test-support/widget.ts';
 import { sized } from '../support/bench-size.ts';
 import { Teardown } from '../support/teardown.ts';
 import { workloadWrites } from './apiserver-writes.ts';
+import { deleteAll, warmUpControlPlane } from './control-plane-warm-up.ts';
 import { watchConvergence } from './convergence.ts';
-import { implementations, reconcilesOf, startOperator, type Implementation } from './operators.ts';
+import {
+  implementations,
+  meanReconcileSecondsOf,
+  reconcilesOf,
+  startOperator,
+  type Implementation,
+} from './operators.ts';
 import { readProcessCpuSeconds, readProcessMemory } from './process-memory.ts';
-import { ratios, table, type RunResult } from './report.ts';
+import { bothOrders, ratios, table, type Ratios, type RunResult } from './report.ts';
 import { widgetSpec } from './widget-workload.ts';
 
 const { values } = parseArgs({
   options: {
     objects: { type: 'string', default: sized('1000', '20') },
     implementations: { type: 'string', default: implementations.join(',') },
+    // both: the given order, then the reverse one; given: the given order once.
+    orders: { type: 'string', default: 'both' },
+    // Widgets the driver writes and deletes before the first run; default: as many as measured, at most 1000.
+    'warm-up-objects': { type: 'string' },
     workers: { type: 'string', default: '4' },
     'idle-seconds': { type: 'string', default: sized('60', '5') },
     kubeconfig: { type: 'string' },
@@ -42,6 +58,10 @@ const { values } = parseArgs({
 const objects = Number(values.objects);
 const workers = Number(values.workers);
 const idleSeconds = Number(values['idle-seconds']);
+const warmUpObjects = Number(values['warm-up-objects'] ?? Math.min(objects, 1000));
+if (values.orders !== 'both' && values.orders !== 'given') {
+  throw new Error(`--orders is 'both' or 'given', not '${values.orders}'`);
+}
 const chosen = values.implementations.split(',').map((name) => {
   const known = implementations.find((i) => i === name.trim());
   if (!known) throw new Error(`unknown implementation '${name}' (known: ${implementations.join(', ')})`);
@@ -61,11 +81,6 @@ function driverClient(kubeconfigPath: string): { kubeConfig: KubeConfig; client:
   return { kubeConfig, client: new KubeClient(kubeConfig, { fieldManager: 'bench' }) };
 }
 
-/** Deletes every object of a kind in a namespace (there is no garbage collector on our own control plane). */
-async function deleteAll(client: KubeClient, type: ResourceType, namespace: string): Promise<void> {
-  await client.transport.json({ method: 'DELETE', path: collectionPath(type, namespace) });
-}
-
 /** Waits until no workload write has landed for two seconds (bounded), and returns the count then. */
 async function quietWrites(client: KubeClient): Promise<number> {
   let last = await workloadWrites(client);
@@ -78,19 +93,11 @@ async function quietWrites(client: KubeClient): Promise<number> {
   return last;
 }
 
-/** The API server's first writes of a kind cost more (CEL programs, caches): neither implementation pays them. */
-async function warmUp(client: KubeClient): Promise<void> {
-  const namespace = `bench-warmup-${Date.now()}`;
-  await client.create(builtin.namespaces, { metadata: { name: namespace } });
-  for (let i = 0; i < 50; i++) {
-    await client.create(widgets, { metadata: { name: `w-${i}`, namespace }, spec: widgetSpec(i) });
-  }
-  await deleteAll(client, widgets, namespace);
-  await client.delete(builtin.namespaces, namespace);
-}
+const loadAverage = () => Number((loadavg()[0] ?? 0).toFixed(2));
 
 async function runOne(
   implementation: Implementation,
+  order: string,
   client: KubeClient,
   kubeconfigPath: string,
   workDir: string,
@@ -118,7 +125,8 @@ async function runOne(
     const writesBefore = await workloadWrites(client);
     const cpuBefore = await readProcessCpuSeconds(operator.process.pid);
 
-    say(`${implementation}: creating ${objects} Widgets in ${namespace}`);
+    const loadAtStart = loadAverage();
+    say(`${implementation}: creating ${objects} Widgets in ${namespace} (load average ${loadAtStart})`);
     const started = performance.now();
     let next = 0;
     await Promise.all(
@@ -156,10 +164,14 @@ async function runOne(
       clearTimeout(timer);
     });
     const secondsToConverge = (convergedAt - started) / 1000;
+    const loadConverged = loadAverage();
     const reconciles = await reconcilesOf(operator);
+    const reconcileSecondsMean = await meanReconcileSecondsOf(operator);
     const cpuToConverge = (await readProcessCpuSeconds(operator.process.pid)) - cpuBefore;
     await watch.stop();
-    say(`${implementation}: converged in ${secondsToConverge.toFixed(1)} s after ${reconciles} reconciles`);
+    say(
+      `${implementation}: converged in ${secondsToConverge.toFixed(1)} s after ${reconciles} reconciles (load average ${loadConverged})`,
+    );
 
     // Writes may trail the last status (an Event sent in the background): they belong to
     // converging, not to idling, so the idle window starts once writes have stopped.
@@ -171,12 +183,16 @@ async function runOne(
 
     return {
       implementation,
+      order,
       objects,
       workers,
+      load_average_start: loadAtStart,
+      load_average_converged: loadConverged,
       seconds_to_converge: Number(secondsToConverge.toFixed(2)),
       objects_per_second: Number((objects / secondsToConverge).toFixed(1)),
       reconciles,
       reconciles_per_second: Number((reconciles / secondsToConverge).toFixed(1)),
+      reconcile_seconds_mean: Number(reconcileSecondsMean.toFixed(4)),
       operator_writes_to_converge: writesConverged - writesBefore - objects,
       idle_writes_per_minute: Number(((writesIdle * 60) / idleSeconds).toFixed(1)),
       cpu_seconds_to_converge: Number(cpuToConverge.toFixed(1)),
@@ -215,20 +231,34 @@ try {
   const { kubeConfig, client } = driverClient(kubeconfigPath);
   teardown.add('close the driver client', () => client.close());
   await installCrds(kubeConfig, [widgetCrd]);
-  await warmUp(client);
+  say(`warming the control plane up: the driver writes the workload of ${warmUpObjects} Widgets`);
+  const warmUpStarted = performance.now();
+  await warmUpControlPlane(client, warmUpObjects, Number(values['create-concurrency']));
+  say(`warm-up done in ${seconds(warmUpStarted).toFixed(1)} s (load average ${loadAverage()})`);
 
+  // Each round runs every chosen implementation once, in its order; with --orders both the second
+  // round reverses the first (A B B A): on a shared machine the load and the control plane's state
+  // change from one run to the next, so a figure from one order alone says who went first.
+  const rounds = values.orders === 'both' && chosen.length > 1 ? [chosen, [...chosen].reverse()] : [chosen];
   const results: RunResult[] = [];
-  for (const implementation of chosen) {
-    results.push(await runOne(implementation, client, kubeconfigPath, workDir, teardown));
+  const roundRatios: Ratios[] = [];
+  for (const round of rounds) {
+    const order = round.join(',');
+    const inRound: RunResult[] = [];
+    for (const implementation of round) {
+      inRound.push(await runOne(implementation, order, client, kubeconfigPath, workDir, teardown));
+    }
+    results.push(...inRound);
+    // TypeScript over controller-runtime, whichever ran first.
+    const typescript = inRound.find((r) => r.implementation === 'typescript');
+    const go = inRound.find((r) => r.implementation === 'controller-runtime');
+    const ratio = typescript && go ? ratios(typescript, go) : undefined;
+    if (ratio) roundRatios.push(ratio);
+    say(`${objects} Widgets, ${workers} workers each, order ${order}\n${table(inRound, ratio)}`);
   }
-  // TypeScript over controller-runtime whichever ran first (on a shared machine the load changes
-  // between the two runs: running them in both orders shows by how much).
-  const typescript = results.find((r) => r.implementation === 'typescript');
-  const go = results.find((r) => r.implementation === 'controller-runtime');
-  const ratio = typescript && go ? ratios(typescript, go) : undefined;
-  say(`${objects} Widgets, ${workers} workers each\n${table(results, ratio)}`);
   for (const result of results) process.stdout.write(`${JSON.stringify(result)}\n`);
-  if (ratio) process.stdout.write(`${JSON.stringify(ratio)}\n`);
+  for (const ratio of roundRatios) process.stdout.write(`${JSON.stringify(ratio)}\n`);
+  if (roundRatios.length > 1) process.stdout.write(`${JSON.stringify(bothOrders(roundRatios))}\n`);
 } finally {
   await teardown.run();
 }

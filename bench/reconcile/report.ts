@@ -4,12 +4,19 @@ import type { Implementation } from './operators.ts';
 
 export interface RunResult {
   implementation: Implementation;
+  /** The implementations of this run's round, in the order they ran (this one among them). */
+  order: string;
   objects: number;
   workers: number;
+  /** The machine's 1-minute load average when the Widgets were created and when they converged. */
+  load_average_start: number;
+  load_average_converged: number;
   seconds_to_converge: number;
   objects_per_second: number;
   reconciles: number;
   reconciles_per_second: number;
+  /** Mean seconds one reconcile took (controller_runtime_reconcile_time_seconds sum over count). */
+  reconcile_seconds_mean: number;
   /** Writes by the operator from the first Widget until it went quiet (the driver's creates excluded). */
   operator_writes_to_converge: number;
   idle_writes_per_minute: number;
@@ -24,6 +31,8 @@ export interface RunResult {
 
 export interface Ratios {
   ratio: string;
+  /** Which ran first. */
+  order: string;
   objects: number;
   /** Objects per second, first over second: above 1 the first is faster. */
   throughput: number;
@@ -37,10 +46,11 @@ export interface Ratios {
 
 const round = (x: number, digits: number) => Number(x.toFixed(digits));
 
-/** The first implementation's figures over the second's. */
+/** The first implementation's figures over the second's (whichever of them ran first). */
 export function ratios(first: RunResult, second: RunResult): Ratios {
   return {
     ratio: `${first.implementation}/${second.implementation}`,
+    order: first.order,
     objects: first.objects,
     throughput: round(first.objects_per_second / second.objects_per_second, 2),
     reconciles_per_second: round(first.reconciles_per_second / second.reconciles_per_second, 2),
@@ -51,11 +61,50 @@ export function ratios(first: RunResult, second: RunResult): Ratios {
   };
 }
 
+/** The ratios of both orders together: neither implementation always ran on the warmer control plane. */
+export interface BothOrders {
+  ratio: string;
+  orders: string[];
+  objects: number;
+  /** Geometric mean of the throughput ratios, and the lowest and highest of them. */
+  throughput: number;
+  throughput_min: number;
+  throughput_max: number;
+  /** The highest RSS ratios (the targets are upper bounds). */
+  rss_max: number;
+  peak_rss_max: number;
+  /** Geometric mean of the CPU ratios. */
+  cpu: number;
+}
+
+const geometricMean = (xs: readonly number[]) =>
+  Math.exp(xs.reduce((sum, x) => sum + Math.log(x), 0) / xs.length);
+
+/** Summarises the ratios of rounds run in different orders. */
+export function bothOrders(rounds: readonly Ratios[]): BothOrders {
+  const throughputs = rounds.map((r) => r.throughput);
+  return {
+    ratio: rounds[0]?.ratio ?? '',
+    orders: rounds.map((r) => r.order),
+    objects: rounds[0]?.objects ?? 0,
+    throughput: round(geometricMean(throughputs), 2),
+    throughput_min: Math.min(...throughputs),
+    throughput_max: Math.max(...throughputs),
+    rss_max: Math.max(...rounds.map((r) => r.rss)),
+    peak_rss_max: Math.max(...rounds.map((r) => r.peak_rss)),
+    cpu: round(geometricMean(rounds.map((r) => r.cpu)), 2),
+  };
+}
+
 const rows: [label: string, key: keyof RunResult, ratio?: keyof Ratios][] = [
+  ['order of the round', 'order'],
+  ['load average at start', 'load_average_start'],
+  ['load average at convergence', 'load_average_converged'],
   ['seconds to converge', 'seconds_to_converge'],
   ['objects per second', 'objects_per_second', 'throughput'],
   ['reconciles', 'reconciles'],
   ['reconciles per second', 'reconciles_per_second', 'reconciles_per_second'],
+  ['mean seconds per reconcile', 'reconcile_seconds_mean'],
   ['operator writes to converge', 'operator_writes_to_converge'],
   ['idle writes per minute', 'idle_writes_per_minute'],
   ['CPU seconds to converge', 'cpu_seconds_to_converge', 'cpu'],

@@ -26,6 +26,13 @@ export interface EtcdClusterObject {
     observedGeneration?: number;
     members?: EtcdMemberStatus[];
     conditions?: { type: string; status: string; reason: string; message: string }[];
+    recovery?: {
+      phase: string;
+      generation: number;
+      backupName?: string;
+      startedAt?: string;
+      finishedAt?: string;
+    };
   };
 }
 

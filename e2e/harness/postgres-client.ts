@@ -113,6 +113,22 @@ export function writeOutageSeconds(load: WriteLoad, since: number, until: number
 }
 
 /**
+ * The longest time no write was acknowledged between `since` and `until`, in seconds: the pause a
+ * client saw. For a planned operation (a switchover, a rolling restart) this is its cost, while
+ * writeOutageSeconds also counts the time before the operation stopped writes.
+ */
+export function longestWritePauseSeconds(load: WriteLoad, since: number, until: number): number {
+  const before = load.acked.filter((row) => row.at < since).at(-1);
+  const times = [
+    ...(before ? [before.at] : [since]),
+    ...load.acked.filter((row) => row.at >= since && row.at <= until).map((row) => row.at),
+  ];
+  let longest = 0;
+  for (let i = 1; i < times.length; i++) longest = Math.max(longest, (times[i] ?? 0) - (times[i - 1] ?? 0));
+  return longest / 1000;
+}
+
+/**
  * Waits until a fault at `since` has shown in the load and passed: writes failed and a row was
  * acknowledged after the last failure, or no write failed within `quietMs` (a fault the load did
  * not notice). A cluster's status may still read healthy just after a fault; this is what tells

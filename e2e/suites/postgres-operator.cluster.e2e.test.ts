@@ -21,6 +21,7 @@ import { installOperator, type OperatorRelease } from '../harness/operator-relea
 import { cutPodNetwork, killOnNode, podOnNode, postmasterOf } from '../harness/pod-processes.ts';
 import {
   ackedTableSql,
+  longestWritePauseSeconds,
   missingRows,
   overlappingWriters,
   pollRoleInPod,
@@ -95,6 +96,40 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
     };
   }
 
+  /**
+   * Prints the operator's log of each step of the failovers and switchovers since `since` (the
+   * engine's `step` events): where the seconds of an operation went.
+   */
+  async function printOperationSteps(label: string, since: number): Promise<void> {
+    const seconds = Math.ceil((Date.now() - since) / 1000) + 5;
+    const out = await kubectl([
+      '-n',
+      ns,
+      'logs',
+      `deployment/${operator.release}`,
+      `--since=${seconds}s`,
+    ]).catch((error: unknown) => `(no operator log: ${String(error)})`);
+    const steps = out.split('\n').flatMap((line) => {
+      try {
+        const entry = JSON.parse(line) as {
+          engineEvent?: string;
+          rollout?: string;
+          msg?: string;
+          time?: number | string;
+        };
+        return entry.engineEvent !== undefined || entry.rollout !== undefined
+          ? [`${new Date(entry.time ?? 0).toISOString().slice(11, 23)} ${entry.msg ?? ''}`]
+          : [];
+      } catch {
+        return [];
+      }
+    });
+    const read = steps.length
+      ? ''
+      : ` (none in the ${out.split('\n').length} lines read: ${out.slice(0, 300)})`;
+    console.warn(`[postgres e2e] ${label}, the operator's steps${read}:\n  ${steps.join('\n  ')}`);
+  }
+
   let nextId = 1;
   /**
    * Runs `fault` under a write load through -rw and waits until writes are accepted again and
@@ -122,12 +157,14 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
       { timeoutMs: 120_000, intervalMs: 100 },
     );
     const outage = writeOutageSeconds(load, started, settled);
+    const pause = longestWritePauseSeconds(load, started, settled);
     await load.stop();
     nextId = (load.acked.at(-1)?.id ?? nextId) + 1000;
     const missing = missingRows(load, await pgc.presentRows());
-    const line = `${label}: writes accepted again after ${outage?.toFixed(2)} s (budget ${budgetSeconds} s); ${load.acked.length} rows acknowledged, ${missing.length} missing`;
+    const line = `${label}: writes accepted again after ${outage?.toFixed(2)} s (budget ${budgetSeconds} s), longest pause ${pause.toFixed(2)} s; ${load.acked.length} rows acknowledged, ${missing.length} missing`;
     figures.push(line);
     console.warn(`[postgres e2e] ${line}`);
+    await printOperationSteps(label, started);
     return { outage, missing, load };
   }
 

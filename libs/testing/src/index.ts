@@ -23,6 +23,13 @@ export {
 export { freeLoopbackPort } from './free-port.ts';
 export { waitUntil } from './readiness.ts';
 export { startTcpProxy, type TcpProxy } from './tcp-proxy.ts';
-export { createControlPlanePki, type ControlPlanePki } from './pki.ts';
+export {
+  createControlPlanePki,
+  createTestCa,
+  issueTestCertificate,
+  type ControlPlanePki,
+  type TestCertificate,
+  type TestCertificateRequest,
+} from './pki.ts';
 export { writeAdminKubeconfig } from './kubeconfig.ts';
 export { httpGet } from './readiness.ts';

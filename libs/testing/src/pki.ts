@@ -17,6 +17,23 @@ export interface ControlPlanePki {
   serviceAccountPub: string;
 }
 
+/** A PEM certificate and its key, as file paths. */
+export interface TestCertificate {
+  readonly cert: string;
+  readonly key: string;
+}
+
+/** What a test certificate is for. */
+export interface TestCertificateRequest {
+  /** Distinguished name, e.g. `/CN=etcd-client` or `/O=system:masters/CN=admin`. */
+  readonly subject: string;
+  /** subjectAltName entries, e.g. `IP:127.0.0.1`, `DNS:localhost`. */
+  readonly sans?: readonly string[];
+  readonly usages: readonly ('serverAuth' | 'clientAuth')[];
+  /** Says what is being made, in openssl's error message. */
+  readonly describe: string;
+}
+
 async function openssl(args: string[], context: string): Promise<void> {
   try {
     await run('openssl', args);
@@ -29,12 +46,75 @@ async function openssl(args: string[], context: string): Promise<void> {
 }
 
 const validDays = '30';
+// EC P-256 keys keep this to a few milliseconds per certificate.
 const ecKey = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-noenc'];
+
+/** A throwaway self-signed CA, written to `<dir>/<name>.crt` and `<dir>/<name>.key`. */
+export async function createTestCa(dir: string, name: string, commonName: string): Promise<TestCertificate> {
+  const ca = { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) };
+  await openssl(
+    [
+      'req',
+      '-x509',
+      ...ecKey,
+      '-keyout',
+      ca.key,
+      '-out',
+      ca.cert,
+      '-days',
+      validDays,
+      '-subj',
+      `/CN=${commonName}`,
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+    ],
+    `the test CA ${commonName}`,
+  );
+  return ca;
+}
+
+/** A leaf certificate signed by `ca`, written to `<dir>/<name>.crt` and `<dir>/<name>.key`. */
+export async function issueTestCertificate(
+  ca: TestCertificate,
+  dir: string,
+  name: string,
+  request: TestCertificateRequest,
+): Promise<TestCertificate> {
+  const leaf = { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) };
+  const sans = request.sans ?? [];
+  await openssl(
+    [
+      'req',
+      '-x509',
+      '-CA',
+      ca.cert,
+      '-CAkey',
+      ca.key,
+      '-days',
+      validDays,
+      ...ecKey,
+      '-keyout',
+      leaf.key,
+      '-out',
+      leaf.cert,
+      '-subj',
+      request.subject,
+      ...(sans.length > 0 ? ['-addext', `subjectAltName=${sans.join(',')}`] : []),
+      '-addext',
+      `extendedKeyUsage=${request.usages.join(',')}`,
+      '-addext',
+      'basicConstraints=critical,CA:FALSE',
+    ],
+    request.describe,
+  );
+  return leaf;
+}
 
 /**
  * Makes a throwaway CA, an API server serving certificate for loopback, an admin client
  * certificate in `system:masters`, and a service-account signing key pair, in `dir`.
- * EC P-256 keys keep this to a few milliseconds per certificate.
  */
 export async function createControlPlanePki(
   dir: string,
@@ -43,104 +123,49 @@ export async function createControlPlanePki(
   extraSans: readonly string[] = [],
 ): Promise<ControlPlanePki> {
   const p = (name: string) => join(dir, name);
-  const pki: ControlPlanePki = {
-    caCert: p('ca.crt'),
-    caKey: p('ca.key'),
-    servingCert: p('apiserver.crt'),
-    servingKey: p('apiserver.key'),
-    adminCert: p('admin.crt'),
-    adminKey: p('admin.key'),
-    serviceAccountKey: p('sa.key'),
-    serviceAccountPub: p('sa.pub'),
-  };
-  await openssl(
-    [
-      'req',
-      '-x509',
-      ...ecKey,
-      '-keyout',
-      pki.caKey,
-      '-out',
-      pki.caCert,
-      '-days',
-      validDays,
-      '-subj',
-      '/CN=homeostat-test-ca',
-      '-addext',
-      'basicConstraints=critical,CA:TRUE',
-      '-addext',
-      'keyUsage=critical,keyCertSign,cRLSign',
-    ],
-    'the test CA',
-  );
-  const signedByCa = ['-x509', '-CA', pki.caCert, '-CAkey', pki.caKey, '-days', validDays];
-  const sans = [
-    'IP:127.0.0.1',
-    `IP:${serviceIp}`,
-    'DNS:localhost',
-    'DNS:kubernetes',
-    'DNS:kubernetes.default',
-    'DNS:kubernetes.default.svc',
-    'DNS:kubernetes.default.svc.cluster.local',
-    ...extraSans,
-  ].join(',');
-  await Promise.all([
-    openssl(
-      [
-        'req',
-        ...signedByCa,
-        ...ecKey,
-        '-keyout',
-        pki.servingKey,
-        '-out',
-        pki.servingCert,
-        '-subj',
-        '/CN=kube-apiserver',
-        '-addext',
-        `subjectAltName=${sans}`,
-        '-addext',
-        'extendedKeyUsage=serverAuth',
-        '-addext',
-        'basicConstraints=critical,CA:FALSE',
+  const serviceAccountKey = p('sa.key');
+  const serviceAccountPub = p('sa.pub');
+  const ca = await createTestCa(dir, 'ca', 'homeostat-test-ca');
+  const [serving, admin] = await Promise.all([
+    issueTestCertificate(ca, dir, 'apiserver', {
+      subject: '/CN=kube-apiserver',
+      sans: [
+        'IP:127.0.0.1',
+        `IP:${serviceIp}`,
+        'DNS:localhost',
+        'DNS:kubernetes',
+        'DNS:kubernetes.default',
+        'DNS:kubernetes.default.svc',
+        'DNS:kubernetes.default.svc.cluster.local',
+        ...extraSans,
       ],
-      'the API server serving certificate',
-    ),
+      usages: ['serverAuth'],
+      describe: 'the API server serving certificate',
+    }),
+    issueTestCertificate(ca, dir, 'admin', {
+      subject: '/O=system:masters/CN=homeostat-admin',
+      usages: ['clientAuth'],
+      describe: 'the admin client certificate',
+    }),
     openssl(
-      [
-        'req',
-        ...signedByCa,
-        ...ecKey,
-        '-keyout',
-        pki.adminKey,
-        '-out',
-        pki.adminCert,
-        '-subj',
-        '/O=system:masters/CN=homeostat-admin',
-        '-addext',
-        'extendedKeyUsage=clientAuth',
-        '-addext',
-        'basicConstraints=critical,CA:FALSE',
-      ],
-      'the admin client certificate',
-    ),
-    openssl(
-      [
-        'genpkey',
-        '-algorithm',
-        'EC',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-out',
-        pki.serviceAccountKey,
-      ],
+      ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-out', serviceAccountKey],
       'the service-account signing key',
     ),
   ]);
   await openssl(
-    ['pkey', '-in', pki.serviceAccountKey, '-pubout', '-out', pki.serviceAccountPub],
+    ['pkey', '-in', serviceAccountKey, '-pubout', '-out', serviceAccountPub],
     'the service-account public key',
   );
-  return pki;
+  return {
+    caCert: ca.cert,
+    caKey: ca.key,
+    servingCert: serving.cert,
+    servingKey: serving.key,
+    adminCert: admin.cert,
+    adminKey: admin.key,
+    serviceAccountKey,
+    serviceAccountPub,
+  };
 }
 
 /** Reads a PEM file as base64, the form kubeconfig `*-data` fields take. */

@@ -11,48 +11,27 @@ export interface EtcdConnection {
   readonly callTimeoutMs?: number;
 }
 
-/** How a client's HTTP/2 connection is set up, for calls that move a lot of data. */
-export interface ClientTuning {
-  /**
-   * HTTP/2 flow-control window (per stream and per connection), in bytes. grpc-js keeps HTTP/2's
-   * 64 KiB default and, unlike grpc-go, never grows it, so a stream larger than that waits for a
-   * WINDOW_UPDATE round trip every 32 KiB; a few MiB lets a snapshot stream at the link's speed.
-   */
-  readonly flowControlWindowBytes?: number;
-}
-
 /**
  * An etcd3 client that never retries by itself. etcd3's default policy resends a call that timed out
  * up to three times and opens a circuit breaker per host; for a memberAdd that may already have been
  * applied, a blind resend can add a second member. The engine decides about retries, after reading
  * the member list again.
  */
-export function openClient(
-  connection: EtcdConnection,
-  endpoints = connection.endpoints,
-  tuning: ClientTuning = {},
-): Etcd3 {
+export function openClient(connection: EtcdConnection, endpoints = connection.endpoints): Etcd3 {
   const timeout = connection.callTimeoutMs ?? 5000;
   return new Etcd3({
     hosts: [...endpoints],
-    ...(tuning.flowControlWindowBytes
-      ? { grpcOptions: { 'grpc-node.flow_control_window': tuning.flowControlWindowBytes } }
-      : {}),
     ...(connection.credentials ? { credentials: connection.credentials } : {}),
     ...(connection.auth ? { auth: connection.auth } : {}),
     faultHandling: { global: noop, host: () => noop },
-    // Streams (snapshots) run as long as they need; every other call gets a deadline.
+    // Streams (watches) run as long as they need; every other call gets a deadline.
     defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + timeout }),
   });
 }
 
 /** A client bound to exactly one member, for calls whose answer is per member (status, defragment, snapshot). */
-export function openMemberClient(
-  connection: EtcdConnection,
-  clientUrl: string,
-  tuning: ClientTuning = {},
-): Etcd3 {
-  return openClient(connection, [clientUrl], tuning);
+export function openMemberClient(connection: EtcdConnection, clientUrl: string): Etcd3 {
+  return openClient(connection, [clientUrl]);
 }
 
 /** Runs `use` with a single-member client and always closes it. */

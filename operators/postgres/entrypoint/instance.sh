@@ -36,36 +36,65 @@ pgpass_field() { # backslash and colon must be escaped in a pgpass line
 
 if [[ -n "${PG_BIN:-}" ]]; then PATH="$PG_BIN:$PATH"; fi
 
+# The kubelet stops a container with the image's STOPSIGNAL (SIGINT) sent to its main process only.
+# A bash script with no trap ignores a SIGINT that reaches it while a foreground child (a sleep)
+# runs on, so the container would live out the pod's whole grace period (30 s): every switchover
+# and rolling restart paid that while the old pod went away. The loops below sleep in the
+# background and `wait`, which a trapped signal interrupts at once.
+stop_on_signal() { # stop_on_signal <who>: log and exit on SIGTERM or SIGINT
+  # shellcheck disable=SC2064 # <who> is expanded now, on purpose
+  trap "log 'stopping on a signal ($1)'; exit 0" TERM INT
+}
+nap() { # nap <seconds>: a sleep a trapped signal cuts short
+  sleep "$1" &
+  wait "$!" || true
+}
+
 # Self-fencing, run as `homeostat-instance self-fence` by a second container of the instance pod
 # (same network, process and run-directory namespaces, the same data volume). A primary that can
-# reach neither the cluster's DNS nor any other instance for PG_SELF_FENCE_SECONDS is cut off: it
-# is stopped at once, and a marker in the run directory keeps the entrypoint from starting it as a
+# reach neither the cluster's DNS nor any other instance for PG_SELF_FENCE_MS is cut off: it is
+# stopped at once, and a marker in the run directory keeps the entrypoint from starting it as a
 # primary again until it can reach them. The operator cannot fence a primary its kubelet cannot
 # reach; this is how such a primary stops taking writes on its own before a replica is promoted.
+#
+# Timing (the operator promotes no sooner than 2 s after it first sees the primary fail, which is
+# after the cut, and counts on this): a check asks the DNS and every known peer at once, each
+# bounded by 1 s; checks follow each other 250 ms apart; the first failing check begins at most
+# 250 ms after the cut, and with PG_SELF_FENCE_MS at 1000 the primary is stopped as that check
+# ends, about 1.3 s after the cut, plus the immediate stop itself.
+now_ms() { # wall clock in milliseconds (EPOCHREALTIME: seconds with microseconds)
+  local micros="${EPOCHREALTIME/[.,]/}"
+  printf '%s' "$((micros / 1000))"
+}
 self_fence_watch() {
   require PGDATA
   require PG_PEERS_HOST # the headless Service: every instance's address, ready or not
-  local after="${PG_SELF_FENCE_SECONDS:-3}" run="${PG_RUN_DIR:-/var/run/postgresql}"
+  local after_ms="${PG_SELF_FENCE_MS:-1000}" run="${PG_RUN_DIR:-/var/run/postgresql}"
   local marker="$run/self-fenced" since="" peers="" own
   own="$(getent hosts "$HOSTNAME" | awk '{print $1; exit}' || true)" # from the pod's /etc/hosts
   reachable() {
-    # The cluster's DNS answering a name every cluster has means this pod's network works.
-    if timeout 1 getent hosts kubernetes.default.svc >/dev/null 2>&1; then
-      peers="$(timeout 1 getent ahostsv4 "$PG_PEERS_HOST" 2>/dev/null | awk '{print $1}' | sort -u | grep -vxF "${own:-none}" || true)"
-      return 0
-    fi
-    local peer pids=() pid answered=1
+    # The cluster's DNS answering a name every cluster has means this pod's network works; so
+    # does any other instance answering. Asked at once, so a failing check lasts 1 s, not more.
+    local peer pids=() pid answered=1 dns
+    timeout 1 getent hosts kubernetes.default.svc >/dev/null 2>&1 &
+    dns="$!"
     for peer in $peers; do
-      pg_isready -q -h "$peer" -p "${PGPORT:-5432}" -t 1 &
+      timeout 1 pg_isready -q -h "$peer" -p "${PGPORT:-5432}" -t 1 &
       pids+=("$!")
     done
+    if wait "$dns"; then
+      answered=0
+      # The peers' addresses, for the time the DNS does not answer.
+      peers="$(timeout 1 getent ahostsv4 "$PG_PEERS_HOST" 2>/dev/null | awk '{print $1}' | sort -u | grep -vxF "${own:-none}" || true)"
+    fi
     for pid in "${pids[@]}"; do wait "$pid" && answered=0; done
     return "$answered"
   }
-  log "self-fence: watching (a cut-off primary stops after ${after}s)"
+  log "self-fence: watching (a cut-off primary stops after ${after_ms} ms)"
+  stop_on_signal self-fence
   local checked_at
-  while sleep 1; do
-    checked_at="$SECONDS" # a failed check counts from when it began: it takes up to 2 s itself
+  while nap 0.25; do
+    checked_at="$(now_ms)" # a failed check counts from when it began
     if [[ ! -s "$PGDATA/PG_VERSION" || -e "$PGDATA/standby.signal" ]] || reachable; then
       since=""
       if [[ -e "$marker" ]]; then
@@ -75,9 +104,9 @@ self_fence_watch() {
       continue
     fi
     since="${since:-$checked_at}"
-    if ((SECONDS - since >= after)); then
+    if (($(now_ms) - since >= after_ms)); then
       if [[ ! -e "$marker" ]]; then
-        log "self-fence: this primary has reached neither the cluster DNS nor another instance for ${after}s; stopping it"
+        log "self-fence: this primary has reached neither the cluster DNS nor another instance for ${after_ms} ms; stopping it"
         touch "$marker"
       fi
       pg_ctl stop -D "$PGDATA" -m immediate -w -t 5 >/dev/null 2>&1 || true
@@ -88,6 +117,9 @@ if [[ "${1:-}" == "self-fence" ]]; then
   self_fence_watch
   exit 1
 fi
+# Until `exec postgres` (which resets the trap), a pod deleted while this script waits (for its
+# primary, for the network after a self-fence) ends the script at once.
+stop_on_signal entrypoint
 
 require PGDATA
 require INSTANCE_NAME
@@ -127,9 +159,10 @@ source_conninfo() { printf "host=%s port=%s user=%s passfile=%s dbname=postgres 
 
 wait_for_primary() {
   local deadline=$((SECONDS + primary_wait_seconds))
+  log "waiting for the primary $PRIMARY_HOST:${PRIMARY_PORT:-5432} (up to ${primary_wait_seconds}s)"
   until pg_isready -q -h "$PRIMARY_HOST" -p "${PRIMARY_PORT:-5432}" -t 2; do
     ((SECONDS < deadline)) || die "primary $PRIMARY_HOST:${PRIMARY_PORT:-5432} not reachable after ${primary_wait_seconds}s"
-    sleep 1
+    nap 1
   done
 }
 
@@ -244,9 +277,11 @@ write_server_config() {
     echo "max_replication_slots = 16"
     echo "wal_receiver_status_interval = 1s"
     # A primary cut off the network sends nothing, not even a FIN: its standbys notice only when
-    # this expires, and a failover waits for them to let go of it (5 s, as CloudNativePG sets it).
-    echo "wal_receiver_timeout = 5s"
-    echo "wal_sender_timeout = 5s"
+    # this expires, and a failover waits for them to let go of it. 3 s (CloudNativePG sets 5 s):
+    # with the status sent every second, a standby still hears from a busy primary well within it,
+    # and it keeps a network cut's failover within its 5 s budget.
+    echo "wal_receiver_timeout = 3s"
+    echo "wal_sender_timeout = 3s"
     # A standby whose primary restarted (or changed) retries after this, not PostgreSQL's 5 s: in
     # synchronous mode `required` the primary's commits wait for it.
     echo "wal_retrieve_retry_interval = 500ms"
@@ -312,7 +347,7 @@ fi
 write_server_config
 if [[ "$INSTANCE_ROLE" == "primary" && -e "$run_dir/self-fenced" ]]; then
   log "self-fenced: cut off from the cluster; waiting until the network is back before starting as a primary"
-  while [[ -e "$run_dir/self-fenced" ]]; do sleep 1; done
+  while [[ -e "$run_dir/self-fenced" ]]; do nap 1; done
 fi
 log "exec postgres (role $INSTANCE_ROLE, port $port)"
 exec postgres -D "$PGDATA"

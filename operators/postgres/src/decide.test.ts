@@ -125,6 +125,21 @@ describe('decide', () => {
     expect(late.next.operation?.step).toBe('fencing');
   });
 
+  it('does not count a receiver silent past the bound as streaming (a stuck one held failovers forever)', () => {
+    const stuck = replica('pg-1', 100n, 5432);
+    const silent = {
+      ...stuck,
+      walReceiver: { status: 'streaming', senderHost: '10.0.0.1', senderPort: 5432, silentForMs: 240_000 },
+    };
+    const d = decide(input(inStep('electing'), [down('pg-0'), silent, replica('pg-2', 100n)]));
+    expect(d.action).toEqual({ type: 'none' });
+    expect(d.next.operation?.step).toBe('promoting');
+    const heard = { ...stuck, walReceiver: { ...silent.walReceiver, silentForMs: 1_000 } };
+    expect(decide(input(inStep('electing'), [down('pg-0'), heard, replica('pg-2', 100n)])).action.type).toBe(
+      'wait',
+    );
+  });
+
   it('records the chosen instance before anything promotes it', () => {
     const d = decide(input(inStep('electing'), [down('pg-0'), replica('pg-1', 100n), replica('pg-2', 120n)]));
     expect(d.action).toEqual({ type: 'none' });
@@ -149,6 +164,20 @@ describe('decide', () => {
     );
     expect(twoWriters.refusal?.code).toBe('second-primary');
     expect(twoWriters.action).toEqual({ type: 'none' });
+  });
+
+  it('promotes no sooner than a cut-off primary has stopped itself, counted from failingSince', () => {
+    const observed = [down('pg-0'), replica('pg-1', 140n), replica('pg-2', 120n)];
+    const policy = { ...defaultPolicy, isolatedPrimaryStopsWithinMs: 2000 };
+    // failingSince 90 000: nothing is promoted before 92 000, whatever else is ready.
+    const early = decide(input(inStep('promoting', {}, 'pg-2'), observed, { now: 91_400, policy }));
+    expect(early.action).toEqual({ type: 'wait', retryAfterMs: 600 });
+    expect(early.next).toEqual(inStep('promoting', {}, 'pg-2'));
+    const due = decide(input(inStep('promoting', {}, 'pg-2'), observed, { now: 92_000, policy }));
+    expect(due.action).toEqual({ type: 'promote', instance: 'pg-2', synchronousStandbyNames: '' });
+    // A switchover stopped the old primary cleanly itself: no wait.
+    const switchover = inStep('promoting', { kind: 'switchover' }, 'pg-2');
+    expect(decide(input(switchover, observed, { now: 90_100, policy })).action.type).toBe('promote');
   });
 
   it('fences a target lost before its promotion and chooses among the others', () => {

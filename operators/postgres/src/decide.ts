@@ -24,6 +24,19 @@ export interface FailoverPolicy {
   readonly walReceiverStopTimeoutMs: number;
   /** How long a switchover waits for its target to receive the quiesced primary's last WAL. */
   readonly switchoverCatchUpTimeoutMs: number;
+  /**
+   * A primary cut off from everything stops itself within this long of the cut (the operator's
+   * self-fence container). A failover promotes no sooner than this after the primary was first
+   * seen failing (which is no sooner than the cut), so a primary whose fence could not be carried
+   * out (its node cut off, its kubelet deaf to the pod's deletion) has stopped by then. 0: the
+   * world has no self-fencing (the fence alone keeps the old primary from writing).
+   */
+  readonly isolatedPrimaryStopsWithinMs: number;
+  /**
+   * A WAL receiver silent for this long is not counted as streaming: a live sender is heard from
+   * well within the standbys' `wal_receiver_timeout` (3 s; they ping it halfway through).
+   */
+  readonly silentReceiverMs: number;
   readonly synchronous?: SynchronousReplication;
 }
 
@@ -32,6 +45,8 @@ export const defaultPolicy: FailoverPolicy = {
   maxLagBytes: 16n * 1024n * 1024n,
   walReceiverStopTimeoutMs: 10_000,
   switchoverCatchUpTimeoutMs: 30_000,
+  isolatedPrimaryStopsWithinMs: 0,
+  silentReceiverMs: 5000,
 };
 
 export interface DecideInput {
@@ -399,7 +414,15 @@ function decideFencing(input: DecideInput, operation: Operation): Decision {
 function decideElecting(input: DecideInput, operation: Operation): Decision {
   const excluded = new Set([input.state.currentPrimary, ...operation.fenced]);
   const others = input.instances.filter((i) => !excluded.has(i.name)).map((i) => statusOf(input, i.name));
-  const streaming = others.some((s) => isReplica(s) && s.walReceiver?.status === 'streaming');
+  // A receiver that has heard nothing for longer than the standbys' timeout lets go of its sender
+  // soon, or is stuck: it is not receiving from a live old primary (seen once on a loaded node, a
+  // receiver reading `streaming` minutes after its last message, which held a failover forever).
+  const streaming = others.some(
+    (s) =>
+      isReplica(s) &&
+      s.walReceiver?.status === 'streaming' &&
+      (s.walReceiver.silentForMs ?? 0) < input.policy.silentReceiverMs,
+  );
   if (streaming) {
     if (input.now - operation.stepStartedAt <= input.policy.walReceiverStopTimeoutMs) {
       return { action: { type: 'wait', retryAfterMs: 100 }, next: input.state, events: [] };
@@ -478,6 +501,16 @@ function decidePromoting(input: DecideInput, operation: Operation): Decision {
           `${targetName} became unreachable before its promotion; fencing it and choosing again`,
         ),
       ],
+    };
+  }
+  const stopped = input.state.failingSince;
+  const bound = input.policy.isolatedPrimaryStopsWithinMs;
+  if (operation.kind === 'failover' && stopped !== undefined && input.now < stopped + bound) {
+    // Not before a cut-off primary has stopped itself (see FailoverPolicy).
+    return {
+      action: { type: 'wait', retryAfterMs: stopped + bound - input.now },
+      next: input.state,
+      events: [],
     };
   }
   const standbys = input.instances.filter((i) => i.name !== targetName).map((i) => i.name);

@@ -3,7 +3,7 @@
 // failover delay), an operation completes, or a step is refused. Stateless between calls: all it
 // needs to continue is in the store, so any process may call it, after a crash of another.
 import { decide, type FailoverPolicy } from './decide.ts';
-import { sameState, type FailoverState, type FailoverStateStore } from './failover-state.ts';
+import { sameState, type FailoverState, type FailoverStateStore, type Operation } from './failover-state.ts';
 import { errorMessage } from './instance.ts';
 import type { Lsn } from './lsn.ts';
 import { observeInstance, type InstanceStatus } from './observe.ts';
@@ -39,9 +39,33 @@ export interface StepRunResult {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Observes every instance once, in parallel; never throws. */
-export function observeAll(world: EngineWorld): Promise<InstanceStatus[]> {
-  return Promise.all(world.instances.map((i) => observeInstance(i, world.credentials, world.connect)));
+/**
+ * Observes every instance once, in parallel; never throws. Instances in `skip` are reported
+ * unreachable without a connection: a fenced instance answers nothing by the fence's own check,
+ * and trying costs a whole connect timeout when it was cut off, at every step of a failover.
+ */
+export function observeAll(
+  world: EngineWorld,
+  skip: ReadonlySet<string> = new Set(),
+): Promise<InstanceStatus[]> {
+  return Promise.all(
+    world.instances.map((i): Promise<InstanceStatus> =>
+      skip.has(i.name)
+        ? Promise.resolve({ name: i.name, reachable: false, error: 'fenced: not observed' })
+        : observeInstance(i, world.credentials, world.connect),
+    ),
+  );
+}
+
+/**
+ * The instances a step need not observe: those fenced already, and the primary a failover is
+ * about to fence (the fencing step acts on it whatever it answers).
+ */
+function notObserved(state: FailoverState): ReadonlySet<string> {
+  const operation = state.operation;
+  if (!operation) return new Set();
+  const fencing = operation.kind === 'failover' && operation.step === 'fencing';
+  return new Set([...operation.fenced, ...(fencing ? [state.currentPrimary] : [])]);
 }
 
 /** Runs steps until settled, complete or refused (see the file comment). */
@@ -55,8 +79,8 @@ export async function runSteps(run: StepRun): Promise<StepRunResult> {
   let timeline: number | undefined;
   let rejoin = 'requested';
 
-  const save = async (next: FailoverState) => {
-    if (!sameState(next, state)) await store.save(next);
+  const save = async (next: FailoverState, completed?: Operation['kind']) => {
+    if (!sameState(next, state)) await store.save(next, completed);
     state = next;
   };
   const refusal = (code: RefusalCode, reason: string): Refusal => {
@@ -66,7 +90,7 @@ export async function runSteps(run: StepRun): Promise<StepRunResult> {
   };
 
   for (;;) {
-    const statuses = observed ?? (await observeAll(world));
+    const statuses = observed ?? (await observeAll(world, notObserved(state)));
     observed = undefined;
     const primary = statuses.find((s) => s.name === state.currentPrimary);
     if (!state.operation && primary?.reachable && primary.role === 'primary')
@@ -88,7 +112,18 @@ export async function runSteps(run: StepRun): Promise<StepRunResult> {
     const base = { state, observed: statuses, ...(lastPrimaryLsn === undefined ? {} : { lastPrimaryLsn }) };
 
     try {
+      const performedAt = Date.now();
       const result = await perform(decision.action, world);
+      const nextStep = decision.next.operation?.step;
+      if (operation && nextStep !== operation.step) {
+        // Once per step (not per wait within it): where the seconds of an operation go.
+        const now = Date.now();
+        world.emit({
+          type: 'step',
+          instance: state.targetPrimary,
+          message: `${operation.kind} step ${operation.step} done in ${now - operation.stepStartedAt} ms (its ${decision.action.type} action ${now - performedAt} ms), next ${nextStep ?? 'none'}; ${now - operation.startedAt} ms since the ${operation.kind} started`,
+        });
+      }
       if (decision.action.type === 'promote') {
         timeline = result.timeline;
         world.emit({
@@ -108,7 +143,7 @@ export async function runSteps(run: StepRun): Promise<StepRunResult> {
       );
       return { ...base, state, outcome };
     }
-    await save(decision.next);
+    await save(decision.next, decision.completes && operation ? operation.kind : undefined);
     if (decision.refusal) {
       return { ...base, state, outcome: refusal(decision.refusal.code, decision.refusal.reason) };
     }

@@ -49,6 +49,8 @@ export interface FailoverEngineOptions {
   readonly walReceiverStopTimeoutMs?: number;
   /** How long a switchover waits for its target to receive the demoted primary's last WAL. */
   readonly switchoverCatchUpTimeoutMs?: number;
+  /** See FailoverPolicy; default 0 (no self-fencing in this world). */
+  readonly isolatedPrimaryStopsWithinMs?: number;
   readonly onEvent?: (event: EngineEvent) => void;
 }
 
@@ -96,6 +98,9 @@ export class FailoverEngine {
       walReceiverStopTimeoutMs: options.walReceiverStopTimeoutMs ?? defaultPolicy.walReceiverStopTimeoutMs,
       switchoverCatchUpTimeoutMs:
         options.switchoverCatchUpTimeoutMs ?? defaultPolicy.switchoverCatchUpTimeoutMs,
+      isolatedPrimaryStopsWithinMs:
+        options.isolatedPrimaryStopsWithinMs ?? defaultPolicy.isolatedPrimaryStopsWithinMs,
+      silentReceiverMs: defaultPolicy.silentReceiverMs,
       ...(options.synchronous ? { synchronous: options.synchronous } : {}),
     };
     this.#world = {

@@ -46,7 +46,11 @@ export function settledState(primary: string): FailoverState {
 /** Where the engine keeps its state between steps. `save` resolves once the state is durable. */
 export interface FailoverStateStore {
   load(): Promise<FailoverState>;
-  save(state: FailoverState): Promise<void>;
+  /**
+   * `completed`: the operation this save ends, counted in the same write, so that a process
+   * stopped right after the last step's save cannot lose the count (nor a new one count it twice).
+   */
+  save(state: FailoverState, completed?: Operation['kind']): Promise<void>;
 }
 
 /** A store in memory: the state lives as long as the store object (tests, the benchmark). */

@@ -22,6 +22,8 @@ export interface WalReceiverState {
   readonly status: string;
   readonly senderHost: string | undefined;
   readonly senderPort: number | undefined;
+  /** Milliseconds since it last heard from its sender (by the standby's own clock). */
+  readonly silentForMs?: number;
 }
 
 interface Reachable {
@@ -113,9 +115,11 @@ export async function observeInstance(
         sender_host: string | null;
         sender_port: number | null;
         received_tli: number | null;
+        silent_ms: number | null;
       }>(
         `SELECT pg_last_wal_receive_lsn()::text AS received, pg_last_wal_replay_lsn()::text AS replayed,
-                pg_is_wal_replay_paused() AS paused, r.status, r.sender_host, r.sender_port, r.received_tli
+                pg_is_wal_replay_paused() AS paused, r.status, r.sender_host, r.sender_port, r.received_tli,
+                (extract(epoch FROM clock_timestamp() - r.last_msg_receipt_time) * 1000)::float8 AS silent_ms
            FROM (SELECT 1) AS one LEFT JOIN pg_stat_wal_receiver AS r ON true`,
       );
       const r = replica.rows[0];
@@ -136,6 +140,7 @@ export async function observeInstance(
                 status: r.status,
                 senderHost: r.sender_host ?? undefined,
                 senderPort: r.sender_port ?? undefined,
+                ...(r.silent_ms === null ? {} : { silentForMs: r.silent_ms }),
               },
       } satisfies ReplicaStatus;
     });

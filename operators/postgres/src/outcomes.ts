@@ -15,6 +15,8 @@ export interface EngineEvent {
     | 'routed'
     | 'rejoin-requested'
     | 'synchronous-standbys'
+    /** One step of an operation done: its action and how long it took (where the seconds go). */
+    | 'step'
     | 'refused'
     | 'warning';
   readonly instance?: string;

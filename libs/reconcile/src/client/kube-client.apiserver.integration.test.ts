@@ -115,6 +115,10 @@ describe('EventRecorder on a real kube-apiserver + etcd', () => {
     for (let i = 0; i < 3; i++)
       await recorder.warning(subject, 'StillBroken', 'Reconcile', 'the same problem again');
     await recorder.normal(subject, 'Fixed', 'Reconcile', 'better now');
+    // Recording returned before the API server had the events: they are written in the background.
+    expect(recorder.pending).toBeGreaterThan(0);
+    expect(await recorder.flush(10_000)).toBe(true);
+    expect(recorder.pending).toBe(0);
     const { items } = await client.list(builtin.events, { namespace });
     const about = items.filter((e) => e.regarding?.name === 'eventful');
     expect(about.map((e) => [e.reason, e.type, e.series?.count ?? 1]).sort()).toEqual([

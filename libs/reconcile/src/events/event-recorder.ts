@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { KubeClient } from '../client/kube-client.ts';
 import { microTime } from '../client/micro-time.ts';
 import { resourceType, type KubeObject } from '../client/resource-type.ts';
+import { BackgroundWrites } from './background-writes.ts';
 
 /** An events.k8s.io/v1 Event as it travels (times as MicroTime strings). */
 interface EventObject extends KubeObject {
@@ -48,95 +49,151 @@ interface Series {
   namespace: string;
   count: number;
   firstAt: number;
+  /** Settles once this series' last queued write has: true if the Event exists. */
+  written: Promise<boolean>;
+}
+
+/** What every copy of one recorder (`withSignal`) shares: the series and the write backlog. */
+interface SharedState {
+  series: Map<string, Series>;
+  writes: BackgroundWrites;
 }
 
 /**
- * Emits events.k8s.io/v1 Events about objects. Repeated identical events are aggregated into one
- * Event with a growing `series.count`. Failures to record are logged and never thrown: an Event
- * is a courtesy, not part of the reconcile's outcome.
+ * Emits events.k8s.io/v1 Events about objects. Recording never waits for the API server: the
+ * write is queued and sent in the background, a few at a time, as client-go's recorder does, so an
+ * Event never holds a reconcile (or its worker) up; `flush()` waits for the queued writes. Repeated
+ * identical events are aggregated into one Event with a growing `series.count`. Failures to record
+ * (and events dropped from a full backlog of 1000) are logged and never thrown: an Event is a
+ * courtesy, not part of the reconcile's outcome.
  */
 export class EventRecorder {
   readonly #client: KubeClient;
   readonly #controller: string;
   readonly #instance: string;
   readonly #log: Logger;
-  readonly #series: Map<string, Series>;
+  readonly #shared: SharedState;
 
   constructor(
     client: KubeClient,
     reportingController: string,
     reportingInstance: string,
     log: Logger,
-    series = new Map<string, Series>(),
+    shared: SharedState = { series: new Map(), writes: new BackgroundWrites() },
   ) {
     this.#client = client;
     this.#controller = reportingController;
     this.#instance = reportingInstance;
     this.#log = log;
-    this.#series = series;
+    this.#shared = shared;
   }
 
-  /** The same recorder (same series), whose writes stop when `signal` aborts. */
+  /** The same recorder (same series, same backlog), whose writes stop when `signal` aborts. */
   withSignal(signal: AbortSignal): EventRecorder {
     return new EventRecorder(
       this.#client.withSignal(signal),
       this.#controller,
       this.#instance,
       this.#log,
-      this.#series,
+      this.#shared,
     );
   }
 
-  /** Records an event about `regarding`. */
-  async record(regarding: KubeObject, event: RecordedEvent): Promise<void> {
+  /** Events queued or being written now. */
+  get pending(): number {
+    return this.#shared.writes.pending;
+  }
+
+  /** Resolves true once every event recorded so far has been written (or failed), false after `timeoutMs`. */
+  flush(timeoutMs = 30_000): Promise<boolean> {
+    return this.#shared.writes.idle(timeoutMs);
+  }
+
+  /**
+   * Records an event about `regarding`: queues its write and resolves at once, before the API
+   * server has it (see `flush()`).
+   */
+  record(regarding: KubeObject, event: RecordedEvent): Promise<void> {
     const meta = regarding.metadata ?? {};
     const namespace = meta.namespace ?? 'default';
     const key = [meta.uid, event.type, event.reason, event.action, event.note].join('\u0000');
     const now = Date.now();
-    const series = this.#series.get(key);
-    try {
-      if (series && now - series.firstAt < seriesWindowMs) {
-        series.count++;
+    const tracked = this.#shared.series;
+    const series = tracked.get(key);
+    if (series && now - series.firstAt < seriesWindowMs) {
+      series.count++;
+      const count = series.count;
+      const after = series.written;
+      // After the series' previous write (its create first), so counts never go backwards.
+      series.written = this.#queue(event, async () => {
+        if (!(await after)) return false;
         await this.#client.patch(events, series.name, series.namespace, {
-          series: { count: series.count, lastObservedTime: microTime() },
+          series: { count, lastObservedTime: microTime() },
         });
-        return;
-      }
-      const name = `${meta.name ?? 'object'}.${randomBytes(8).toString('hex')}`.slice(0, 253);
+        return true;
+      });
+      return Promise.resolve();
+    }
+    const name = `${meta.name ?? 'object'}.${randomBytes(8).toString('hex')}`.slice(0, 253);
+    const created: Series = { name, namespace, count: 1, firstAt: now, written: Promise.resolve(false) };
+    if (tracked.size >= maxTracked) tracked.delete(tracked.keys().next().value as string);
+    tracked.set(key, created);
+    const regardingRef: NonNullable<EventObject['regarding']> = {};
+    if (regarding.apiVersion) regardingRef.apiVersion = regarding.apiVersion;
+    if (regarding.kind) regardingRef.kind = regarding.kind;
+    if (meta.name) regardingRef.name = meta.name;
+    if (meta.namespace) regardingRef.namespace = meta.namespace;
+    if (meta.uid) regardingRef.uid = meta.uid;
+    if (meta.resourceVersion) regardingRef.resourceVersion = meta.resourceVersion;
+    const eventTime = microTime();
+    created.written = this.#queue(event, async () => {
       await this.#client.create(events, {
         metadata: { name, namespace },
-        eventTime: microTime(),
+        eventTime,
         reportingController: this.#controller,
         reportingInstance: this.#instance,
         action: event.action,
         reason: event.reason,
         note: event.note.slice(0, 1024),
         type: event.type,
-        regarding: JSON.parse(
-          JSON.stringify({
-            apiVersion: regarding.apiVersion,
-            kind: regarding.kind,
-            name: meta.name,
-            namespace: meta.namespace,
-            uid: meta.uid,
-            resourceVersion: meta.resourceVersion,
-          }),
-        ) as NonNullable<EventObject['regarding']>,
+        regarding: regardingRef,
       });
-      if (this.#series.size >= maxTracked) this.#series.delete(this.#series.keys().next().value as string);
-      this.#series.set(key, { name, namespace, count: 1, firstAt: now });
-    } catch (error) {
-      this.#series.delete(key);
-      this.#log.warn({ err: String(error), reason: event.reason }, 'could not record an event');
-    }
+      return true;
+    });
+    // A series whose Event could not be created starts over with the next repeat.
+    void created.written.then((ok) => {
+      if (!ok && tracked.get(key) === created) tracked.delete(key);
+    });
+    return Promise.resolve();
   }
 
-  /** Records a Normal event. */
+  // Queues one write; the promise settles when it has run (true if it wrote), never rejects.
+  #queue(event: RecordedEvent, write: () => Promise<boolean>): Promise<boolean> {
+    return new Promise<boolean>((settle) => {
+      const queued = this.#shared.writes.add(async () => {
+        try {
+          settle(await write());
+        } catch (error) {
+          this.#log.warn({ err: String(error), reason: event.reason }, 'could not record an event');
+          settle(false);
+        }
+      });
+      if (!queued) {
+        this.#log.warn(
+          { reason: event.reason, dropped: this.#shared.writes.dropped },
+          'event backlog full; event dropped',
+        );
+        settle(false);
+      }
+    });
+  }
+
+  /** Records a Normal event (queued; see `record`). */
   normal(regarding: KubeObject, reason: string, action: string, note: string): Promise<void> {
     return this.record(regarding, { type: 'Normal', reason, action, note });
   }
 
-  /** Records a Warning event. */
+  /** Records a Warning event (queued; see `record`). */
   warning(regarding: KubeObject, reason: string, action: string, note: string): Promise<void> {
     return this.record(regarding, { type: 'Warning', reason, action, note });
   }

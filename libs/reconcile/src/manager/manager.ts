@@ -220,6 +220,8 @@ export class Manager {
     await this.#elector?.release();
     this.metrics.leaderStatus.set({ name: this.#options.name }, 0);
     await this.cache.stop();
+    // Events are written in the background: send what the last reconciles recorded.
+    if (!(await this.events.flush(5_000))) this.log.warn('events still unwritten at shutdown');
     await Promise.all(this.#servers.map((s) => s.server.close()));
     this.client.close();
     this.#state = 'stopped';

@@ -8,6 +8,7 @@ import {
   type EtcdJoin,
   type RunningEtcdMember,
 } from './etcd-member.ts';
+import { createEtcdClientTls, type EtcdClientTls } from './etcd-tls.ts';
 
 export interface EtcdClusterOptions {
   /** Members started together with initial-cluster-state new (default 1). */
@@ -19,12 +20,19 @@ export interface EtcdClusterOptions {
   readonly extraFlags?: readonly string[];
   /** Keep the work directory after stop(), for debugging. */
   readonly keepWorkDir?: boolean;
+  /**
+   * Serve clients over TLS with a generated CA, requiring client certificates (as the operator's
+   * clusters do); `clientTls` on the cluster then holds the files a client needs.
+   */
+  readonly clientTls?: boolean;
 }
 
 /** A real etcd cluster on loopback, owned by one test file. */
 export interface EtcdTestCluster {
   readonly workDir: string;
   readonly token: string;
+  /** The CA and certificates of client TLS, when the cluster was started with `clientTls`. */
+  readonly clientTls: EtcdClientTls | undefined;
   /** Members started by this helper and still tracked (running or stopped). */
   readonly members: Map<string, RunningEtcdMember>;
   /** Client URLs of the members whose process is running. */
@@ -50,21 +58,32 @@ export async function startEtcdCluster(options: EtcdClusterOptions = {}): Promis
   const members = new Map<string, RunningEtcdMember>();
   const addresses = new Map<string, EtcdMemberAddress>();
   const extraFlags = options.extraFlags ?? [];
+  const clientTls = options.clientTls
+    ? await createEtcdClientTls(workDir).catch(async (error: unknown) => {
+        await rm(workDir, { recursive: true, force: true });
+        throw error;
+      })
+    : undefined;
 
   const cluster: EtcdTestCluster = {
     workDir,
     token,
+    clientTls,
     members,
     clientUrls: () => [...members.values()].filter((m) => m.process.isRunning()).map((m) => m.clientUrl),
     async address(name) {
       const known = addresses.get(name);
       if (known) return known;
-      const fresh = await allocateEtcdMember(workDir, name);
+      const fresh = await allocateEtcdMember(workDir, name, clientTls ? 'https' : 'http');
       addresses.set(name, fresh);
       return fresh;
     },
     async start(member, join, waitHealthy = true) {
-      const running = await startEtcdMember(member, join, { extraFlags, waitHealthy });
+      const running = await startEtcdMember(member, join, {
+        extraFlags,
+        waitHealthy,
+        ...(clientTls ? { clientTls } : {}),
+      });
       members.set(member.name, running);
       return running;
     },

@@ -4,6 +4,7 @@ import { binaryPath } from '../binaries.ts';
 import { startProcess, logTail, type ManagedProcess } from '../managed-process.ts';
 import { httpGet, waitUntil } from '../readiness.ts';
 import { freeLoopbackPort } from '../free-port.ts';
+import { etcdClientTlsFlags, type EtcdClientTls } from './etcd-tls.ts';
 
 /** Where one etcd member lives on loopback: its name, URLs and data directory. */
 export interface EtcdMemberAddress {
@@ -27,6 +28,8 @@ export interface EtcdMemberOptions {
   /** Waits for /health to say true (a learner or a member of a cluster without quorum never does). */
   readonly waitHealthy?: boolean;
   readonly startTimeoutMs?: number;
+  /** Serve the client URL (which must then be https://) with these certificates, client certificates required. */
+  readonly clientTls?: EtcdClientTls;
 }
 
 /** A running etcd member process started by a test. */
@@ -34,14 +37,21 @@ export interface RunningEtcdMember extends EtcdMemberAddress {
   readonly process: ManagedProcess;
 }
 
-/** Picks two free loopback ports and names the member's URLs and data directory under `workDir`. */
-export async function allocateEtcdMember(workDir: string, name: string): Promise<EtcdMemberAddress> {
+/**
+ * Picks two free loopback ports and names the member's URLs and data directory under `workDir`;
+ * `clientScheme` https for a member that serves clients over TLS.
+ */
+export async function allocateEtcdMember(
+  workDir: string,
+  name: string,
+  clientScheme: 'http' | 'https' = 'http',
+): Promise<EtcdMemberAddress> {
   const clientPort = await freeLoopbackPort();
   let peerPort = await freeLoopbackPort();
   while (peerPort === clientPort) peerPort = await freeLoopbackPort();
   return {
     name,
-    clientUrl: `http://127.0.0.1:${clientPort}`,
+    clientUrl: `${clientScheme}://127.0.0.1:${clientPort}`,
     peerUrl: `http://127.0.0.1:${peerPort}`,
     dataDir: join(workDir, `${name}.data`),
   };
@@ -79,11 +89,17 @@ export async function startEtcdMember(
   options: EtcdMemberOptions = {},
 ): Promise<RunningEtcdMember> {
   await mkdir(member.dataDir, { recursive: true, mode: 0o700 });
+  const tls = options.clientTls;
+  if (tls && !member.clientUrl.startsWith('https://'))
+    throw new Error(`etcd ${member.name}: client TLS needs an https:// client URL, not ${member.clientUrl}`);
   const process = startProcess({
     name: `etcd ${member.name}`,
     command: binaryPath('etcd'),
     logFile: `${member.dataDir}.log`,
-    args: etcdMemberArgs(member, join, options.extraFlags),
+    args: etcdMemberArgs(member, join, [
+      ...(tls ? etcdClientTlsFlags(tls) : []),
+      ...(options.extraFlags ?? []),
+    ]),
   });
   const running = { ...member, process };
   const exitReason = process.exited.then((code) => `etcd ${member.name} exited (${String(code)})`);
@@ -92,7 +108,10 @@ export async function startEtcdMember(
   await waitUntil(
     `etcd member ${member.name} at ${member.clientUrl}`,
     async () => {
-      const { body } = await httpGet(`${member.clientUrl}/health`);
+      const { body } = await httpGet(
+        `${member.clientUrl}/health`,
+        tls ? { ca: tls.ca, cert: tls.client.cert, key: tls.client.key } : undefined,
+      );
       return options.waitHealthy === false || body.includes('"health":"true"');
     },
     {

@@ -15,3 +15,4 @@ export {
   type EtcdClusterOptions,
   type EtcdTestCluster,
 } from './etcd-cluster.ts';
+export { createEtcdClientTls, etcdClientTlsFlags, type EtcdClientTls } from './etcd-tls.ts';

@@ -261,6 +261,29 @@ const Bootstrap = Type.Object(
   { description: 'How a new cluster starts. Fixed at creation.' },
 );
 
+export const quorumLossPolicies = ['Manual', 'RestoreNewestBackup'] as const;
+
+const Recovery = Type.Object(
+  {
+    onQuorumLoss: Type.Union(
+      quorumLossPolicies.map((p) => Type.Literal(p)),
+      {
+        default: 'Manual',
+        description:
+          'What the operator does when a majority of members stays unreachable for afterSeconds. Manual: report QuorumLost (a condition and an Event) and wait for a person. RestoreNewestBackup: make the cluster again from the newest Succeeded EtcdBackup of this cluster whose file verifies, as a new etcd cluster (new cluster and member IDs; every member pod and claim of the lost cluster is deleted first; writes after that backup are lost). The backup itself is only read.',
+      },
+    ),
+    afterSeconds: Type.Integer({
+      minimum: 10,
+      maximum: 86400,
+      default: 300,
+      description:
+        'How long quorum must stay lost before RestoreNewestBackup acts, so that members coming back by themselves (a node restarting) are never replaced by a backup.',
+    }),
+  },
+  { description: 'Disaster recovery: what happens when a majority of members is lost.' },
+);
+
 const Defragmentation = Type.Object(
   {
     fragmentationPercent: Type.Integer({
@@ -317,6 +340,7 @@ export function etcdClusterSpecSchema(versions: readonly string[]) {
       tls: Tls,
       backup: Type.Optional(Backup),
       bootstrap: Type.Optional(Bootstrap),
+      recovery: Type.Optional(Recovery),
       defragmentation: Defragmentation,
       paused: Type.Boolean({
         default: false,
@@ -347,6 +371,7 @@ export const phases = [
   'Scaling',
   'Upgrading',
   'Restoring',
+  'Recovering',
   'Degraded',
   'QuorumLost',
   'Paused',
@@ -370,11 +395,47 @@ const MemberStatus = Type.Object({
   ),
 });
 
+export const recoveryPhases = ['Waiting', 'Restoring', 'Recovered', 'Cancelled', 'Failed'] as const;
+
+const RecoveryStatus = Type.Object(
+  {
+    phase: Type.Union(
+      recoveryPhases.map((p) => Type.Literal(p)),
+      {
+        description:
+          'Waiting: quorum is lost, the restore starts at restoreAt unless a majority answers before. Restoring: the lost members are deleted and the first member restored from backupName. Recovered: the new cluster answers. Cancelled: a majority answered again in time. Failed: no backup could be used (the message says why; tried again while quorum stays lost).',
+      },
+    ),
+    generation: Type.Integer({
+      minimum: 0,
+      description:
+        'How many times this cluster was made again from a backup: each time is a new etcd cluster (its initial-cluster token ends in -<generation>).',
+    }),
+    quorumLostAt: Type.String({
+      format: 'date-time',
+      description: 'When the operator first saw quorum lost.',
+    }),
+    restoreAt: Type.Optional(
+      Type.String({ format: 'date-time', description: 'When the restore starts if quorum stays lost.' }),
+    ),
+    backupName: Type.Optional(Type.String({ description: 'The EtcdBackup restored from.' })),
+    backupRevision: Type.Optional(Type.String({ description: 'The revision that backup holds.' })),
+    lostClusterId: Type.Optional(Type.String({ description: 'The etcd cluster ID that lost its quorum.' })),
+    membersDeleted: Type.Optional(
+      Type.Boolean({ description: "The lost cluster's member pods and claims are gone." }),
+    ),
+    startedAt: Type.Optional(Type.String({ format: 'date-time' })),
+    finishedAt: Type.Optional(Type.String({ format: 'date-time' })),
+    message: Type.Optional(Type.String({ description: 'What the operator did last, in a sentence.' })),
+  },
+  { description: 'The last disaster recovery (spec.recovery), step by step.' },
+);
+
 export const EtcdClusterStatus = Type.Object({
   observedGeneration: observedGenerationField(),
   phase: phaseField(phases, 'One word for the state; the conditions say why.'),
   conditions: conditionsField(
-    'Available, Progressing, Degraded, Scaling, Upgrading, Restoring, QuorumLost (KEP-1623 conditions; see the guide).',
+    'Available, Progressing, Degraded, Scaling, Upgrading, Restoring, QuorumLost, Recovering (KEP-1623 conditions; see the guide).',
   ),
   clusterId: Type.Optional(
     Type.String({
@@ -410,6 +471,7 @@ export const EtcdClusterStatus = Type.Object({
       description: 'Secret with the client certificate (tls.crt, tls.key, ca.crt) that clients connect with.',
     }),
   ),
+  recovery: Type.Optional(RecoveryStatus),
   lastSuccessfulBackupTime: Type.Optional(
     Type.String({
       format: 'date-time',

@@ -9,6 +9,7 @@ export type EtcdClusterSpecFields = Static<typeof EtcdClusterSpec>;
 export type EtcdClusterStatusFields = Static<typeof EtcdClusterStatus>;
 
 export type EtcdClusterPhase = NonNullable<EtcdClusterStatusFields['phase']>;
+export type RecoveryStatusFields = NonNullable<EtcdClusterStatusFields['recovery']>;
 export type MemberStatusFields = NonNullable<EtcdClusterStatusFields['members']>[number];
 
 /** An EtcdCluster as read from the API server (defaults applied, so every defaulted field is set). */
@@ -36,4 +37,6 @@ export const clusterConditionTypes = {
   restoring: 'Restoring',
   /** Fewer than a majority of voting members are up: etcd refuses every write. */
   quorumLost: 'QuorumLost',
+  /** The operator is making the cluster again from a backup after losing quorum (spec.recovery). */
+  recovering: 'Recovering',
 } as const;

@@ -1,9 +1,18 @@
 // The commands the operator image runs in pods the operator makes (docs/adr/0302), instead of the
 // operator: the restore steps of a restored member, and a backup written into a claim.
 import { backupToClaim } from './claim-backup-agent.ts';
-import { fetchSnapshot, finishRestore } from './restore-agent.ts';
+import { writeFile } from 'node:fs/promises';
+import { messageOf } from '../errors.ts';
+import { verifySnapshotFile } from '../restore/verify-snapshot-file.ts';
+import { copySnapshot, fetchSnapshot, finishRestore } from './restore-agent.ts';
 
-export const agentCommands = ['fetch-backup', 'finish-restore', 'backup-to-claim'];
+export const agentCommands = [
+  'fetch-backup',
+  'copy-backup',
+  'finish-restore',
+  'backup-to-claim',
+  'verify-claim-backup',
+];
 
 /** Runs one agent command line (`--name=value` flags; S3 credentials from the environment). */
 export async function runAgent(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<void> {
@@ -34,8 +43,33 @@ export async function runAgent(argv: readonly string[], env: NodeJS.ProcessEnv):
     );
     return;
   }
+  const expectedSha256 = flags.get('sha256');
+  if (command === 'verify-claim-backup') {
+    // The operator cannot read a claim: this pod reads the file through its checks and leaves
+    // what it found (or why it refused) as its termination message.
+    let verified;
+    try {
+      verified = await verifySnapshotFile(required('file'), expectedSha256);
+    } catch (error) {
+      // Why, in one line, as the pod's termination message (the kubelet reads the file first).
+      await writeFile(required('result-file'), messageOf(error));
+      throw error;
+    }
+    await writeFile(
+      required('result-file'),
+      JSON.stringify({ sizeBytes: verified.sizeBytes, sha256: verified.sha256 }),
+    );
+    log(`verified ${required('file')}: ${verified.sizeBytes} bytes, sha256 ${verified.sha256}`);
+    return;
+  }
   const paths = { dataDir: required('data-dir'), workDir: required('work-dir') };
   if (command === 'finish-restore') return finishRestore(paths, log);
+  if (command === 'copy-backup') {
+    return copySnapshot(
+      { ...paths, source: required('source'), ...(expectedSha256 ? { expectedSha256 } : {}) },
+      log,
+    );
+  }
   const accessKeyId = env['AWS_ACCESS_KEY_ID'];
   const secretAccessKey = env['AWS_SECRET_ACCESS_KEY'];
   if (!accessKeyId || !secretAccessKey) {
@@ -43,7 +77,6 @@ export async function runAgent(argv: readonly string[], env: NodeJS.ProcessEnv):
   }
   const sessionToken = env['AWS_SESSION_TOKEN'];
   const endpoint = flags.get('endpoint');
-  const expectedSha256 = flags.get('sha256');
   await fetchSnapshot(
     {
       ...paths,

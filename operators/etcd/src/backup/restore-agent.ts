@@ -7,7 +7,7 @@
 //   (etcdutl snapshot restore <snapshot> --data-dir=<staging>, in the etcd image)
 //   finish  move the staging directory to etcd's data directory, unless the member already has
 //           data (a rerun after the member has run: its data is newer than the backup).
-import { createWriteStream, existsSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -40,46 +40,71 @@ export interface FetchRequest extends RestorePaths {
 
 /** Step 1: the verified snapshot at `snapshotFile`, and an empty staging directory. */
 export async function fetchSnapshot(request: FetchRequest, log: (line: string) => void): Promise<void> {
-  await mkdir(request.workDir, { recursive: true, mode: 0o700 });
-  await rm(stagingDir(request), { recursive: true, force: true });
-  const target = snapshotFile(request);
+  const location = `s3://${request.bucket}/${request.key}`;
+  await placeSnapshot(request, location, request.expectedSha256, log, async () => {
+    const store = await openS3Store({
+      bucket: request.bucket,
+      region: request.region,
+      forcePathStyle: request.forcePathStyle,
+      credentials: request.credentials,
+      ...(request.endpoint ? { endpoint: request.endpoint } : {}),
+    });
+    return { body: await store.read(request.key), close: () => store.close() };
+  });
+}
+
+export interface CopyRequest extends RestorePaths {
+  /** The backup file in the claim mounted read-only into the pod. */
+  readonly source: string;
+  readonly expectedSha256?: string;
+}
+
+/** Step 1 for a backup in a claim: the same, copied from the mounted file instead of downloaded. */
+export async function copySnapshot(request: CopyRequest, log: (line: string) => void): Promise<void> {
+  await placeSnapshot(request, request.source, request.expectedSha256, log, () =>
+    Promise.resolve({ body: createReadStream(request.source), close: () => undefined }),
+  );
+}
+
+/** Streams `open()`'s body into `snapshotFile` through the trailer (and record) check. */
+async function placeSnapshot(
+  paths: RestorePaths,
+  location: string,
+  expectedSha256: string | undefined,
+  log: (line: string) => void,
+  open: () => Promise<{ body: AsyncIterable<Uint8Array>; close: () => void }>,
+): Promise<void> {
+  await mkdir(paths.workDir, { recursive: true, mode: 0o700 });
+  await rm(stagingDir(paths), { recursive: true, force: true });
+  const target = snapshotFile(paths);
   if (existsSync(target)) {
     // Verified before it was renamed into place; checked again, as cheap as a download is not.
-    await verifySnapshotFile(target, request.expectedSha256);
+    await verifySnapshotFile(target, expectedSha256);
     log(`${target} present and verified; not downloading again`);
     return;
   }
-  const store = await openS3Store({
-    bucket: request.bucket,
-    region: request.region,
-    forcePathStyle: request.forcePathStyle,
-    credentials: request.credentials,
-    ...(request.endpoint ? { endpoint: request.endpoint } : {}),
-  });
   const partial = `${target}.partial`;
   const verifier = new SnapshotTrailerVerifier();
+  const source = await open();
   try {
-    const body = await store.read(request.key);
     const check = new Transform({
       transform(chunk: Buffer, _encoding, done) {
         verifier.update(chunk);
         done(null, chunk);
       },
     });
-    await pipeline(body, check, createWriteStream(partial, { mode: 0o600 }));
-    const verified = verifier.finish(`s3://${request.bucket}/${request.key}`);
-    if (request.expectedSha256 && verified.sha256 !== request.expectedSha256) {
+    await pipeline(source.body, check, createWriteStream(partial, { mode: 0o600 }));
+    const verified = verifier.finish(location);
+    if (expectedSha256 && verified.sha256 !== expectedSha256) {
       throw new Error(
-        `s3://${request.bucket}/${request.key}: its sha256 is ${verified.sha256}, but the backup record says ${request.expectedSha256}`,
+        `${location}: its sha256 is ${verified.sha256}, but the backup record says ${expectedSha256}`,
       );
     }
     await rename(partial, target);
-    log(
-      `fetched s3://${request.bucket}/${request.key}: ${verified.sizeBytes} bytes, sha256 ${verified.sha256}`,
-    );
+    log(`fetched ${location}: ${verified.sizeBytes} bytes, sha256 ${verified.sha256}`);
   } finally {
     await rm(partial, { force: true });
-    store.close();
+    source.close();
   }
 }
 

@@ -1,12 +1,11 @@
-import { Readable } from 'node:stream';
-import type { ISnapshotResponse } from 'etcd3';
-import { openMemberClient, withMemberClient, type EtcdConnection } from '../connection.ts';
+import { withMemberClient, type EtcdConnection } from '../connection.ts';
 import { EtcdEngineError, messageOf } from '../errors.ts';
 import { snapshotFileStatus, type SnapshotFileStatus } from '../etcdutl.ts';
 import { readClusterHealth, type ClusterHealth } from '../health/cluster-health.ts';
 import type { MemberHealth } from '../health/member-status.ts';
 import { describeMember } from '../membership/members.ts';
 import { SnapshotTrailerVerifier } from './snapshot-trailer.ts';
+import { readSnapshotStream } from './snapshot-stream.ts';
 import type { BackupRecord, SnapshotSink, SnapshotUpload } from './snapshot-sink.ts';
 
 export interface BackupOptions {
@@ -18,6 +17,8 @@ export interface BackupOptions {
    * revision from a sink that could have given the exact one by leaving it out.
    */
   readonly etcdutlPath: string;
+  /** Stops the snapshot stream; the upload is aborted and the call rejects with the signal's reason. */
+  readonly signal?: AbortSignal;
 }
 
 /** The member to stream from: healthy, voting, no alarm preferred, most applied index, a follower on ties. */
@@ -45,32 +46,42 @@ async function currentRevision(connection: EtcdConnection, clientUrl: string): P
   });
 }
 
-// A snapshot stream's HTTP/2 window. With grpc-js's 64 KiB default, etcd waits for a WINDOW_UPDATE
-// every two 32 KiB chunks and the stream runs at less than half of etcdctl's speed (grpc-go grows
-// its window); 4 MiB reached the loopback's speed in bench:snapshot, and 8 MiB gained nothing more.
-// It is also the most a stalled reader buffers per snapshot.
-const snapshotWindowBytes = 4 * 1024 * 1024;
+/** An auth token for the snapshot stream, when the connection authenticates (etcd3 does it for other calls). */
+async function authToken(connection: EtcdConnection, clientUrl: string): Promise<string | undefined> {
+  const auth = connection.auth;
+  if (!auth) return undefined;
+  const anonymous: EtcdConnection = {
+    endpoints: connection.endpoints,
+    ...(connection.credentials ? { credentials: connection.credentials } : {}),
+    ...(connection.callTimeoutMs ? { callTimeoutMs: connection.callTimeoutMs } : {}),
+  };
+  return withMemberClient(anonymous, clientUrl, async (client) => {
+    const response = await client.auth.authenticate({ name: auth.username, password: auth.password });
+    return response.token;
+  });
+}
 
 async function streamSnapshot(
   connection: EtcdConnection,
   clientUrl: string,
   upload: SnapshotUpload,
   verifier: SnapshotTrailerVerifier,
+  signal: AbortSignal | undefined,
 ): Promise<void> {
-  const client = openMemberClient(connection, clientUrl, { flowControlWindowBytes: snapshotWindowBytes });
-  try {
-    const stream = await client.maintenance.snapshot();
-    if (!(stream instanceof Readable))
-      throw new Error('etcd3 returned a snapshot stream that is not a Readable');
-    // Async iteration gives backpressure: a slow sink slows the gRPC stream instead of buffering it all.
-    for await (const message of stream as AsyncIterable<ISnapshotResponse>) {
-      const blob = message.blob;
+  const token = await authToken(connection, clientUrl);
+  await readSnapshotStream(
+    {
+      clientUrl,
+      ...(connection.credentials ? { credentials: connection.credentials } : {}),
+      ...(token ? { token } : {}),
+      ...(signal ? { signal } : {}),
+      ...(connection.callTimeoutMs ? { connectTimeoutMs: connection.callTimeoutMs } : {}),
+    },
+    (blob) => {
       verifier.update(blob);
-      await upload.write(blob);
-    }
-  } finally {
-    client.close();
-  }
+      return upload.write(blob);
+    },
+  );
 }
 
 async function readSnapshotStatus(
@@ -110,13 +121,16 @@ export async function takeBackup(
     );
   }
   const memberName = describeMember(source.member);
-  const revisionBefore = await currentRevision(connection, clientUrl);
   const upload = await sink.create(options.name);
   const verifier = new SnapshotTrailerVerifier();
   try {
+    // A sink with a local copy gets the exact revision from etcdutl afterwards; any other gets a
+    // lower bound, read before the stream starts (a call of its own, so only when needed).
+    const revisionBefore = upload.localPath ? undefined : await currentRevision(connection, clientUrl);
     try {
-      await streamSnapshot(connection, clientUrl, upload, verifier);
+      await streamSnapshot(connection, clientUrl, upload, verifier, options.signal);
     } catch (error) {
+      if (options.signal?.aborted && error === options.signal.reason) throw error;
       throw new EtcdEngineError('stream snapshot', 'SnapshotStreamFailed', messageOf(error), {
         member: memberName,
         cause: error,
@@ -131,7 +145,8 @@ export async function takeBackup(
     const record: Omit<BackupRecord, 'location'> = {
       sizeBytes: verified.sizeBytes,
       sha256: verified.sha256,
-      revision: status?.revision ?? revisionBefore,
+      // One of the two is always there: the status with a local copy, the lower bound without.
+      revision: status?.revision ?? revisionBefore ?? '0',
       revisionExact: status !== undefined,
       totalKeys: status?.totalKeys,
       memberId: source.member.id,

@@ -107,3 +107,14 @@ export function ownedMeta(cluster: EtcdCluster, name: string, labels = clusterLa
     ownerReferences: [controllerReference(cluster)],
   };
 }
+
+/**
+ * The initial-cluster token of the cluster's current etcd cluster: the EtcdCluster's UID keeps two
+ * clusters of one name apart, and each recovery from a backup (status.recovery.generation) makes
+ * a new etcd cluster with new IDs even though its members have the same names and URLs.
+ */
+export function clusterToken(cluster: EtcdCluster): string {
+  const base = cluster.metadata?.uid ?? nameOf(cluster);
+  const generation = cluster.status?.recovery?.generation ?? 0;
+  return generation > 0 ? `${base}-${generation}` : base;
+}

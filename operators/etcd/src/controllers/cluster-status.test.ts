@@ -231,6 +231,32 @@ describe('EtcdCluster status', () => {
     expect(condition(status, 'QuorumLost')?.message).toContain('no member answers (no member pod exists)');
   });
 
+  it('says Recovering while a lost quorum is waited out, then Recovering as its phase while restoring, and takes the new cluster ID', () => {
+    const lost = { phase: 'Waiting' as const, generation: 0, quorumLostAt: '2026-01-01T00:00:00Z' };
+    const waiting = clusterStatus(
+      cluster({}, { clusterId: 'aa' }),
+      observation({ unreachable: 'no member pod exists', recovery: { ...lost, message: 'restoring at …' } }),
+    );
+    expect(waiting.phase).toBe('QuorumLost');
+    expect(condition(waiting, 'Recovering')).toMatchObject({ status: 'True', reason: 'WaitingForMajority' });
+    expect(waiting.recovery?.phase).toBe('Waiting');
+
+    const restoring = { ...lost, phase: 'Restoring' as const, generation: 1, lostClusterId: 'aa' };
+    const before = cluster({}, { clusterId: 'aa', recovery: restoring });
+    const deleting = clusterStatus(
+      before,
+      observation({ unreachable: 'no member pod exists', recovery: restoring }),
+    );
+    expect(deleting.phase).toBe('Recovering');
+    expect(deleting.clusterId).toBe('aa');
+    // The restored member answers: a new etcd cluster, whose ID replaces the lost one's.
+    const answered = clusterStatus(
+      before,
+      observation({ desired: desired(1), health: health(member(0, { leader: true })), recovery: restoring }),
+    );
+    expect(answered.clusterId).toBe('ff');
+  });
+
   it('turns a problem into Degraded with its reason, and an unhealthy member into MemberUnhealthy', () => {
     const refused = clusterStatus(
       cluster(),

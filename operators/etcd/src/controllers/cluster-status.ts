@@ -7,6 +7,7 @@ import {
   type EtcdClusterPhase,
   type EtcdClusterStatusFields,
   type MemberStatusFields,
+  type RecoveryStatusFields,
 } from '../api/etcd-cluster-types.ts';
 import type { ClusterHealth } from '../health/cluster-health.ts';
 import type { MemberHealth } from '../health/member-status.ts';
@@ -34,6 +35,8 @@ export interface ClusterObservation {
   readonly problem?: Problem | undefined;
   readonly clientEndpoint: string;
   readonly clientSecret?: string | undefined;
+  /** Where a disaster recovery stands (quorum-recovery.ts), if one was ever started. */
+  readonly recovery?: RecoveryStatusFields | undefined;
 }
 
 /** The status members: desired ones first, in order, then any etcd lists that nobody wants. */
@@ -184,6 +187,27 @@ function restoring(cluster: EtcdCluster, facts: Facts, o: ClusterObservation): C
   };
 }
 
+/** True while the operator waits to recover from a lost quorum, or restores from a backup. */
+function recovering(o: ClusterObservation): ConditionInput {
+  const type = types.recovering;
+  const recovery = o.recovery;
+  const message = recovery?.message ?? '';
+  switch (recovery?.phase) {
+    case 'Waiting':
+      return { type, status: 'True', reason: 'WaitingForMajority', message };
+    case 'Restoring':
+      return { type, status: 'True', reason: 'RestoringFromBackup', message };
+    case 'Recovered':
+      return { type, status: 'False', reason: 'Recovered', message };
+    case 'Cancelled':
+      return { type, status: 'False', reason: 'MajorityReturned', message };
+    case 'Failed':
+      return { type, status: 'False', reason: 'NoUsableBackup', message };
+    default:
+      return { type, status: 'False', reason: 'NotNeeded', message: '' };
+  }
+}
+
 function upgrading(cluster: EtcdCluster, members: readonly MemberStatusFields[]): ConditionInput {
   const type = types.upgrading;
   const behind = members.filter((m) => m.version !== undefined && m.version !== cluster.spec.version);
@@ -260,6 +284,7 @@ function degraded(o: ClusterObservation, members: readonly MemberStatusFields[])
 function phaseOf(facts: Facts, conditions: Record<string, ConditionInput>): EtcdClusterPhase {
   if (facts.paused) return 'Paused';
   if (conditions[types.restoring]?.status === 'True') return 'Restoring';
+  if (conditions[types.recovering]?.reason === 'RestoringFromBackup') return 'Recovering';
   if (!facts.bootstrapped) return 'Creating';
   if (conditions[types.quorumLost]?.status === 'True') return 'QuorumLost';
   if (conditions[types.upgrading]?.status === 'True') return 'Upgrading';
@@ -276,7 +301,10 @@ export function clusterStatus(
 ): EtcdClusterStatusFields {
   const generation = cluster.metadata?.generation;
   const health = observation.health;
-  const clusterId = cluster.status?.clusterId ?? (health ? memberIdHex(health.clusterId) : undefined);
+  // A recovery from a backup makes a new etcd cluster: its ID replaces the lost one's once it answers.
+  const renewed = cluster.status?.recovery?.phase === 'Restoring' && health?.hasQuorum;
+  const observedId = health ? memberIdHex(health.clusterId) : undefined;
+  const clusterId = (renewed ? observedId : undefined) ?? cluster.status?.clusterId ?? observedId;
   const members = memberStatuses(observation);
   const facts: Facts = {
     bootstrapped: clusterId !== undefined,
@@ -295,6 +323,7 @@ export function clusterStatus(
     upgrading(cluster, members),
     restoring(cluster, facts, observation),
     quorumLost(facts, observation),
+    recovering(observation),
   ]) {
     inputs[input.type] = input;
   }
@@ -315,5 +344,6 @@ export function clusterStatus(
     ...(leader ? { leader } : {}),
     clientEndpoint: observation.clientEndpoint,
     ...(observation.clientSecret ? { clientSecret: observation.clientSecret } : {}),
+    ...(observation.recovery ? { recovery: observation.recovery } : {}),
   };
 }

@@ -10,6 +10,7 @@ import type {
 import type { EtcdCluster } from '../api/etcd-cluster-types.ts';
 import {
   claimName,
+  clusterToken,
   clientPort,
   memberIdAnnotation,
   memberLabels,
@@ -79,8 +80,8 @@ export function memberFlags(cluster: EtcdCluster, input: MemberPodInput): string
     `--advertise-client-urls=${input.urls.clientUrl}`,
     `--initial-cluster=${input.join.initialCluster}`,
     `--initial-cluster-state=${input.join.state}`,
-    // Only a new cluster reads it; the EtcdCluster's UID keeps two clusters of one name apart.
-    `--initial-cluster-token=${cluster.metadata?.uid ?? nameOf(cluster)}`,
+    // Only a new cluster reads it.
+    `--initial-cluster-token=${clusterToken(cluster)}`,
     ...(input.tls
       ? [
           // Clients and peers must present a certificate signed by the CA.

@@ -54,12 +54,13 @@ import {
   type KubeMemberRuntimeDeps,
 } from './kube-member-runtime.ts';
 import { prepareRestore } from './backup/prepare-restore.ts';
-import { RestoreRefusal } from './backup/restore-source.ts';
+import { RestoreRefusal, restoreSourceOfBackup } from './backup/restore-source.ts';
 import type { MemberAddressing } from './member-addressing.ts';
 import type { ClusterGauges } from '../metrics/cluster-gauges.ts';
 import { OwnedObjects, ownedKinds } from './owned-objects.ts';
 import { rollUpgradeStep, type UpgradeOutcome } from './rolling-upgrade.ts';
 import { maintainCluster } from './cluster-maintenance.ts';
+import { superviseQuorum, type RecoveryDecision } from './quorum-recovery.ts';
 
 export interface EtcdClusterControllerOptions {
   /** Where members are reached and listen: DNS names in a cluster, loopback ports in tests. */
@@ -170,16 +171,20 @@ async function observe(round: Round): Promise<{ health?: ClusterHealth; unreacha
  * A new cluster: member 0 alone, as a new etcd cluster (ADR 0301: seed, then grow); from a verified
  * backup when the spec says bootstrap.fromBackup (ADR 0302), checked once, before its pod exists.
  */
-async function seed(round: Round, operatorImage: string): Promise<void> {
+async function seed(round: Round, operatorImage: string, fromBackup?: EtcdBackup): Promise<void> {
   const [first] = round.desired;
   if (!first) return;
   let restore: ((pod: V1Pod) => V1Pod) | undefined;
   try {
     if (!round.deps.owned.pod(round.cluster, first.name)) {
-      restore = await prepareRestore(
+      const prepared = await prepareRestore(
         { ...round.deps, images: { operator: operatorImage, etcd: round.deps.image } },
         first,
+        fromBackup ? await restoreSourceOfBackup(fromBackup, round.deps.client) : undefined,
       );
+      // A backup in a claim is being checked by its pod: nothing is made before it answers.
+      if (prepared?.kind === 'verifying') return;
+      restore = prepared?.decorate;
     }
   } catch (error) {
     if (error instanceof RestoreRefusal) {
@@ -248,6 +253,9 @@ async function healMembers(round: Round, health: ClusterHealth): Promise<StepOut
     const claim = deps.owned.claim(cluster, claimName(desired.name));
     // A claim being deleted is data about to go (it waits only for the pod to let go of it).
     if (!claim || claim.metadata?.deletionTimestamp) {
+      // Replacing needs a membership change, which needs quorum: without it the member waits (a
+      // lost majority is the recovery's, quorum-recovery.ts), and the status still gets written.
+      if (!health.hasQuorum) continue;
       await replaceMember(round.connection, desired, {
         runtime: kubeMemberRuntime(deps),
         allowTwoMemberRemoval: false,
@@ -405,8 +413,8 @@ export function addEtcdClusterController(
   options: EtcdClusterControllerOptions,
 ): Controller<EtcdCluster> {
   const owned = new OwnedObjects(manager);
-  // Only for the backup-age gauge: an operator without gauges needs no EtcdBackup cache here.
-  const backupStore = options.gauges ? manager.cache.informer(etcdBackups).store : undefined;
+  // The backup-age gauge and disaster recovery (the newest good backup) read the EtcdBackups.
+  const backupStore = manager.cache.informer(etcdBackups).store;
   const healthIntervalMs = options.healthIntervalMs ?? 30_000;
   const stepIntervalMs = options.stepIntervalMs ?? 2000;
 
@@ -439,6 +447,7 @@ export function addEtcdClusterController(
       let refusal: Refusal | undefined;
       let step: StepOutcome | undefined;
       let upgrade: UpgradeOutcome | undefined;
+      let recovery: RecoveryDecision | undefined;
       let observed: { health?: ClusterHealth; unreachable?: string } = {};
       try {
         if (!image) {
@@ -474,6 +483,17 @@ export function addEtcdClusterController(
         if (!cluster.spec.paused) await applyClusterObjects(round);
         observed = await observe(round);
         if (!cluster.spec.paused) {
+          recovery = await superviseQuorum({
+            cluster,
+            deps,
+            events: ctx.events,
+            health: observed.health,
+            backups: backupStore.list(),
+            seedFrom: (backup) => seed(round, options.operatorImage ?? defaultOperatorImage, backup),
+            now: new Date(),
+          });
+        }
+        if (!cluster.spec.paused && !recovery?.inCharge) {
           if (observed.health) step = await convergeMembers(round, observed.health);
           else if (!cluster.status?.clusterId)
             await seed(round, options.operatorImage ?? defaultOperatorImage);
@@ -490,7 +510,9 @@ export function addEtcdClusterController(
         if (!error.permanent) await ctx.events.warning(cluster, error.reason, 'Reconcile', error.message);
       }
 
+      problem ??= recovery?.problem;
       const status = clusterStatus(cluster, {
+        recovery: recovery ? recovery.status : cluster.status?.recovery,
         desired,
         health: observed.health,
         unreachable: observed.unreachable,
@@ -501,7 +523,7 @@ export function addEtcdClusterController(
       });
       options.gauges?.observe(cluster, status);
       // The newest Succeeded EtcdBackup of this cluster, from the cache (the backup controller writes it).
-      const lastBackup = newestBackupFinish(backupStore?.list() ?? [], cluster);
+      const lastBackup = newestBackupFinish(backupStore.list(), cluster);
       if (lastBackup) options.gauges?.backupSucceeded(cluster, lastBackup);
       const before = cluster.status;
       if (!before?.clusterId && status.clusterId) {
@@ -535,7 +557,9 @@ export function addEtcdClusterController(
         (upgrade !== undefined && upgrade.kind !== 'at-version') ||
         !status.clusterId ||
         !observed.health;
-      return { requeueAfterMs: busy && !problem ? stepIntervalMs : healthIntervalMs };
+      const requeueAfterMs = busy && !problem ? stepIntervalMs : healthIntervalMs;
+      // A recovery step to follow, or the end of its wait, may come sooner.
+      return { requeueAfterMs: Math.min(requeueAfterMs, recovery?.requeueAfterMs ?? requeueAfterMs) };
     },
   });
 }

@@ -11,6 +11,7 @@ import { installCrds, waitUntil } from '@homeostat/testing';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
 import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
 import { memoryLogger } from '@homeostat/reconcile/testing';
+import { etcdBackupCrd } from '../api/etcd-backup-crd.ts';
 import { etcdClusterCrd } from '../api/etcd-cluster-crd.ts';
 import { etcdClusters, type EtcdCluster } from '../api/etcd-cluster-types.ts';
 import { defaultVersion, supportedVersions } from '../api/etcd-versions.ts';
@@ -78,7 +79,8 @@ describe('EtcdCluster controller driving real etcd members on a real kube-apiser
   let keys: Map<string, string>;
 
   beforeAll(async () => {
-    await installCrds(kubeConfig, [etcdClusterCrd]);
+    // Both, as the chart installs them: the cluster controller reads EtcdBackups (the newest good one).
+    await installCrds(kubeConfig, [etcdClusterCrd, etcdBackupCrd]);
     await createTestNamespace(client, namespace);
     workDir = await mkdtemp(join(tmpdir(), 'homeostat-etcd-pods-'));
     runner = new MemberPodRunner(client, namespace, workDir);

@@ -30,9 +30,10 @@ function refuseRecordMismatch(path: string, found: string, expectedSha256: strin
 /**
  * What can be refused without reading the whole file: a size that cannot be a database and its
  * trailer, and a trailer that is not the recorded sha256 (a file swapped for another snapshot).
- * Whether the trailer is the database's hash takes the full read of verifySnapshotFile.
+ * Whether the trailer is the database's hash takes the full read of verifySnapshotFile. Returns
+ * the size and the trailer, which is the sha256 once that full read (or etcdutl's) agrees.
  */
-export async function checkSnapshotShape(path: string, expectedSha256?: string): Promise<void> {
+export async function checkSnapshotShape(path: string, expectedSha256?: string): Promise<VerifiedSnapshot> {
   let size: number;
   const trailer = Buffer.alloc(TRAILER_BYTES);
   try {
@@ -50,6 +51,7 @@ export async function checkSnapshotShape(path: string, expectedSha256?: string):
   const found = trailer.toString('hex');
   if (expectedSha256 !== undefined && expectedSha256.toLowerCase() !== found)
     refuseRecordMismatch(path, found, expectedSha256);
+  return { sizeBytes: size, sha256: found };
 }
 
 /**

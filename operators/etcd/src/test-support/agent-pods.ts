@@ -49,7 +49,10 @@ export class AgentPods {
       return local;
     });
     const { code, stderr } = await run(args);
-    const message = code === 0 ? await readFile(resultFile, 'utf8').catch(() => '') : stderr.slice(-2000);
+    // As the kubelet: the termination-log file, or with FallbackToLogsOnError the log's tail when
+    // a failed container left the file empty.
+    const written = await readFile(resultFile, 'utf8').catch(() => '');
+    const message = written || (code === 0 ? '' : stderr.slice(-2000));
     await this.#client.patchStatus(builtin.pods, name, this.#namespace, {
       phase: code === 0 ? 'Succeeded' : 'Failed',
       containerStatuses: [

@@ -52,9 +52,24 @@ export async function runInitContainers(
   volumeDir: string,
   client: KubeClient,
   namespace: string,
+  /** The directory of any other claim the pod mounts (a backup restored from a claim). */
+  claimDir: (claim: string) => string = () => volumeDir,
 ): Promise<void> {
+  const claims = new Map(
+    (pod.spec?.volumes ?? []).flatMap((v) =>
+      v.persistentVolumeClaim ? [[v.name, v.persistentVolumeClaim.claimName] as const] : [],
+    ),
+  );
   for (const container of pod.spec?.initContainers ?? []) {
-    const args = (container.args ?? []).map((a) => a.replaceAll(dataMountPath, volumeDir));
+    // Other claims first: their mount paths may begin with the data volume's.
+    const mounts = (container.volumeMounts ?? []).filter(
+      (m) => m.mountPath !== dataMountPath && claims.has(m.name),
+    );
+    const args = (container.args ?? []).map((arg) => {
+      let local = arg;
+      for (const m of mounts) local = local.replaceAll(m.mountPath, claimDir(claims.get(m.name) ?? ''));
+      return local.replaceAll(dataMountPath, volumeDir);
+    });
     const env = await environment(container, client, namespace);
     if (container.command?.[0] === etcdutlBinary) {
       await run(binaryPath('etcdutl'), args, env);

@@ -189,7 +189,9 @@ export class MemberPodRunner {
   async #startPod(uid: string, pod: V1Pod): Promise<void> {
     await mkdir(this.volumeDir(this.#claimOf(pod)), { recursive: true, mode: 0o700 });
     // A failed init container leaves the pod unstarted: the next sync runs them again.
-    await runInitContainers(pod, this.volumeDir(this.#claimOf(pod)), this.#client, this.#namespace);
+    await runInitContainers(pod, this.volumeDir(this.#claimOf(pod)), this.#client, this.#namespace, (claim) =>
+      this.volumeDir(claim),
+    );
     const args = this.#args(pod, await this.#secretVolumes(uid, pod));
     const metricsFlag = args.find((a) => a.startsWith('--listen-metrics-urls='));
     const name = pod.metadata?.name ?? '';

@@ -26,7 +26,7 @@ export const postgresChart: OperatorChart = {
       minimum: 100,
       description:
         "How often each cluster's instances are probed over SQL, in milliseconds: how soon a failed primary is noticed (failoverDelay counts from then).",
-      default: 1000,
+      default: 500,
     }),
   },
 };

@@ -6,12 +6,12 @@ import { defaultPostgresImages } from './default-images.ts';
 import { readConfig, usage } from './operator-config.ts';
 
 describe('operator configuration', () => {
-  it('defaults: an image per supported PostgreSQL version, probes every second', () => {
+  it('defaults: an image per supported PostgreSQL version, probes every half second', () => {
     expect(readConfig([], { POD_NAMESPACE: 'ops' })).toMatchObject({
       leaderElection: { namespace: 'ops', leaseName: 'postgres-operator' },
       postgres17Image: defaultPostgresImages[17],
       postgres18Image: defaultPostgresImages[18],
-      probeIntervalMs: 1000,
+      probeIntervalMs: 500,
     });
     expect(Object.keys(defaultPostgresImages).map(Number)).toEqual([...supportedMajorVersions]);
   });

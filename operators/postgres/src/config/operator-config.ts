@@ -31,7 +31,7 @@ const settings = {
     env: 'PROBE_INTERVAL_MS',
     placeholder: 'n',
     help: "how often each cluster's instances are probed over SQL, in milliseconds",
-    default: '1000',
+    default: '500',
     parse: wholeNumber(100),
   },
 };

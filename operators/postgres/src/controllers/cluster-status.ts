@@ -1,6 +1,7 @@
 // The status the operator's main field manager writes: what it observed of each instance, the
 // phase and the three conditions. The failover fields (currentPrimary, targetPrimary, failingSince,
-// operation) are the failover engine's and are written elsewhere (failover-status.ts).
+// operation) and the counts of completed failovers and switchovers are the failover engine's and
+// are written elsewhere (failover-status.ts), each count with the save that completes an operation.
 import type { V1Pod } from '@kubernetes/client-node';
 import { setCondition, type ConditionInput } from '@homeostat/reconcile';
 import {
@@ -27,8 +28,6 @@ export interface ClusterObservation {
   readonly writeError?: string;
   /** The failover or switchover refusal the engine reported in this reconcile, if any. */
   readonly refusal?: { readonly kind: 'failover' | 'switchover'; readonly reason: string };
-  /** Operations completed in this reconcile. */
-  readonly completed?: { readonly kind: 'failover' | 'switchover' };
 }
 
 type Phase = NonNullable<PostgresClusterStatusFields['phase']>;
@@ -182,7 +181,6 @@ export function clusterStatus(
     conditions = setCondition(conditions, condition, generation, now);
   }
   const previous = cluster.status;
-  const completed = observed.completed?.kind;
   return {
     ...(generation === undefined ? {} : { observedGeneration: generation }),
     phase: phaseOf(cluster, observed, ready, primaryUp),
@@ -194,8 +192,6 @@ export function clusterStatus(
         ? {}
         : { timeline: previous.timeline }),
     instanceStatuses: instances,
-    failovers: (previous?.failovers ?? 0) + (completed === 'failover' ? 1 : 0),
-    switchovers: (previous?.switchovers ?? 0) + (completed === 'switchover' ? 1 : 0),
     selector: instanceSelectorString(cluster.metadata?.name ?? ''),
     conditions: conditions ?? [],
   };

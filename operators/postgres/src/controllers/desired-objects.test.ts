@@ -112,7 +112,7 @@ describe('the instance pod', () => {
     expect(Object.fromEntries((fence?.env ?? []).map((e) => [e.name, e.value]))).toMatchObject({
       PGDATA: '/var/lib/postgresql/data/pgdata',
       PG_PEERS_HOST: 'orders-instances.shop.svc',
-      PG_SELF_FENCE_SECONDS: '2',
+      PG_SELF_FENCE_MS: '1000',
     });
     expect(fence?.volumeMounts?.map((m) => m.name)).toEqual(['data', 'run', 'tmp']);
     expect(fence?.securityContext).toEqual(container?.securityContext);

@@ -16,8 +16,19 @@ export const failoverFieldManager = 'postgres-operator-failover';
 
 type FailoverStatusFields = Pick<
   PostgresClusterStatusFields,
-  'currentPrimary' | 'targetPrimary' | 'failingSince' | 'operation'
+  'currentPrimary' | 'targetPrimary' | 'failingSince' | 'operation' | 'failovers' | 'switchovers'
 >;
+
+/** How many failovers and switchovers completed: written with the save that completes one. */
+export interface OperationCounts {
+  readonly failovers: number;
+  readonly switchovers: number;
+}
+
+/** The counts the status holds (0 when absent). */
+export function countsFromStatus(cluster: PostgresCluster): OperationCounts {
+  return { failovers: cluster.status?.failovers ?? 0, switchovers: cluster.status?.switchovers ?? 0 };
+}
 
 const time = (ms: number) => new Date(ms).toISOString();
 
@@ -44,10 +55,12 @@ export function stateFromStatus(cluster: PostgresCluster): FailoverState | undef
   };
 }
 
-/** The status fields that hold `state`. */
-export function statusFromState(state: FailoverState): FailoverStatusFields {
+/** The status fields that hold `state` and the counts. */
+export function statusFromState(state: FailoverState, counts: OperationCounts): FailoverStatusFields {
   const op = state.operation;
   return {
+    failovers: counts.failovers,
+    switchovers: counts.switchovers,
     currentPrimary: state.currentPrimary,
     targetPrimary: state.targetPrimary,
     ...(state.failingSince === undefined ? {} : { failingSince: time(state.failingSince) }),
@@ -71,23 +84,33 @@ export function statusFromState(state: FailoverState): FailoverStatusFields {
 /**
  * A store on the cluster's status. `load` reads the API server, not a cache that may not have seen
  * the last save yet; `save` resolves once the API server has the state. `client` must write as
- * `failoverFieldManager`.
+ * `failoverFieldManager`, which owns the counts of completed operations too: every save carries
+ * them (server-side apply drops a field its manager leaves out), the one completing an operation
+ * one more. `counts`: as the cluster read at the start of this reconcile holds them.
  */
 export function statusStore(
   client: KubeClient,
   key: { namespace: string; name: string },
   initial: FailoverState,
+  counts: OperationCounts,
 ): FailoverStateStore {
+  let known = counts;
   return {
     async load() {
       const cluster = await client.get(postgresClusters, key.name, key.namespace);
+      known = countsFromStatus(cluster);
       return stateFromStatus(cluster) ?? initial;
     },
-    async save(state) {
+    async save(state, completed) {
+      const next = {
+        failovers: known.failovers + (completed === 'failover' ? 1 : 0),
+        switchovers: known.switchovers + (completed === 'switchover' ? 1 : 0),
+      };
       await client.applyStatus(postgresClusters, {
         metadata: { name: key.name, namespace: key.namespace },
-        status: statusFromState(state),
+        status: statusFromState(state, next),
       });
+      known = next;
     },
   };
 }

@@ -34,7 +34,7 @@ import {
   secretNames,
 } from './cluster-names.ts';
 import { convergeObjects, primaryOf } from './converge-objects.ts';
-import { failoverFieldManager, stateFromStatus } from './failover-status.ts';
+import { countsFromStatus, failoverFieldManager, stateFromStatus } from './failover-status.ts';
 import { podWorld } from './kubernetes-world.ts';
 import { labelKeys, managedSelector, routingFieldManager } from './operand-labels.ts';
 import { nextRolloutStep, restartForRollout } from './rolling-restart.ts';
@@ -45,7 +45,7 @@ export interface PostgresClusterControllerOptions {
   /** The image of each supported PostgreSQL version, for clusters that name none. */
   readonly imageFor: (version: MajorVersion) => string;
   readonly maxConcurrentReconciles?: number;
-  /** How often a cluster's instances are probed (default 1000 ms). */
+  /** How often a cluster's instances are probed (default 500 ms). */
   readonly probeIntervalMs?: number;
   /** Where the operator reaches an instance; default its DNS name through the headless Service. */
   readonly instanceEndpoint?: (cluster: PostgresCluster, instance: string) => InstanceEndpoint;
@@ -71,11 +71,12 @@ function clusterOf(obj: KubeObject): ObjectKey[] {
 }
 
 /**
- * Inside the cluster an instance answers a connection in milliseconds; one that does not within a
- * second is gone or cut off. Every step of a failover observes every instance, the lost one too,
- * so this bounds what each step costs while a primary's network is cut.
+ * Inside the cluster an instance answers a connection in milliseconds; one that does not within
+ * half a second is gone, cut off or starved. A probe of a cut-off primary costs this much, so it
+ * bounds how soon its failure is seen (a slow answer alone never fails over: the primary must
+ * stay failing for `failoverDelay`).
  */
-const operatorConnectOptions: ConnectOptions = { ...defaultConnectOptions, connectTimeoutMs: 1000 };
+const operatorConnectOptions: ConnectOptions = { ...defaultConnectOptions, connectTimeoutMs: 500 };
 
 /** Engine events worth a Kubernetes Event on the cluster: reason, type. */
 const eventReasons: Partial<Record<EngineEvent['type'], [string, 'Normal' | 'Warning']>> = {
@@ -105,7 +106,7 @@ export function addPostgresClusterController(
   // The primary's last WAL position, per cluster: it moves with every write, so it stays here
   // and reaches the status only when a failover starts (operation.referenceLsn).
   const lastPrimaryLsn = new Map<string, Lsn>();
-  const probeIntervalMs = options.probeIntervalMs ?? 1000;
+  const probeIntervalMs = options.probeIntervalMs ?? 500;
   const metrics = new ClusterMetrics(manager.metrics.registry);
 
   return manager.controller({
@@ -175,10 +176,11 @@ export function addPostgresClusterController(
         ...(run.outcome?.outcome === 'refused'
           ? { refusal: { kind: run.outcome.kind, reason: run.outcome.reason } }
           : {}),
-        ...(run.outcome?.outcome === 'promoted' ? { completed: { kind: run.outcome.kind } } : {}),
       };
       const status = clusterStatus(cluster, observation);
-      metrics.record(namespace, name, status, run.state?.failingSince);
+      // The counts are the failover field manager's (read at the start of this reconcile; one that
+      // completed in it shows on the next, half a second later).
+      metrics.record(namespace, name, { ...countsFromStatus(cluster), ...status }, run.state?.failingSince);
       await ctx.client.applyStatusIfChanged(
         postgresClusters,
         { metadata: { name, namespace }, status },

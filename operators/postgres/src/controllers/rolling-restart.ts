@@ -75,6 +75,10 @@ export async function restartForRollout(
   await ctx.client.delete(builtin.pods, step.instance, namespace, { uid }).catch((error: unknown) => {
     if (!isNotFound(error)) throw error;
   });
+  ctx.log.info(
+    { rollout: step.type, instance: step.instance },
+    `restarting ${step.instance} (rolling restart)`,
+  );
   await ctx.events.normal(
     cluster,
     'InstanceRestarting',

@@ -13,7 +13,8 @@ import type { Lsn } from '../lsn.ts';
 import type { EngineEvent, EngineOutcome } from '../outcomes.ts';
 import type { EngineWorld } from '../perform.ts';
 import { instanceName } from './cluster-names.ts';
-import { statusStore } from './failover-status.ts';
+import { isolatedPrimaryStopsWithinMs } from './desired-pod.ts';
+import { countsFromStatus, statusStore } from './failover-status.ts';
 
 export interface FailoverRunInputs {
   readonly cluster: PostgresCluster;
@@ -56,6 +57,7 @@ export function policyOf(cluster: PostgresCluster, maxLagBytes?: bigint): Failov
   return {
     ...defaultPolicy,
     failoverDelayMs: durationMs(cluster.spec.failoverDelay),
+    isolatedPrimaryStopsWithinMs,
     ...(maxLagBytes === undefined ? {} : { maxLagBytes }),
     ...(synchronous.mode === 'off'
       ? {}
@@ -73,7 +75,12 @@ export async function runFailover(inputs: FailoverRunInputs): Promise<FailoverRu
     ...inputs.world,
     emit: inputs.emit,
   };
-  const store = statusStore(inputs.failoverClient, key, settledState(instanceName(key.name, 0)));
+  const store = statusStore(
+    inputs.failoverClient,
+    key,
+    settledState(instanceName(key.name, 0)),
+    countsFromStatus(cluster),
+  );
 
   if (!inputs.state) {
     // Bootstrapping: nothing to fail over to until the first primary has taken writes once.

@@ -108,6 +108,8 @@ export interface StartOptions {
   primary?: InstanceEndpoint;
   /** Extra postgresql.conf lines (PG_PARAMETERS). */
   parameters?: string;
+  /** More environment variables for the entrypoint (they win over the bed's). */
+  env?: Record<string, string>;
 }
 
 /** A set of instances sharing secrets under one temporary root; `cleanup()` stops and removes all. */
@@ -176,55 +178,7 @@ export class PostgresTestBed {
   async start(name: string, options: StartOptions): Promise<TestInstance> {
     const previous = this.instances.get(name);
     if (previous?.isRunning()) throw new Error(`${name} is already running`);
-    const port = this.#ports.get(name) ?? (await freeLoopbackPort());
-    this.#ports.set(name, port);
-    const home = join(this.root, name);
-    const runDir = join(home, 'run');
-    for (const dir of [home, runDir]) {
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      this.#own(dir);
-    }
-    const dataDir = join(home, 'data');
-    const logFile = join(this.root, `${name}.log`);
-    const env: NodeJS.ProcessEnv = {
-      PATH: `${postgresBinDir}:/usr/bin:/bin`,
-      HOME: home,
-      LANG: 'C.UTF-8',
-      PGDATA: dataDir,
-      PGPORT: String(port),
-      INSTANCE_NAME: name,
-      INSTANCE_ROLE: options.role,
-      PG_RUN_DIR: runDir,
-      PG_LISTEN_ADDRESSES: '127.0.0.1',
-      PG_SUPERUSER_SECRET_DIR: join(this.root, 'secrets', 'superuser'),
-      PG_REPLICATION_SECRET_DIR: join(this.root, 'secrets', 'replication'),
-      PG_NO_SYNC: 'true',
-      PG_PRIMARY_WAIT_SECONDS: '20',
-      PG_PARAMETERS: options.parameters ? `${testParameters}\n${options.parameters}` : testParameters,
-      ...(options.primary
-        ? { PRIMARY_HOST: options.primary.host, PRIMARY_PORT: String(options.primary.port) }
-        : {}),
-    };
-    const [command, args] = this.#user
-      ? [
-          'setpriv',
-          [
-            '--reuid=postgres',
-            '--regid=postgres',
-            '--init-groups',
-            '--pdeathsig',
-            'SIGKILL',
-            '--',
-            this.entrypoint,
-          ],
-        ]
-      : [this.entrypoint, []];
-    writeFileSync(logFile, `--- start ${name} as ${options.role} ${new Date().toISOString()}\n`, {
-      flag: 'a',
-    });
-    // Started in its own directory: PostgreSQL's tools change back to where they started, and
-    // the checkout may be out of the postgres user's reach.
-    const proc = startProcess({ name, command, args, logFile, env, cwd: home });
+    const { proc, port, dataDir, logFile } = await this.#run(name, options, []);
     const instance: TestInstance = {
       name,
       host: '127.0.0.1',
@@ -268,6 +222,73 @@ export class PostgresTestBed {
       },
     );
     return instance;
+  }
+
+  /**
+   * Runs the entrypoint for `name` with `args` (`self-fence` runs the watcher) and returns its
+   * process without waiting for anything: for tests of how the script itself behaves.
+   */
+  async runEntrypoint(
+    name: string,
+    options: StartOptions,
+    args: readonly string[] = [],
+  ): Promise<ManagedProcess> {
+    return (await this.#run(name, options, args)).proc;
+  }
+
+  async #run(name: string, options: StartOptions, extraArgs: readonly string[]) {
+    const port = this.#ports.get(name) ?? (await freeLoopbackPort());
+    this.#ports.set(name, port);
+    const home = join(this.root, name);
+    const runDir = join(home, 'run');
+    for (const dir of [home, runDir]) {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      this.#own(dir);
+    }
+    const dataDir = join(home, 'data');
+    const logFile = join(this.root, `${name}.log`);
+    const env: NodeJS.ProcessEnv = {
+      PATH: `${postgresBinDir}:/usr/bin:/bin`,
+      HOME: home,
+      LANG: 'C.UTF-8',
+      PGDATA: dataDir,
+      PGPORT: String(port),
+      INSTANCE_NAME: name,
+      INSTANCE_ROLE: options.role,
+      PG_RUN_DIR: runDir,
+      PG_LISTEN_ADDRESSES: '127.0.0.1',
+      PG_SUPERUSER_SECRET_DIR: join(this.root, 'secrets', 'superuser'),
+      PG_REPLICATION_SECRET_DIR: join(this.root, 'secrets', 'replication'),
+      PG_NO_SYNC: 'true',
+      PG_PRIMARY_WAIT_SECONDS: '20',
+      PG_PARAMETERS: options.parameters ? `${testParameters}\n${options.parameters}` : testParameters,
+      ...(options.primary
+        ? { PRIMARY_HOST: options.primary.host, PRIMARY_PORT: String(options.primary.port) }
+        : {}),
+      ...options.env,
+    };
+    const [command, args] = this.#user
+      ? [
+          'setpriv',
+          [
+            '--reuid=postgres',
+            '--regid=postgres',
+            '--init-groups',
+            '--pdeathsig',
+            'SIGKILL',
+            '--',
+            this.entrypoint,
+            ...extraArgs,
+          ],
+        ]
+      : [this.entrypoint, [...extraArgs]];
+    writeFileSync(logFile, `--- start ${name} as ${options.role} ${new Date().toISOString()}\n`, {
+      flag: 'a',
+    });
+    // Started in its own directory: PostgreSQL's tools change back to where they started, and
+    // the checkout may be out of the postgres user's reach.
+    const proc = startProcess({ name, command, args, logFile, env, cwd: home });
+    return { proc, port, dataDir, logFile };
   }
 
   /** The entrypoint's own log lines for `name` (bootstrap, clone, rejoin method). */

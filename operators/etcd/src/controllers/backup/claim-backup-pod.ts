@@ -2,8 +2,8 @@
 // operator image, the claim mounted at /backup, the cluster's client certificate, restricted Pod
 // Security, never restarted. Owned by its EtcdBackup; deleted once its result is recorded, so the
 // next backup can mount a ReadWriteOnce claim.
-import type { V1Pod } from '@kubernetes/client-node';
-import { controllerReference } from '@homeostat/reconcile';
+import type { V1Container, V1Pod, V1Volume } from '@kubernetes/client-node';
+import { controllerReference, type KubeObject } from '@homeostat/reconcile';
 import type { EtcdBackup } from '../../api/etcd-backup-types.ts';
 import type { EtcdCluster } from '../../api/etcd-cluster-types.ts';
 import { terminationLog } from '../../backup/claim-backup-agent.ts';
@@ -32,17 +32,57 @@ export interface ClaimBackupPodInput {
 
 export function claimBackupPod(input: ClaimBackupPodInput): V1Pod {
   const tls = tlsSecretNames(input.cluster);
+  return claimAgentPod({
+    name: claimBackupPodName(input.backup),
+    owner: input.backup,
+    label: input.backup.metadata?.name ?? '',
+    claimName: input.claimName,
+    readOnly: false,
+    container: {
+      name: 'backup',
+      image: input.image,
+      args: [
+        'backup-to-claim',
+        `--endpoints=${input.endpoints.join(',')}`,
+        `--directory=${[claimMountPath, input.directory].filter(Boolean).join('/')}`,
+        `--name=${input.fileName}`,
+        `--result-file=${terminationLog}`,
+        ...(tls ? [`--tls-dir=${clientTlsDir}`] : []),
+      ],
+      resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } },
+      volumeMounts: tls ? [{ name: 'client-tls', mountPath: clientTlsDir, readOnly: true }] : [],
+    },
+    volumes: tls ? [{ name: 'client-tls', secret: { secretName: tls.client, defaultMode: 0o440 } }] : [],
+  });
+}
+
+/**
+ * A run-to-completion pod of the operator image (the agent) with a claim mounted at /backup: one
+ * that writes a backup into it, or one that checks a backup in it. Restricted Pod Security, never
+ * restarted, its answer in its termination message.
+ */
+export function claimAgentPod(input: {
+  readonly name: string;
+  readonly owner: KubeObject;
+  /** Value of the backup label (what the pod works on). */
+  readonly label: string;
+  readonly claimName: string;
+  readonly readOnly: boolean;
+  readonly container: V1Container;
+  readonly volumes?: readonly V1Volume[];
+}): V1Pod {
   const managed = Object.fromEntries(
     managedSelector.split(',').map((kv) => kv.split('=') as [string, string]),
   );
+  const { container } = input;
   return {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: {
-      name: claimBackupPodName(input.backup),
-      namespace: input.backup.metadata?.namespace ?? '',
-      labels: { ...managed, [backupPodLabel]: input.backup.metadata?.name ?? '' },
-      ownerReferences: [controllerReference(input.backup)],
+      name: input.name,
+      namespace: input.owner.metadata?.namespace ?? '',
+      labels: { ...managed, [backupPodLabel]: input.label },
+      ownerReferences: [controllerReference(input.owner)],
     },
     spec: {
       restartPolicy: 'Never',
@@ -51,28 +91,24 @@ export function claimBackupPod(input: ClaimBackupPodInput): V1Pod {
       securityContext: restrictedPodSecurity,
       containers: [
         {
-          name: 'backup',
-          image: input.image,
-          args: [
-            'backup-to-claim',
-            `--endpoints=${input.endpoints.join(',')}`,
-            `--directory=${[claimMountPath, input.directory].filter(Boolean).join('/')}`,
-            `--name=${input.fileName}`,
-            `--result-file=${terminationLog}`,
-            ...(tls ? [`--tls-dir=${clientTlsDir}`] : []),
-          ],
+          ...container,
           terminationMessagePolicy: 'FallbackToLogsOnError',
-          resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '256Mi' } },
           securityContext: restrictedContainerSecurity,
           volumeMounts: [
-            { name: 'backups', mountPath: claimMountPath },
-            ...(tls ? [{ name: 'client-tls', mountPath: clientTlsDir, readOnly: true }] : []),
+            { name: 'backups', mountPath: claimMountPath, ...(input.readOnly ? { readOnly: true } : {}) },
+            ...(container.volumeMounts ?? []),
           ],
         },
       ],
       volumes: [
-        { name: 'backups', persistentVolumeClaim: { claimName: input.claimName } },
-        ...(tls ? [{ name: 'client-tls', secret: { secretName: tls.client, defaultMode: 0o440 } }] : []),
+        {
+          name: 'backups',
+          persistentVolumeClaim: {
+            claimName: input.claimName,
+            ...(input.readOnly ? { readOnly: true } : {}),
+          },
+        },
+        ...(input.volumes ?? []),
       ],
     },
   };

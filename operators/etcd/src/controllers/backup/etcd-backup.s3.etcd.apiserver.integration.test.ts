@@ -18,7 +18,6 @@ import { etcdBackupCrd } from '../../api/etcd-backup-crd.ts';
 import { etcdBackups, type EtcdBackup } from '../../api/etcd-backup-types.ts';
 import { etcdClusterCrd } from '../../api/etcd-cluster-crd.ts';
 import { etcdClusters, type EtcdCluster } from '../../api/etcd-cluster-types.ts';
-import type { EtcdConnection } from '../../connection.ts';
 import { compareHashKV } from '../../health/hash-kv.ts';
 import {
   conditionOf,
@@ -27,6 +26,7 @@ import {
   eventsAbout,
   startTestOperator,
 } from '../../test-support/etcd-cluster-fixtures.ts';
+import { clusterConnection, waitForVoters } from '../../test-support/cluster-clients.ts';
 import { loopbackAddressing } from '../../test-support/loopback-addressing.ts';
 import { MemberPodRunner } from '../../test-support/member-pod-runner.ts';
 import {
@@ -40,6 +40,7 @@ import {
 import { expectKeyspaceOnEveryMember, readAll, writeKeys } from '../../test-support/keyspace.ts';
 import { backupObjectName } from './backup-names.ts';
 import { claimBackupPodName } from './claim-backup-pod.ts';
+import { claimVerifyPodName } from './claim-verify.ts';
 import { addBackupScheduleController, scheduledBackupName } from './backup-schedule-controller.ts';
 import { addEtcdBackupController } from './etcd-backup-controller.ts';
 
@@ -58,30 +59,8 @@ async function createBackup(name: string, destination?: Destination): Promise<Et
   });
 }
 
-/** How a client reaches members `0 … size-1` of a cluster, with the client certificate the operator made. */
-async function connectionTo(cluster: EtcdCluster, size: number): Promise<EtcdConnection> {
-  const name = cluster.metadata?.name ?? '';
-  const secret = await client.get(builtin.secrets, `${name}-client-tls`, namespace);
-  const file = (key: string) => Buffer.from(secret.data?.[key] ?? '', 'base64');
-  const members = Array.from({ length: size }, (_, i) => `${name}-${i}`);
-  return {
-    endpoints: await Promise.all(members.map(async (m) => (await addressing.urls(cluster, m)).clientUrl)),
-    credentials: { rootCertificate: file('ca.crt'), certChain: file('tls.crt'), privateKey: file('tls.key') },
-  };
-}
-
-async function waitForVoters(name: string, size: number): Promise<EtcdCluster> {
-  await waitUntil(
-    `${name}: ${size} ready voting members, Running`,
-    async () => {
-      const status = (await client.get(etcdClusters, name, namespace)).status;
-      const voters = status?.members?.filter((m) => m.role === 'Voter' && m.ready) ?? [];
-      return status?.phase === 'Running' && voters.length === size && status.members?.length === size;
-    },
-    poll,
-  );
-  return client.get(etcdClusters, name, namespace);
-}
+const connectionTo = (cluster: EtcdCluster, size: number) =>
+  clusterConnection(client, addressing, cluster, size);
 
 async function waitForPhase(name: string, phase: string): Promise<EtcdBackup> {
   await waitUntil(
@@ -259,7 +238,7 @@ describe('EtcdBackup to a real S3-compatible server, from real etcd members, on 
       size: 3,
       bootstrap: { fromBackup: { backupName: 'first' } },
     });
-    const restored = await waitForVoters('copy', 3);
+    const restored = await waitForVoters(client, namespace, 'copy', 3, poll);
     expect(restored.status?.clusterId).not.toBe(source.status?.clusterId);
     expect(conditionOf(restored, 'Restoring')).toMatchObject({ status: 'False', reason: 'Restored' });
     const [started] = await eventsAbout(client, namespace, 'copy', 'RestoreStarted');
@@ -329,7 +308,7 @@ describe('EtcdBackup to a real S3-compatible server, from real etcd members, on 
       size: 1,
       backup: { schedule: '*/5 * * * *', keep: 2, destination },
     });
-    await waitForVoters('sched', 1);
+    await waitForVoters(client, namespace, 'sched', 1, poll);
     let clock = Date.now();
     const scheduledBackups = async () =>
       (
@@ -425,5 +404,72 @@ describe('EtcdBackup to a real S3-compatible server, from real etcd members, on 
     );
     const [event] = await eventsAbout(client, namespace, 'to-claim', 'BackupSucceeded');
     expect(event?.note).toContain(`pvc://etcd-backups/etcd/${key}`);
+  });
+
+  it('restores a new cluster from the backup in the claim: checked by a pod first, copied in by the first member', async () => {
+    const source = await client.get(etcdClusters, 'src', namespace);
+    const sourceConnection = await connectionTo(source, 1);
+    const sourceUrl = sourceConnection.endpoints[0] ?? '';
+    const expected = await readAll(sourceConnection, sourceUrl);
+    const backup = await client.get(etcdBackups, 'to-claim', namespace);
+
+    await createEtcdCluster(client, 'from-claim', namespace, {
+      size: 1,
+      bootstrap: { fromBackup: { backupName: 'to-claim' } },
+    });
+    const restored = await waitForVoters(client, namespace, 'from-claim', 1, poll);
+    expect(restored.status?.clusterId).not.toBe(source.status?.clusterId);
+    expect(conditionOf(restored, 'Restoring')).toMatchObject({ status: 'False', reason: 'Restored' });
+    const [started] = await eventsAbout(client, namespace, 'from-claim', 'RestoreStarted');
+    expect(started?.note).toContain(`pvc://etcd-backups/etcd/${backup.status?.key ?? ''}`);
+    expect(started?.note).toContain(`sha256 ${backup.status?.sha256 ?? ''} verified`);
+    const pod = await client.get(builtin.pods, 'from-claim-0', namespace);
+    expect(pod.spec?.initContainers?.map((c) => c.name)).toEqual([
+      'copy-backup',
+      'restore',
+      'finish-restore',
+    ]);
+    // The claim is mounted read-only: the backup is never written to.
+    expect(pod.spec?.volumes?.find((v) => v.name === 'backup-source')?.persistentVolumeClaim).toEqual({
+      claimName: 'etcd-backups',
+      readOnly: true,
+    });
+    // The verification pod is gone once it answered.
+    expect(await client.find(builtin.pods, claimVerifyPodName(restored), namespace)).toBeUndefined();
+
+    const connection = await connectionTo(restored, 1);
+    await expectKeyspaceOnEveryMember(connection, connection.endpoints, expected);
+    const restoredHashes = await compareHashKV(connection, connection.endpoints);
+    const sourceHash = await compareHashKV(sourceConnection, [sourceUrl], restoredHashes.revision);
+    expect([...sourceHash.hashes.values()]).toEqual([...restoredHashes.hashes.values()]);
+  });
+
+  it('refuses a backup in the claim with one byte flipped: BackupCorrupt from its check pod, no member', async () => {
+    const backup = await client.get(etcdBackups, 'to-claim', namespace);
+    const path = join(runner.volumeDir('etcd-backups'), 'etcd', backup.status?.key ?? '');
+    const bytes = await readFile(path);
+    const offset = Math.floor(bytes.length / 2);
+    bytes[offset] = (bytes[offset] ?? 0) ^ 0x01;
+    await writeFile(path, bytes);
+
+    const bad = await createEtcdCluster(client, 'bad-claim', namespace, {
+      size: 1,
+      bootstrap: { fromBackup: { backupName: 'to-claim' } },
+    });
+    await waitUntil(
+      'bad-claim: Degraded',
+      async () =>
+        conditionOf(await client.get(etcdClusters, 'bad-claim', namespace), 'Degraded')?.status === 'True',
+      poll,
+    );
+    const cluster = await client.get(etcdClusters, 'bad-claim', namespace);
+    expect(conditionOf(cluster, 'Degraded')?.reason).toBe('BackupCorrupt');
+    expect(conditionOf(cluster, 'Degraded')?.message).toMatch(
+      /^EtcdBackup to-claim \(pvc:\/\/etcd-backups\/etcd\/.*\): .*the snapshot is corrupt and must not be restored.*; nothing was created$/,
+    );
+    expect(conditionOf(cluster, 'Restoring')).toMatchObject({ status: 'False', reason: 'BackupCorrupt' });
+    expect(await client.find(builtin.pods, 'bad-claim-0', namespace)).toBeUndefined();
+    expect(await client.find(builtin.persistentVolumeClaims, 'bad-claim-0-data', namespace)).toBeUndefined();
+    expect(await client.find(builtin.pods, claimVerifyPodName(bad), namespace)).toBeUndefined();
   });
 });

@@ -5,7 +5,7 @@
 // moves the result into place. The cluster then grows by learners as any new cluster does.
 import type { V1Container, V1EnvVar, V1Pod } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../../api/etcd-cluster-types.ts';
-import { nameOf } from '../cluster-names.ts';
+import { clusterToken } from '../cluster-names.ts';
 import { dataDir, dataMountPath } from '../desired-member-pod.ts';
 import type { MemberUrls } from '../member-addressing.ts';
 import type { RestoreSource } from './restore-source.ts';
@@ -30,28 +30,69 @@ export function restoreInitContainers(
   // Security context and resources are the etcd container's (withRestore copies them).
   const base = { volumeMounts: [{ name: 'data', mountPath: dataMountPath }] };
   const paths = [`--data-dir=${dataDir}`, `--work-dir=${restoreWorkDir}`];
-  const { s3 } = source;
   return [
-    {
-      name: 'fetch-backup',
-      image: images.operator,
-      args: [
-        'fetch-backup',
-        ...paths,
-        `--bucket=${s3.bucket}`,
-        `--key=${source.key}`,
-        `--region=${s3.region}`,
-        `--force-path-style=${String(s3.forcePathStyle)}`,
-        ...(s3.endpoint ? [`--endpoint=${s3.endpoint}`] : []),
-        ...(source.sha256 ? [`--sha256=${source.sha256}`] : []),
+    fetchContainer(source, images.operator, paths, base),
+    ...restoreSteps(cluster, member, urls, images, paths, base),
+  ];
+}
+
+/** Where the claim of a backup restored from a claim is mounted (read-only) in the member's pod. */
+export const backupSourceMountPath = '/var/lib/etcd-backup-source';
+export const backupSourceVolume = 'backup-source';
+
+/** The first init container: the snapshot into the member's volume, from the bucket or the claim. */
+function fetchContainer(
+  source: RestoreSource,
+  image: string,
+  paths: readonly string[],
+  base: Pick<V1Container, 'volumeMounts'>,
+): V1Container {
+  const sha = source.sha256 ? [`--sha256=${source.sha256}`] : [];
+  if (source.claim) {
+    return {
+      name: 'copy-backup',
+      image,
+      args: ['copy-backup', ...paths, `--source=${backupSourceMountPath}/${source.claim.path}`, ...sha],
+      volumeMounts: [
+        ...(base.volumeMounts ?? []),
+        { name: backupSourceVolume, mountPath: backupSourceMountPath, readOnly: true },
       ],
-      env: [
-        secretEnv('AWS_ACCESS_KEY_ID', s3.credentialsSecretName, 'accessKeyId'),
-        secretEnv('AWS_SECRET_ACCESS_KEY', s3.credentialsSecretName, 'secretAccessKey'),
-        secretEnv('AWS_SESSION_TOKEN', s3.credentialsSecretName, 'sessionToken', true),
-      ],
-      ...base,
-    },
+    };
+  }
+  const s3 = source.s3;
+  if (!s3) throw new Error(`${source.describe}: neither a bucket nor a claim`);
+  return {
+    name: 'fetch-backup',
+    image,
+    args: [
+      'fetch-backup',
+      ...paths,
+      `--bucket=${s3.bucket}`,
+      `--key=${source.key}`,
+      `--region=${s3.region}`,
+      `--force-path-style=${String(s3.forcePathStyle)}`,
+      ...(s3.endpoint ? [`--endpoint=${s3.endpoint}`] : []),
+      ...sha,
+    ],
+    env: [
+      secretEnv('AWS_ACCESS_KEY_ID', s3.credentialsSecretName, 'accessKeyId'),
+      secretEnv('AWS_SECRET_ACCESS_KEY', s3.credentialsSecretName, 'secretAccessKey'),
+      secretEnv('AWS_SESSION_TOKEN', s3.credentialsSecretName, 'sessionToken', true),
+    ],
+    ...base,
+  };
+}
+
+/** etcdutl's restore in the member's etcd image, then the operator image moving it into place. */
+function restoreSteps(
+  cluster: EtcdCluster,
+  member: string,
+  urls: MemberUrls,
+  images: { readonly operator: string; readonly etcd: string },
+  paths: readonly string[],
+  base: Pick<V1Container, 'volumeMounts'>,
+): V1Container[] {
+  return [
     {
       name: 'restore',
       image: images.etcd,
@@ -63,7 +104,7 @@ export function restoreInitContainers(
         `--name=${member}`,
         `--initial-cluster=${member}=${urls.peerUrl}`,
         // The same token the member's etcd is given: the restored cluster is a new one.
-        `--initial-cluster-token=${cluster.metadata?.uid ?? nameOf(cluster)}`,
+        `--initial-cluster-token=${clusterToken(cluster)}`,
         `--initial-advertise-peer-urls=${urls.peerUrl}`,
         `--data-dir=${restoreWorkDir}/data`,
       ],
@@ -73,13 +114,25 @@ export function restoreInitContainers(
   ];
 }
 
-/** `pod` with the restore init containers in front of its etcd. */
-export function withRestore(pod: V1Pod, initContainers: V1Container[]): V1Pod {
+/** `pod` with the restore init containers in front of its etcd (and the backup's claim, if from one). */
+export function withRestore(pod: V1Pod, initContainers: V1Container[], source: RestoreSource): V1Pod {
   const etcd = pod.spec?.containers[0];
+  const spec = pod.spec ?? { containers: [] };
   return {
     ...pod,
     spec: {
-      ...(pod.spec ?? { containers: [] }),
+      ...spec,
+      ...(source.claim
+        ? {
+            volumes: [
+              ...(spec.volumes ?? []),
+              {
+                name: backupSourceVolume,
+                persistentVolumeClaim: { claimName: source.claim.claimName, readOnly: true },
+              },
+            ],
+          }
+        : {}),
       initContainers: initContainers.map((c) => ({
         ...c,
         ...(etcd?.securityContext ? { securityContext: etcd.securityContext } : {}),

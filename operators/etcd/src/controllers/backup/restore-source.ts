@@ -3,7 +3,7 @@
 // compared with the recorded sha256), so a corrupted or swapped backup is refused with a condition
 // and an Event, and nothing is created.
 import type { KubeClient } from '@homeostat/reconcile';
-import { etcdBackups } from '../../api/etcd-backup-types.ts';
+import { etcdBackups, type EtcdBackup } from '../../api/etcd-backup-types.ts';
 import { etcdClusters, type EtcdCluster } from '../../api/etcd-cluster-types.ts';
 import { SnapshotTrailerVerifier, type VerifiedSnapshot } from '../../backup/snapshot-trailer.ts';
 import { EtcdEngineError, messageOf } from '../../errors.ts';
@@ -12,13 +12,20 @@ import { DestinationError, openBackupStore, type BackupDestination } from './bac
 
 type S3Destination = NonNullable<BackupDestination['s3']>;
 
-/** A backup to restore: its bucket, its object key there, and the sha256 it must have. */
+/** A backup file in a claim: the claim, and the file's path inside its volume. */
+export interface ClaimFile {
+  readonly claimName: string;
+  readonly path: string;
+}
+
+/** A backup to restore: in a bucket (s3 and key) or in a claim (claim), and the sha256 it must have. */
 export interface RestoreSource {
-  readonly s3: S3Destination;
-  /** Object key in the bucket, prefix included. */
+  readonly s3?: S3Destination;
+  readonly claim?: ClaimFile;
+  /** Object key in the bucket, prefix included; or the file's path in the claim. */
   readonly key: string;
   readonly sha256: string | undefined;
-  /** For messages: `s3://bucket/key` (and the EtcdBackup it came from). */
+  /** For messages: `s3://bucket/key` or `pvc://claim/path` (and the EtcdBackup it came from). */
   readonly describe: string;
 }
 
@@ -35,18 +42,26 @@ export class RestoreRefusal extends Error {
   }
 }
 
-function s3Of(destination: BackupDestination | undefined, what: string): S3Destination {
-  if (!destination) {
-    throw new RestoreRefusal('BackupNotFound', `${what} names no destination; use fromBackup.location`);
+/** The file `key` (relative to the destination's prefix or directory) of a destination. */
+function locate(
+  destination: BackupDestination | undefined,
+  key: string,
+  sha256: string | undefined,
+  what: string,
+): RestoreSource {
+  if (destination?.s3) {
+    const s3 = destination.s3;
+    const objectKey = `${s3.prefix ?? ''}${key}`;
+    const where = `s3://${s3.bucket}/${objectKey}`;
+    return { s3, key: objectKey, sha256, describe: what ? `${what} (${where})` : where };
   }
-  if (!destination.s3) {
-    throw new RestoreRefusal(
-      'DestinationNotSupported',
-      `${what}: restoring from a persistentVolumeClaim is not carried out by this version of the operator yet; use s3`,
-      true,
-    );
+  if (destination?.persistentVolumeClaim) {
+    const { claimName, directory } = destination.persistentVolumeClaim;
+    const path = [directory, key].filter(Boolean).join('/');
+    const where = `pvc://${claimName}/${path}`;
+    return { claim: { claimName, path }, key: path, sha256, describe: what ? `${what} (${where})` : where };
   }
-  return destination.s3;
+  throw new RestoreRefusal('BackupNotFound', `${what || 'fromBackup.location'} names no destination`);
 }
 
 /** Resolves bootstrap.fromBackup to a location; undefined when the cluster is not restored from one. */
@@ -57,14 +72,17 @@ export async function restoreSourceOf(
   const from = cluster.spec.bootstrap?.fromBackup;
   if (!from) return undefined;
   const namespace = namespaceOf(cluster);
-  if (from.location) {
-    const s3 = s3Of(from.location.destination, 'fromBackup.location');
-    const key = `${s3.prefix ?? ''}${from.location.key}`;
-    return { s3, key, sha256: from.location.sha256, describe: `s3://${s3.bucket}/${key}` };
-  }
+  if (from.location) return locate(from.location.destination, from.location.key, from.location.sha256, '');
   const name = from.backupName ?? '';
   const backup = await client.find(etcdBackups, name, namespace);
   if (!backup) throw new RestoreRefusal('BackupNotFound', `EtcdBackup ${name} does not exist`);
+  return restoreSourceOfBackup(backup, client);
+}
+
+/** Where a Succeeded EtcdBackup's snapshot is, with the sha256 it recorded. */
+export async function restoreSourceOfBackup(backup: EtcdBackup, client: KubeClient): Promise<RestoreSource> {
+  const name = backup.metadata?.name ?? '';
+  const namespace = backup.metadata?.namespace ?? '';
   if (backup.status?.phase !== 'Succeeded' || !backup.status.key) {
     throw new RestoreRefusal(
       'BackupNotComplete',
@@ -75,9 +93,12 @@ export async function restoreSourceOf(
   const source = backup.spec.destination
     ? undefined
     : await client.find(etcdClusters, backup.spec.clusterName, namespace);
-  const s3 = s3Of(backup.spec.destination ?? source?.spec.backup?.destination, `EtcdBackup ${name}`);
-  const key = `${s3.prefix ?? ''}${backup.status.key}`;
-  return { s3, key, sha256: backup.status.sha256, describe: `EtcdBackup ${name} (s3://${s3.bucket}/${key})` };
+  return locate(
+    backup.spec.destination ?? source?.spec.backup?.destination,
+    backup.status.key,
+    backup.status.sha256,
+    `EtcdBackup ${name}`,
+  );
 }
 
 /** Reads the whole snapshot through the trailer check; refuses a corrupt or a different one. */
@@ -86,6 +107,12 @@ export async function verifyRestoreSource(
   namespace: string,
   client: KubeClient,
 ): Promise<VerifiedSnapshot> {
+  if (!source.s3) {
+    throw new RestoreRefusal(
+      'DestinationNotSupported',
+      `${source.describe}: a backup in a claim is verified by a pod (claim-verify-pod.ts), not by the operator`,
+    );
+  }
   let store;
   try {
     store = await openBackupStore({ s3: source.s3 }, namespace, client);

@@ -1,0 +1,209 @@
+// Disaster recovery after quorum loss (spec.recovery, ADR 0303): with RestoreNewestBackup, a
+// majority that stays unreachable for afterSeconds makes the operator build the cluster again from
+// the newest Succeeded EtcdBackup whose file verifies. Each step is recorded in status.recovery
+// before the next one is taken, so an operator restarted at any line carries on where it was:
+// Waiting → (backup chosen and verified) Restoring → (every lost member's pod and claim gone)
+// membersDeleted → (first member restored, answers with a new cluster ID) Recovered. The other
+// members then join as learners, as in any new cluster. The backup is only read.
+import type { EventRecorder } from '@homeostat/reconcile';
+import type { EtcdBackup } from '../api/etcd-backup-types.ts';
+import type { EtcdCluster, RecoveryStatusFields } from '../api/etcd-cluster-types.ts';
+import { messageOf } from '../errors.ts';
+import type { ClusterHealth } from '../health/cluster-health.ts';
+import { memberIdHex } from '../member-id.ts';
+import {
+  restoreSourceOfBackup,
+  RestoreRefusal,
+  verifyRestoreSource,
+  type RestoreSource,
+} from './backup/restore-source.ts';
+import { memberLabel, nameOf, namespaceOf } from './cluster-names.ts';
+import type { Problem } from './cluster-status.ts';
+import { deleteMemberObjects, type KubeMemberRuntimeDeps } from './kube-member-runtime.ts';
+
+export interface RecoveryRound {
+  readonly cluster: EtcdCluster;
+  readonly deps: KubeMemberRuntimeDeps;
+  readonly events: EventRecorder;
+  /** etcd's view this reconcile; undefined when no member answers. */
+  readonly health: ClusterHealth | undefined;
+  /** Every EtcdBackup in the cluster's namespace (from the cache). */
+  readonly backups: readonly EtcdBackup[];
+  /** Creates the first member restored from `backup` (the controller's seed; idempotent). */
+  readonly seedFrom: (backup: EtcdBackup) => Promise<void>;
+  readonly now: Date;
+}
+
+export interface RecoveryDecision {
+  /** status.recovery to write (undefined: none yet). */
+  readonly status: RecoveryStatusFields | undefined;
+  /** The recovery drives the members this reconcile: the usual membership steps are skipped. */
+  readonly inCharge: boolean;
+  /** Look again this soon (a wait running out, a step to follow). */
+  readonly requeueAfterMs?: number;
+  /** Something a person must know about: Degraded. */
+  readonly problem?: Problem;
+}
+
+const seconds = (ms: number) => Math.round(ms / 1000);
+
+/** Decides and takes this reconcile's step of a disaster recovery, if any. */
+export async function superviseQuorum(round: RecoveryRound): Promise<RecoveryDecision> {
+  const { cluster, now } = round;
+  const previous = cluster.status?.recovery;
+  if (previous?.phase === 'Restoring') return continueRestore(round, previous);
+  const policy = cluster.spec.recovery?.onQuorumLoss ?? 'Manual';
+  const lost = Boolean(cluster.status?.clusterId) && !round.health?.hasQuorum;
+  const open = previous?.phase === 'Waiting' || previous?.phase === 'Failed' ? previous : undefined;
+
+  if (policy !== 'RestoreNewestBackup' || !lost) {
+    if (!open) return { status: previous, inCharge: false };
+    const message = lost
+      ? 'spec.recovery.onQuorumLoss is no longer RestoreNewestBackup: nothing restored'
+      : `a majority answers again ${seconds(now.getTime() - Date.parse(open.quorumLostAt))} s after quorum was lost: nothing restored`;
+    await round.events.normal(cluster, 'RecoveryCancelled', 'Recover', message);
+    return {
+      status: { ...open, phase: 'Cancelled', finishedAt: now.toISOString(), message },
+      inCharge: false,
+    };
+  }
+
+  const afterMs = (cluster.spec.recovery?.afterSeconds ?? 300) * 1000;
+  const lostAt = open ? new Date(open.quorumLostAt) : now;
+  const restoreAt = new Date(lostAt.getTime() + afterMs);
+  const generation = previous?.generation ?? 0;
+  if (now < restoreAt) {
+    const message = `quorum lost at ${lostAt.toISOString()}: restoring from the newest backup at ${restoreAt.toISOString()} unless a majority answers before`;
+    if (!open) await round.events.warning(cluster, 'RecoveryScheduled', 'Recover', message);
+    return {
+      status: {
+        phase: 'Waiting',
+        generation,
+        quorumLostAt: lostAt.toISOString(),
+        restoreAt: restoreAt.toISOString(),
+        message,
+      },
+      inCharge: false,
+      requeueAfterMs: restoreAt.getTime() - now.getTime(),
+    };
+  }
+
+  const chosen = await newestGoodBackup(round);
+  if (!chosen.backup || !chosen.source) {
+    const message = `quorum lost for ${seconds(now.getTime() - lostAt.getTime())} s and no backup can be restored: ${chosen.why}; create a backup destination or restore by hand (see the guide)`;
+    if (open?.phase !== 'Failed') await round.events.warning(cluster, 'NoUsableBackup', 'Recover', message);
+    return {
+      status: {
+        phase: 'Failed',
+        generation,
+        quorumLostAt: lostAt.toISOString(),
+        restoreAt: restoreAt.toISOString(),
+        message,
+      },
+      inCharge: false,
+      requeueAfterMs: 30_000,
+      problem: { reason: 'NoUsableBackup', message },
+    };
+  }
+  const { backup } = chosen;
+  const message = `quorum lost for ${seconds(now.getTime() - lostAt.getTime())} s: restoring from EtcdBackup ${backup.metadata?.name ?? ''} (revision ${backup.status?.revision ?? '?'}, finished ${backup.status?.finishedAt ?? '?'}, sha256 verified); deleting the pods and claims of every member of etcd cluster ${cluster.status?.clusterId ?? '?'}, which comes back as a new etcd cluster`;
+  await round.events.warning(cluster, 'RecoveryStarted', 'Recover', message);
+  return {
+    status: {
+      phase: 'Restoring',
+      generation: generation + 1,
+      quorumLostAt: lostAt.toISOString(),
+      restoreAt: restoreAt.toISOString(),
+      backupName: backup.metadata?.name ?? '',
+      ...(backup.status?.revision ? { backupRevision: backup.status.revision } : {}),
+      ...(cluster.status?.clusterId ? { lostClusterId: cluster.status.clusterId } : {}),
+      membersDeleted: false,
+      startedAt: now.toISOString(),
+      message,
+    },
+    inCharge: true,
+    requeueAfterMs: 500,
+  };
+}
+
+/** The newest Succeeded backup of this cluster whose snapshot reads back through its checks. */
+async function newestGoodBackup(
+  round: RecoveryRound,
+): Promise<{ backup?: EtcdBackup; source?: RestoreSource; why: string }> {
+  const { cluster } = round;
+  const candidates = round.backups
+    .filter(
+      (b) =>
+        b.metadata?.namespace === namespaceOf(cluster) &&
+        b.spec.clusterName === nameOf(cluster) &&
+        b.status?.phase === 'Succeeded',
+    )
+    .sort((a, b) => Date.parse(b.status?.finishedAt ?? '') - Date.parse(a.status?.finishedAt ?? ''));
+  const skipped: string[] = [];
+  for (const backup of candidates) {
+    const name = backup.metadata?.name ?? '';
+    try {
+      const source = await restoreSourceOfBackup(backup, round.deps.client);
+      await verifyRestoreSource(source, namespaceOf(cluster), round.deps.client);
+      return { backup, source, why: '' };
+    } catch (error) {
+      if (!(error instanceof RestoreRefusal)) throw error;
+      skipped.push(`${name} (${error.reason})`);
+      await round.events.warning(
+        cluster,
+        'RecoveryBackupSkipped',
+        'Recover',
+        `EtcdBackup ${name} cannot be restored: ${messageOf(error)}; trying the next older one`,
+      );
+    }
+  }
+  return {
+    why: candidates.length
+      ? `every Succeeded EtcdBackup was refused: ${skipped.join(', ')}`
+      : 'this cluster has no Succeeded EtcdBackup',
+  };
+}
+
+/** Restoring: delete the lost members, then seed from the backup, until the new cluster answers. */
+async function continueRestore(round: RecoveryRound, state: RecoveryStatusFields): Promise<RecoveryDecision> {
+  const { cluster, deps, now } = round;
+  const busy = { inCharge: true, requeueAfterMs: 1000 };
+  if (!state.membersDeleted) {
+    const members = new Set(
+      [...deps.owned.podsOf(cluster), ...deps.owned.claimsOf(cluster)].map(
+        (o) => o.metadata?.labels?.[memberLabel] ?? '',
+      ),
+    );
+    members.delete('');
+    for (const member of members) await deleteMemberObjects(deps, member);
+    if (members.size > 0) return { status: state, ...busy };
+    const message = `deleted the pods and claims of every member of etcd cluster ${state.lostClusterId ?? '?'}; restoring the first member from EtcdBackup ${state.backupName ?? '?'}`;
+    await round.events.normal(cluster, 'LostMembersDeleted', 'Recover', message);
+    return { status: { ...state, membersDeleted: true, message }, ...busy };
+  }
+  const health = round.health;
+  const clusterId = health ? memberIdHex(health.clusterId) : undefined;
+  if (health?.hasQuorum && clusterId !== state.lostClusterId) {
+    const took = seconds(now.getTime() - Date.parse(state.startedAt ?? now.toISOString()));
+    const message = `etcd cluster ${clusterId ?? '?'} answers with the keys of EtcdBackup ${state.backupName ?? '?'} (revision ${state.backupRevision ?? '?'}), ${took} s after the restore began; the other members join as learners`;
+    await round.events.normal(cluster, 'RecoveryCompleted', 'Recover', message);
+    return {
+      status: { ...state, phase: 'Recovered', finishedAt: now.toISOString(), message },
+      inCharge: false,
+    };
+  }
+  const backup = round.backups.find(
+    (b) => b.metadata?.name === state.backupName && b.metadata?.namespace === namespaceOf(cluster),
+  );
+  if (!backup) {
+    const message = `EtcdBackup ${state.backupName ?? '?'}, chosen for the recovery, is gone; create the cluster again from another backup`;
+    return {
+      status: state,
+      inCharge: true,
+      requeueAfterMs: 30_000,
+      problem: { reason: 'BackupNotFound', message },
+    };
+  }
+  await round.seedFrom(backup);
+  return { status: state, ...busy };
+}
