@@ -177,6 +177,9 @@ async function seed(round: Round, operatorImage: string, fromBackup?: EtcdBackup
   let restore: ((pod: V1Pod) => V1Pod) | undefined;
   try {
     if (!round.deps.owned.pod(round.cluster, first.name)) {
+      // The cache may not show yet a pod made a moment ago: ask the API server before a restore is
+      // prepared again (for a backup in a claim, that would start a second check pod).
+      if (await round.deps.client.find(builtin.pods, first.name, namespaceOf(round.cluster))) return;
       const prepared = await prepareRestore(
         { ...round.deps, images: { operator: operatorImage, etcd: round.deps.image } },
         first,
