@@ -199,6 +199,8 @@ async function runOne(
       rss_start_mb: mb(atStart.rssBytes),
       rss_mb: mb(memory.rssBytes),
       peak_rss_mb: mb(memory.peakRssBytes),
+      rss_anonymous_mb: mb(memory.anonymousBytes),
+      rss_file_mb: mb(memory.fileBytes),
     };
   } finally {
     await operator.process.stop();

@@ -27,6 +27,9 @@ export interface RunResult {
   /** At the end of the idle window after convergence. */
   rss_mb: number;
   peak_rss_mb: number;
+  /** Of rss_mb: anonymous pages (heaps, stacks) and pages of mapped files (the executable). */
+  rss_anonymous_mb: number;
+  rss_file_mb: number;
 }
 
 export interface Ratios {
@@ -111,6 +114,8 @@ const rows: [label: string, key: keyof RunResult, ratio?: keyof Ratios][] = [
   ['RSS before any object (MB)', 'rss_start_mb', 'rss_start'],
   ['RSS after convergence (MB)', 'rss_mb', 'rss'],
   ['peak RSS (MB)', 'peak_rss_mb', 'peak_rss'],
+  ['of RSS: anonymous (MB)', 'rss_anonymous_mb'],
+  ['of RSS: mapped files (MB)', 'rss_file_mb'],
 ];
 
 /** A plain-text table of the results side by side, with the ratio column when there are two. */
