@@ -19,6 +19,8 @@ export interface RunResult {
   reconcile_seconds_mean: number;
   /** Writes by the operator from the first Widget until it went quiet (the driver's creates excluded). */
   operator_writes_to_converge: number;
+  /** Mean ms the API server itself spent per write of the workload (the driver's creates included). */
+  apiserver_ms_per_write: number;
   idle_writes_per_minute: number;
   /** CPU seconds (user + system) the operator used from the first Widget to convergence. */
   cpu_seconds_to_converge: number;
@@ -109,6 +111,7 @@ const rows: [label: string, key: keyof RunResult, ratio?: keyof Ratios][] = [
   ['reconciles per second', 'reconciles_per_second', 'reconciles_per_second'],
   ['mean seconds per reconcile', 'reconcile_seconds_mean'],
   ['operator writes to converge', 'operator_writes_to_converge'],
+  ['API server ms per write (mean)', 'apiserver_ms_per_write'],
   ['idle writes per minute', 'idle_writes_per_minute'],
   ['CPU seconds to converge', 'cpu_seconds_to_converge', 'cpu'],
   ['RSS before any object (MB)', 'rss_start_mb', 'rss_start'],
