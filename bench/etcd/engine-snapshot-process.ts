@@ -1,6 +1,7 @@
 // One engine snapshot in a process of its own, bundled and started as the operator image starts
 // its bundle, so bench:snapshot can time it with the image's Node flags (--jitless, ADR 0601) as
-// well as with V8's JIT. Prints one JSON line: seconds, bytes, sha256.
+// well as with V8's JIT. Prints one JSON line: seconds, bytes, sha256, and the seconds of each
+// step of takeBackup (its onPhase).
 import { parseArgs } from 'node:util';
 import { fileSnapshotSink, readClusterHealth, takeBackup } from '@homeostat/etcd-operator';
 
@@ -9,22 +10,21 @@ const { values } = parseArgs({
     endpoint: { type: 'string' },
     dir: { type: 'string' },
     name: { type: 'string' },
-    etcdutl: { type: 'string' },
   },
 });
-const { endpoint, dir, name, etcdutl } = values;
-if (!endpoint || !dir || !name || !etcdutl)
-  throw new Error('usage: --endpoint URL --dir DIR --name FILE --etcdutl PATH');
+const { endpoint, dir, name } = values;
+if (!endpoint || !dir || !name) throw new Error('usage: --endpoint URL --dir DIR --name FILE');
 // An operator has talked to its cluster long before it takes a backup: etcd3 has loaded and parsed
 // its .proto files (a few hundred ms without a JIT) once, at its first call. So does this process,
 // before the clock starts.
 await readClusterHealth({ endpoints: [endpoint] });
+const phases: Record<string, number> = {};
 const start = process.hrtime.bigint();
 const record = await takeBackup({ endpoints: [endpoint] }, fileSnapshotSink(dir), {
   name,
-  etcdutlPath: etcdutl,
+  onPhase: (phase, seconds) => (phases[phase] = (phases[phase] ?? 0) + seconds),
 });
 const seconds = Number(process.hrtime.bigint() - start) / 1e9;
 process.stdout.write(
-  `${JSON.stringify({ seconds, bytes: record.sizeBytes, sha256: record.sha256, location: record.location })}\n`,
+  `${JSON.stringify({ seconds, bytes: record.sizeBytes, sha256: record.sha256, location: record.location, phases })}\n`,
 );

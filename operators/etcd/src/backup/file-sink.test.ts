@@ -12,7 +12,6 @@ const record: Omit<BackupRecord, 'location'> = {
   sha256: '0'.repeat(64),
   revision: '1',
   revisionExact: true,
-  totalKeys: 1,
   memberId: '1',
   memberName: 'm',
   etcdVersion: '3.6.0',

@@ -10,7 +10,6 @@ export interface BackupRecord {
   readonly revision: string;
   /** True when `revision` was read from the snapshot itself, false when it is a lower bound read before streaming. */
   readonly revisionExact: boolean;
-  readonly totalKeys: number | undefined;
   readonly memberId: string;
   readonly memberName: string;
   readonly etcdVersion: string;
@@ -26,7 +25,7 @@ export interface SnapshotSink {
 
 /** One snapshot being written to a sink. */
 export interface SnapshotUpload {
-  /** A local file with the bytes written so far, if the sink has one (lets etcdutl read the revision). */
+  /** A local file with the bytes written so far, if the sink has one (the exact revision is read from it). */
   readonly localPath: string | undefined;
   write(chunk: Uint8Array): Promise<void>;
   /** Writes out anything buffered, so `localPath` holds every byte written so far. */

@@ -102,7 +102,6 @@ describe('snapshot stream over HTTP/2 from real etcd', () => {
 
     const record = await takeBackup(tlsConnection, fileSnapshotSink(join(work, 'backups')), {
       name: 'secure-backup.db',
-      etcdutlPath: etcdutl,
     });
     expect(record.revisionExact).toBe(true);
     expect(record.memberName).toBe('secure-0');
@@ -159,7 +158,7 @@ describe('snapshot stream over HTTP/2 from real etcd', () => {
           };
         },
       },
-      { name: 'aborted.db', etcdutlPath: etcdutl, signal: backup.signal },
+      { name: 'aborted.db', signal: backup.signal },
     );
     await expect(cancelling).rejects.toBe(reason);
     expect(await readdir(dir)).toEqual([]);
@@ -188,7 +187,7 @@ describe('snapshot stream over HTTP/2 from real etcd', () => {
     const record = await takeBackup(
       { ...connection, auth: { username: 'root', password: 'root-password' } },
       fileSnapshotSink(join(work, 'backups')),
-      { name: 'with-auth.db', etcdutlPath: etcdutl },
+      { name: 'with-auth.db' },
     );
     expect((await snapshotFileStatus(etcdutl, record.location)).totalKeys).toBeGreaterThanOrEqual(1000);
   });
