@@ -52,6 +52,10 @@ function fileUpload(file: FileHandle, partialPath: string, finalPath: string): S
       },
     );
   };
+  const waitForRoom = async () => {
+    while (writing && queuedBytes >= maxQueuedBytes) await writing;
+    throwIfFailed();
+  };
   const throwIfFailed = () => {
     if (failure) throw failure;
   };
@@ -73,14 +77,16 @@ function fileUpload(file: FileHandle, partialPath: string, finalPath: string): S
 
   return {
     localPath: partialPath,
-    async write(chunk) {
+    // Not async: a chunk that only joins the queue returns nothing to wait for, which lets the
+    // stream go on without a promise round per chunk.
+    write(chunk) {
       throwIfFailed();
       syncing = undefined;
       queued.push(chunk);
       queuedBytes += chunk.length;
       if (!writing && queuedBytes >= batchBytes) startWrite();
-      while (writing && queuedBytes >= maxQueuedBytes) await writing;
-      throwIfFailed();
+      if (writing && queuedBytes >= maxQueuedBytes) return waitForRoom();
+      return undefined;
     },
     async flush() {
       await drain();

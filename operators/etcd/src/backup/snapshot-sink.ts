@@ -27,7 +27,11 @@ export interface SnapshotSink {
 export interface SnapshotUpload {
   /** A local file with the bytes written so far, if the sink has one (the exact revision is read from it). */
   readonly localPath: string | undefined;
-  write(chunk: Uint8Array): Promise<void>;
+  /**
+   * Takes the next bytes, in order. A promise says "wait before the next write" (the sink is
+   * behind); nothing returned means the next chunk may come at once.
+   */
+  write(chunk: Uint8Array): Promise<void> | void;
   /** Writes out anything buffered, so `localPath` holds every byte written so far. */
   flush(): Promise<void>;
   /** Makes the snapshot visible with its record; returns its location. */

@@ -21,7 +21,7 @@ export interface BackupOptions {
 export type BackupPhase =
   | 'choose source'
   | 'stream'
-  | 'stream: hashing'
+  | 'stream: hashing and handing to the sink'
   | 'stream: waiting for the sink'
   | 'verify'
   | 'flush'
@@ -90,17 +90,23 @@ async function streamSnapshot(
   onPhase: BackupOptions['onPhase'],
 ): Promise<void> {
   const token = await authToken(connection, clientUrl);
-  // With onPhase, the time inside the stream is split out: the hash, and the waits for the sink.
-  const now = () => process.hrtime.bigint();
-  let hashing = 0n;
-  let waiting = 0n;
-  const measured = async (blob: Buffer) => {
-    const start = now();
+  // Each blob is hashed, then goes to the sink; the stream waits only when the sink is behind.
+  const take = (blob: Buffer) => {
     verifier.update(blob);
-    const hashed = now();
-    hashing += hashed - start;
-    await upload.write(blob);
-    waiting += now() - hashed;
+    return upload.write(blob);
+  };
+  // With onPhase, the time inside the stream is split out: hashing and queueing, and waiting.
+  const now = () => process.hrtime.bigint();
+  let handing = 0n;
+  let waiting = 0n;
+  const measured = (blob: Buffer) => {
+    const start = now();
+    const wait = take(blob);
+    const handed = now();
+    handing += handed - start;
+    return wait?.then(() => {
+      waiting += now() - handed;
+    });
   };
   await readSnapshotStream(
     {
@@ -110,14 +116,9 @@ async function streamSnapshot(
       ...(signal ? { signal } : {}),
       ...(connection.callTimeoutMs ? { connectTimeoutMs: connection.callTimeoutMs } : {}),
     },
-    onPhase
-      ? measured
-      : (blob) => {
-          verifier.update(blob);
-          return upload.write(blob);
-        },
+    onPhase ? measured : take,
   );
-  onPhase?.('stream: hashing', Number(hashing) / 1e9);
+  onPhase?.('stream: hashing and handing to the sink', Number(handing) / 1e9);
   onPhase?.('stream: waiting for the sink', Number(waiting) / 1e9);
 }
 
