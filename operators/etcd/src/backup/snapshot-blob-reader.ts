@@ -67,7 +67,8 @@ export class SnapshotBlobReader {
     while (offset < data.length) {
       if (this.#blobLeft > 0) {
         const end = Math.min(data.length, offset + this.#blobLeft);
-        onBlob(data.subarray(offset, end));
+        // Most chunks lie wholly inside a blob: they go on as they are, without a view object.
+        onBlob(offset === 0 && end === data.length ? data : data.subarray(offset, end));
         this.#blobLeft -= end - offset;
         this.#messageLeft -= end - offset;
         offset = end;

@@ -18,15 +18,7 @@ export interface BackupOptions {
 }
 
 /** The steps of takeBackup, in order. */
-export type BackupPhase =
-  | 'choose source'
-  | 'stream'
-  | 'stream: hashing and handing to the sink'
-  | 'stream: waiting for the sink'
-  | 'verify'
-  | 'flush'
-  | 'revision'
-  | 'commit';
+export type BackupPhase = 'choose source' | 'stream' | 'verify' | 'flush' | 'revision' | 'commit';
 
 /** Runs `work`, then tells `onPhase` how long it took (when there is one to tell). */
 async function phase<T>(
@@ -87,26 +79,12 @@ async function streamSnapshot(
   upload: SnapshotUpload,
   verifier: SnapshotTrailerVerifier,
   signal: AbortSignal | undefined,
-  onPhase: BackupOptions['onPhase'],
 ): Promise<void> {
   const token = await authToken(connection, clientUrl);
   // Each blob is hashed, then goes to the sink; the stream waits only when the sink is behind.
   const take = (blob: Buffer) => {
     verifier.update(blob);
     return upload.write(blob);
-  };
-  // With onPhase, the time inside the stream is split out: hashing and queueing, and waiting.
-  const now = () => process.hrtime.bigint();
-  let handing = 0n;
-  let waiting = 0n;
-  const measured = (blob: Buffer) => {
-    const start = now();
-    const wait = take(blob);
-    const handed = now();
-    handing += handed - start;
-    return wait?.then(() => {
-      waiting += now() - handed;
-    });
   };
   await readSnapshotStream(
     {
@@ -116,10 +94,8 @@ async function streamSnapshot(
       ...(signal ? { signal } : {}),
       ...(connection.callTimeoutMs ? { connectTimeoutMs: connection.callTimeoutMs } : {}),
     },
-    onPhase ? measured : take,
+    take,
   );
-  onPhase?.('stream: hashing and handing to the sink', Number(handing) / 1e9);
-  onPhase?.('stream: waiting for the sink', Number(waiting) / 1e9);
 }
 
 /** The exact revision from the written file's bbolt pages; a file that has none fails the backup. */
@@ -168,7 +144,7 @@ export async function takeBackup(
       : await phase(onPhase, 'revision', () => currentRevision(connection, clientUrl));
     try {
       await phase(onPhase, 'stream', () =>
-        streamSnapshot(connection, clientUrl, upload, verifier, options.signal, onPhase),
+        streamSnapshot(connection, clientUrl, upload, verifier, options.signal),
       );
     } catch (error) {
       if (options.signal?.aborted && error === options.signal.reason) throw error;
