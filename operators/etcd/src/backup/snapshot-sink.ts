@@ -1,3 +1,5 @@
+import type { VerifiedSnapshot } from './snapshot-trailer.ts';
+
 /** What a backup records about the snapshot it wrote. */
 export interface BackupRecord {
   /** Where the sink put it (a file path now; an object URL later). */
@@ -32,6 +34,13 @@ export interface SnapshotUpload {
    * behind); nothing returned means the next chunk may come at once.
    */
   write(chunk: Uint8Array): Promise<void> | void;
+  /**
+   * Present when the upload checks etcd's sha256 trailer itself, on the bytes it writes (the file
+   * sink does, on its writer thread): call it once every byte is written; it resolves with the
+   * verified size and hash, or rejects as SnapshotTrailerVerifier.finish does. takeBackup then
+   * does not hash on its own.
+   */
+  readonly verifyTrailer?: (what: string) => Promise<VerifiedSnapshot>;
   /** Writes out anything buffered, so `localPath` holds every byte written so far. */
   flush(): Promise<void>;
   /** Makes the snapshot visible with its record; returns its location. */

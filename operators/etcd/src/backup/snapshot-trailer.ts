@@ -52,20 +52,32 @@ export class SnapshotTrailerVerifier {
 
   /** Ends the check; throws SnapshotMalformed or SnapshotHashMismatch with what was expected and found. */
   finish(what: string): VerifiedSnapshot {
-    const step = 'verify snapshot';
     assertSnapshotSize(this.#size, what);
     const cut = this.#held.length - TRAILER_BYTES;
     this.#hash.update(this.#held.subarray(0, cut));
-    const computed = this.#hash.digest('hex');
     const trailer = Buffer.from(this.#held.subarray(cut)).toString('hex');
-    if (computed !== trailer) {
-      throw new EtcdEngineError(
-        step,
-        'SnapshotHashMismatch',
-        `${what}: sha256 of the first ${this.#size - TRAILER_BYTES} bytes is ${computed}, but the trailer ` +
-          `says ${trailer}; the snapshot is corrupt and must not be restored`,
-      );
-    }
-    return { sizeBytes: this.#size, sha256: trailer };
+    return checkTrailer(this.#size, this.#hash.digest('hex'), trailer, what);
   }
+}
+
+/**
+ * The check itself, for whoever hashed the bytes: `size` bytes in all, `computed` the hex sha256 of
+ * all but the last 32, `trailer` those 32 in hex. Throws SnapshotMalformed or SnapshotHashMismatch.
+ */
+export function checkTrailer(
+  size: number,
+  computed: string,
+  trailer: string,
+  what: string,
+): VerifiedSnapshot {
+  assertSnapshotSize(size, what);
+  if (computed !== trailer) {
+    throw new EtcdEngineError(
+      'verify snapshot',
+      'SnapshotHashMismatch',
+      `${what}: sha256 of the first ${size - TRAILER_BYTES} bytes is ${computed}, but the trailer ` +
+        `says ${trailer}; the snapshot is corrupt and must not be restored`,
+    );
+  }
+  return { sizeBytes: size, sha256: trailer };
 }

@@ -77,15 +77,18 @@ async function streamSnapshot(
   connection: EtcdConnection,
   clientUrl: string,
   upload: SnapshotUpload,
-  verifier: SnapshotTrailerVerifier,
+  verifier: SnapshotTrailerVerifier | undefined,
   signal: AbortSignal | undefined,
 ): Promise<void> {
   const token = await authToken(connection, clientUrl);
-  // Each blob is hashed, then goes to the sink; the stream waits only when the sink is behind.
-  const take = (blob: Buffer) => {
-    verifier.update(blob);
-    return upload.write(blob);
-  };
+  // Each blob is hashed here (unless the upload checks the trailer itself), then goes to the sink;
+  // the stream waits only when the sink is behind.
+  const take = verifier
+    ? (blob: Buffer) => {
+        verifier.update(blob);
+        return upload.write(blob);
+      }
+    : (blob: Buffer) => upload.write(blob);
   await readSnapshotStream(
     {
       clientUrl,
@@ -135,7 +138,9 @@ export async function takeBackup(
   }
   const memberName = describeMember(source.member);
   const upload = await sink.create(options.name);
-  const verifier = new SnapshotTrailerVerifier();
+  // An upload that checks the trailer on the bytes it writes (the file sink, off the main thread)
+  // saves hashing them here as well.
+  const verifier = upload.verifyTrailer ? undefined : new SnapshotTrailerVerifier();
   try {
     // A sink with a local copy gets the exact revision from the file afterwards; any other gets a
     // lower bound, read before the stream starts (a call of its own, so only when needed).
@@ -153,9 +158,11 @@ export async function takeBackup(
         cause: error,
       });
     }
+    const what = `snapshot streamed from ${memberName}`;
     const verified = await phase(onPhase, 'verify', () =>
-      verifier.finish(`snapshot streamed from ${memberName}`),
+      verifier ? verifier.finish(what) : upload.verifyTrailer?.(what),
     );
+    if (!verified) throw new Error(`${what}: the upload checks its trailer, but gave no result`);
     // A file sink starts its fsync here and lets the revision be read from the file meanwhile.
     await phase(onPhase, 'flush', () => upload.flush());
     const localPath = upload.localPath;
