@@ -1,7 +1,8 @@
 // npm run bench:snapshot -- [--size-mb S] [--runs N]
 // Fills one real etcd member to S MB (default 256; 16 under BENCH_SMOKE=1), then takes snapshots
-// in turn with the engine (takeBackup into a file sink: health check, the snapshot stream with its
-// sha256 trailer checked on the way, fsync, the exact revision read from the file, the record) and with
+// in turn with the engine (takeBackup into a file sink: health check, the snapshot stream, written
+// and its sha256 trailer checked on the sink's writer thread, fsync, the exact revision read from
+// the file's pages, the record; each step's time printed) and with
 // `etcdctl snapshot save`, N of each (default 3; 1 under BENCH_SMOKE=1). The engine runs bundled in
 // a process of its own, as the operator image runs it, twice per run: with the image's Node flags
 // (operatorNodeFlags: --jitless, ADR 0601) and with V8's JIT; it times takeBackup itself (an
