@@ -9,7 +9,7 @@ import { operatorCharts } from '../../e2e/harness/operator-charts.ts';
 import { installOperator } from '../../e2e/harness/operator-release.ts';
 import { killOnNode, podOnNode, postmasterOf } from '../../e2e/harness/pod-processes.ts';
 import {
-  ackedTableSql,
+  ackedTable,
   missingRows,
   queryOnce,
   startWriteLoad,
@@ -66,7 +66,7 @@ export async function clusterFailoverRuns(
       ]);
       const cluster = new PostgresClusterUnderTest(namespace.name, name);
       await cluster.waitHealthy(3);
-      await queryOnce(await cluster.readWriteTarget(), ackedTableSql);
+      await queryOnce(await cluster.readWriteTarget(), ackedTable);
       let nextId = 1;
       for (let run = 0; run < runs; run++) {
         // One kill that goes wrong is reported and the run goes on: a 10-kill run used to end at

@@ -7,7 +7,7 @@
 // it asserts nothing.
 import { waitUntil } from '@homeostat/testing';
 import { TestCluster, missingIds } from '../../operators/postgres/src/test-support/test-cluster.ts';
-import { startWriteLoad } from '../../operators/postgres/src/test-support/write-load.ts';
+import { loopbackTarget, startWriteLoad } from '../../operators/postgres/src/test-support/write-load.ts';
 import type { SynchronousReplication } from '../../operators/postgres/src/synchronous.ts';
 import { sized } from '../support/bench-size.ts';
 import { loadAverage } from '../support/load-average.ts';
@@ -47,7 +47,7 @@ async function killPrimaryUnderLoad(
       if (e.type === 'routed') routedAt = Date.now();
     },
   });
-  const writer = startWriteLoad(cluster.router.port, cluster.bed.superuser);
+  const writer = startWriteLoad(loopbackTarget(cluster.router.port, cluster.bed.superuser));
   engine.start();
   try {
     if (synchronous) {

@@ -19,6 +19,28 @@ export async function workloadWrites(client: KubeClient): Promise<number> {
   );
 }
 
+/** Seconds the API server spent serving those writes, and how many it served (a histogram's sum and count). */
+export interface ServedWrites {
+  seconds: number;
+  count: number;
+}
+
+/**
+ * The API server's own time for the writes of the workload so far (apiserver_request_duration_seconds):
+ * taken before and after a run, it says whether an operator's requests cost the server more, or
+ * wait longer on the operator's side.
+ */
+export async function workloadWriteTime(client: KubeClient): Promise<ServedWrites> {
+  const response = await client.transport.stream({ method: 'GET', path: '/metrics' });
+  const samples = parseSamples(await readText(response));
+  const isWorkloadWrite = (labels: Record<string, string>) =>
+    mutatingVerbs.has(labels['verb'] ?? '') && workloadResources.has(labels['resource'] ?? '');
+  return {
+    seconds: sumOf(samples, 'apiserver_request_duration_seconds_sum', isWorkloadWrite),
+    count: sumOf(samples, 'apiserver_request_duration_seconds_count', isWorkloadWrite),
+  };
+}
+
 async function readText(response: IncomingMessage): Promise<string> {
   let text = '';
   response.setEncoding('utf8');

@@ -7,6 +7,10 @@ export interface ProcessMemory {
   rssBytes: number;
   /** The highest resident set size so far (VmHWM, the kernel's high-water mark). */
   peakRssBytes: number;
+  /** Of the resident set: anonymous pages (heaps, stacks; RssAnon). */
+  anonymousBytes: number;
+  /** Of the resident set: pages of mapped files, mostly the executable's own code and data (RssFile). */
+  fileBytes: number;
 }
 
 /** Reads /proc/<pid>/status. */
@@ -17,7 +21,12 @@ export async function readProcessMemory(pid: number): Promise<ProcessMemory> {
     if (!match?.[1]) throw new Error(`/proc/${pid}/status has no ${field}`);
     return Number(match[1]) * 1024;
   };
-  return { rssBytes: kib('VmRSS'), peakRssBytes: kib('VmHWM') };
+  return {
+    rssBytes: kib('VmRSS'),
+    peakRssBytes: kib('VmHWM'),
+    anonymousBytes: kib('RssAnon'),
+    fileBytes: kib('RssFile'),
+  };
 }
 
 /** CPU seconds (user + system) the process has used so far, from /proc/<pid>/stat. */

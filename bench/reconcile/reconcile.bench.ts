@@ -24,7 +24,7 @@ import { KubeClient, builtin } from '@homeostat/reconcile';
 import { widgetCrd, widgets } from '../../libs/reconcile/src/test-support/widget.ts';
 import { sized } from '../support/bench-size.ts';
 import { Teardown } from '../support/teardown.ts';
-import { workloadWrites } from './apiserver-writes.ts';
+import { workloadWrites, workloadWriteTime } from './apiserver-writes.ts';
 import { deleteAll, warmUpControlPlane } from './control-plane-warm-up.ts';
 import { watchConvergence } from './convergence.ts';
 import {
@@ -123,6 +123,7 @@ async function runOne(
     const watch = await watchConvergence(client, namespace, objects);
     teardown.add('stop the convergence watch', () => watch.stop());
     const writesBefore = await workloadWrites(client);
+    const servedBefore = await workloadWriteTime(client);
     const cpuBefore = await readProcessCpuSeconds(operator.process.pid);
 
     const loadAtStart = loadAverage();
@@ -176,6 +177,8 @@ async function runOne(
     // Writes may trail the last status (an Event sent in the background): they belong to
     // converging, not to idling, so the idle window starts once writes have stopped.
     const writesConverged = await quietWrites(client);
+    const servedConverged = await workloadWriteTime(client);
+    const servedCount = servedConverged.count - servedBefore.count;
     say(`${implementation}: idle for ${idleSeconds} s, counting writes`);
     await sleep(idleSeconds * 1000);
     const writesIdle = (await workloadWrites(client)) - writesConverged;
@@ -194,11 +197,19 @@ async function runOne(
       reconciles_per_second: Number((reconciles / secondsToConverge).toFixed(1)),
       reconcile_seconds_mean: Number(reconcileSecondsMean.toFixed(4)),
       operator_writes_to_converge: writesConverged - writesBefore - objects,
+      apiserver_ms_per_write: Number(
+        (servedCount > 0
+          ? ((servedConverged.seconds - servedBefore.seconds) * 1000) / servedCount
+          : 0
+        ).toFixed(2),
+      ),
       idle_writes_per_minute: Number(((writesIdle * 60) / idleSeconds).toFixed(1)),
       cpu_seconds_to_converge: Number(cpuToConverge.toFixed(1)),
       rss_start_mb: mb(atStart.rssBytes),
       rss_mb: mb(memory.rssBytes),
       peak_rss_mb: mb(memory.peakRssBytes),
+      rss_anonymous_mb: mb(memory.anonymousBytes),
+      rss_file_mb: mb(memory.fileBytes),
     };
   } finally {
     await operator.process.stop();

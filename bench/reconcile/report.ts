@@ -19,6 +19,8 @@ export interface RunResult {
   reconcile_seconds_mean: number;
   /** Writes by the operator from the first Widget until it went quiet (the driver's creates excluded). */
   operator_writes_to_converge: number;
+  /** Mean ms the API server itself spent per write of the workload (the driver's creates included). */
+  apiserver_ms_per_write: number;
   idle_writes_per_minute: number;
   /** CPU seconds (user + system) the operator used from the first Widget to convergence. */
   cpu_seconds_to_converge: number;
@@ -27,6 +29,9 @@ export interface RunResult {
   /** At the end of the idle window after convergence. */
   rss_mb: number;
   peak_rss_mb: number;
+  /** Of rss_mb: anonymous pages (heaps, stacks) and pages of mapped files (the executable). */
+  rss_anonymous_mb: number;
+  rss_file_mb: number;
 }
 
 export interface Ratios {
@@ -106,11 +111,14 @@ const rows: [label: string, key: keyof RunResult, ratio?: keyof Ratios][] = [
   ['reconciles per second', 'reconciles_per_second', 'reconciles_per_second'],
   ['mean seconds per reconcile', 'reconcile_seconds_mean'],
   ['operator writes to converge', 'operator_writes_to_converge'],
+  ['API server ms per write (mean)', 'apiserver_ms_per_write'],
   ['idle writes per minute', 'idle_writes_per_minute'],
   ['CPU seconds to converge', 'cpu_seconds_to_converge', 'cpu'],
   ['RSS before any object (MB)', 'rss_start_mb', 'rss_start'],
   ['RSS after convergence (MB)', 'rss_mb', 'rss'],
   ['peak RSS (MB)', 'peak_rss_mb', 'peak_rss'],
+  ['of RSS: anonymous (MB)', 'rss_anonymous_mb'],
+  ['of RSS: mapped files (MB)', 'rss_file_mb'],
 ];
 
 /** A plain-text table of the results side by side, with the ratio column when there are two. */

@@ -1,36 +1,20 @@
-// The suites' own PostgreSQL client, run where the suite runs: a steady write load through a
-// Service that records every acknowledged row (so lost writes are counted, never guessed), and
-// a probe of one instance from inside its pod (over its Unix socket, so it answers even while the
-// pod's network is cut).
+// The suites' own PostgreSQL client, run where the suite runs: the write load of the operator's
+// tests (every acknowledged row recorded, so lost writes are counted, never guessed) sent through a
+// Service, what it saw around a fault, and a probe of one instance from inside its pod (over its
+// Unix socket, so it answers even while the pod's network is cut).
 import { spawn, type ChildProcess } from 'node:child_process';
 import pg from 'pg';
+import {
+  startWriteLoad as startLoad,
+  type WriteLoad,
+  type WriteTarget,
+} from '@homeostat/postgres-operator/test-support/write-load';
 import { kubeconfigPath } from './cluster-access.ts';
 import { binaryPath } from '@homeostat/testing';
 
-export interface PostgresTarget {
-  host: string;
-  port: number;
-  user: string;
-  password: string;
-  database: string;
-}
-
-export interface AckedRow {
-  readonly id: number;
-  /** Date.now() when the INSERT was acknowledged. */
-  readonly at: number;
-}
-
-export interface WriteLoad {
-  readonly acked: readonly AckedRow[];
-  /** Date.now() of each failed INSERT or connection. */
-  readonly failures: readonly number[];
-  stop(): Promise<void>;
-}
-
-/** The table the load writes into; created through the same target before the load starts. */
-export const ackedTableSql =
-  'CREATE TABLE IF NOT EXISTS acked (id bigint PRIMARY KEY, at timestamptz DEFAULT now())';
+export { ackedTable } from '@homeostat/postgres-operator/test-support/write-load';
+export type { WriteLoad };
+export type PostgresTarget = WriteTarget;
 
 /** One query through `target` on a fresh connection. */
 export async function queryOnce<T extends pg.QueryResultRow>(
@@ -49,54 +33,11 @@ export async function queryOnce<T extends pg.QueryResultRow>(
 }
 
 /**
- * Inserts rows with increasing ids through `target` until stopped, one at a time, reconnecting
- * after any error; an id is never reused (a failed INSERT may still have committed).
+ * The load through a Service: a row every 10 ms, each INSERT bounded to 2 s so a statement stuck on
+ * a dead primary fails and the load finds the new one.
  */
-export function startWriteLoad(target: PostgresTarget, firstId = 1, pauseMs = 10): WriteLoad {
-  const acked: AckedRow[] = [];
-  const failures: number[] = [];
-  let stopping = false;
-  let client: pg.Client | undefined;
-  let nextId = firstId;
-  const loop = (async () => {
-    while (!stopping) {
-      try {
-        if (!client) {
-          // A statement stuck on a dead primary must fail fast, so the load finds the new one.
-          const c = new pg.Client({
-            ...target,
-            connectionTimeoutMillis: 1000,
-            query_timeout: 2000,
-            keepAlive: true,
-          });
-          c.on('error', () => undefined);
-          client = c;
-          await c.connect();
-        }
-        const id = nextId++;
-        await client.query('INSERT INTO acked (id) VALUES ($1)', [id]);
-        acked.push({ id, at: Date.now() });
-        if (pauseMs) await new Promise((r) => setTimeout(r, pauseMs));
-      } catch {
-        failures.push(Date.now());
-        const c = client;
-        client = undefined;
-        void c?.end().catch(() => undefined);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    }
-  })();
-  return {
-    acked,
-    failures,
-    async stop() {
-      stopping = true;
-      const c = client;
-      setTimeout(() => void c?.end().catch(() => undefined), 3000).unref();
-      await loop;
-      await client?.end().catch(() => undefined);
-    },
-  };
+export function startWriteLoad(target: PostgresTarget, firstId = 1): WriteLoad {
+  return startLoad(target, { firstId, pauseMs: 10, queryTimeoutMs: 2000 });
 }
 
 /**

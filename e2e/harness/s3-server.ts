@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { suiteImages } from '../images/image-names.ts';
 import { apply, kubectl } from './cluster-access.ts';
 import { createTestNamespace } from './test-namespace.ts';
-import { restrictedSecurityContext, waitForDeployment } from './workloads.ts';
+import { restrictedSecurityContext, servedDeployment, waitForDeployment } from './workloads.ts';
 
 const port = 7070;
 const dataDir = '/data';
@@ -49,50 +49,32 @@ export async function deployS3Server(buckets: readonly string[]): Promise<Cluste
         metadata: { name: 's3-root', namespace },
         stringData: { accessKeyId, secretAccessKey },
       },
-      {
-        apiVersion: 'apps/v1',
-        kind: 'Deployment',
-        metadata: { name: 's3', namespace, labels },
-        spec: {
-          replicas: 1,
-          selector: { matchLabels: labels },
-          template: {
-            metadata: { labels },
-            spec: {
-              containers: [
-                {
-                  name: 'versitygw',
-                  image: suiteImages.s3,
-                  imagePullPolicy: 'IfNotPresent',
-                  // The posix backend sees each directory under its root as a bucket.
-                  command: [
-                    'sh',
-                    '-c',
-                    `mkdir -p ${buckets.map((b) => `${dataDir}/${b}`).join(' ')} && exec /app/versitygw --port :${port} --region ${region} posix ${dataDir}`,
-                  ],
-                  env: [
-                    secretEnv('ROOT_ACCESS_KEY_ID', 'accessKeyId'),
-                    secretEnv('ROOT_SECRET_ACCESS_KEY', 'secretAccessKey'),
-                  ],
-                  ports: [{ name: 's3', containerPort: port }],
-                  readinessProbe: { tcpSocket: { port }, periodSeconds: 2 },
-                  securityContext: restrictedSecurityContext(uid),
-                  resources: { requests: { cpu: '20m', memory: '32Mi' } },
-                  volumeMounts: [{ name: 'data', mountPath: dataDir }],
-                },
-              ],
-              securityContext: { fsGroup: uid },
-              volumes: [{ name: 'data', emptyDir: {} }],
-            },
-          },
+      ...servedDeployment({
+        name: 's3',
+        namespace,
+        labels,
+        container: {
+          name: 'versitygw',
+          image: suiteImages.s3,
+          // The posix backend sees each directory under its root as a bucket.
+          command: [
+            'sh',
+            '-c',
+            `mkdir -p ${buckets.map((b) => `${dataDir}/${b}`).join(' ')} && exec /app/versitygw --port :${port} --region ${region} posix ${dataDir}`,
+          ],
+          env: [
+            secretEnv('ROOT_ACCESS_KEY_ID', 'accessKeyId'),
+            secretEnv('ROOT_SECRET_ACCESS_KEY', 'secretAccessKey'),
+          ],
+          ports: [{ name: 's3', containerPort: port }],
+          readinessProbe: { tcpSocket: { port }, periodSeconds: 2 },
+          securityContext: restrictedSecurityContext(uid),
+          resources: { requests: { cpu: '20m', memory: '32Mi' } },
+          volumeMounts: [{ name: 'data', mountPath: dataDir }],
         },
-      },
-      {
-        apiVersion: 'v1',
-        kind: 'Service',
-        metadata: { name: 's3', namespace, labels },
-        spec: { selector: labels, ports: [{ name: 's3', port, targetPort: port }] },
-      },
+        podSpec: { securityContext: { fsGroup: uid }, volumes: [{ name: 'data', emptyDir: {} }] },
+        ports: [{ name: 's3', port, targetPort: port }],
+      }),
     ]);
     await waitForDeployment(namespace, 's3');
   } catch (error) {

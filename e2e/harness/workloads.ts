@@ -2,6 +2,7 @@
 // check that something really answers inside the cluster.
 import type { V1Pod } from '@kubernetes/client-node';
 import { waitUntil } from '@homeostat/testing';
+import { oneReplicaDeployment } from '../cluster/one-replica-deployment.ts';
 import { kubectl } from './cluster-access.ts';
 
 /** Ready, and not on its way out (a terminating pod may still report Ready). */
@@ -22,6 +23,38 @@ export function restrictedSecurityContext(runAsUser: number) {
     capabilities: { drop: ['ALL'] },
     seccompProfile: { type: 'RuntimeDefault' },
   };
+}
+
+/** A one-replica Deployment of one container and the Service in front of it. */
+export interface ServedDeployment {
+  name: string;
+  namespace: string;
+  labels: Record<string, string>;
+  /** The container (its image pull policy defaults to IfNotPresent: nothing can be pulled here). */
+  container: { name: string; image: string } & Record<string, unknown>;
+  /** Pod fields beside the container, e.g. `volumes` or a pod `securityContext`. */
+  podSpec?: Record<string, unknown>;
+  /** The Service's ports. */
+  ports: readonly { name: string; port: number; targetPort: number | string }[];
+}
+
+/** The Deployment and Service objects of `served`, for `apply`. */
+export function servedDeployment(served: ServedDeployment): object[] {
+  const { name, namespace, labels } = served;
+  return [
+    oneReplicaDeployment({
+      name,
+      namespace,
+      labels,
+      podSpec: { ...served.podSpec, containers: [{ imagePullPolicy: 'IfNotPresent', ...served.container }] },
+    }),
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name, namespace, labels },
+      spec: { selector: labels, ports: served.ports },
+    },
+  ];
 }
 
 /** Waits until a Deployment's rollout is complete (all replicas updated and available). */

@@ -7,7 +7,7 @@ import { operandImages } from '../images/image-names.ts';
 import { apply } from '../harness/cluster-access.ts';
 import { createTestNamespace, type TestNamespace } from '../harness/test-namespace.ts';
 import { memcacheUid, memcachedSetGet } from '../harness/memcached-client.ts';
-import { restrictedSecurityContext, waitForDeployment } from '../harness/workloads.ts';
+import { restrictedSecurityContext, servedDeployment, waitForDeployment } from '../harness/workloads.ts';
 
 const labels = { app: 'memcached' };
 
@@ -16,41 +16,24 @@ describe('memcached image on the cluster in KUBECONFIG', () => {
 
   beforeAll(async () => {
     namespace = await createTestNamespace('e2e-memcached');
-    await apply([
-      {
-        apiVersion: 'apps/v1',
-        kind: 'Deployment',
-        metadata: { name: 'memcached', namespace: namespace.name, labels },
-        spec: {
-          replicas: 1,
-          selector: { matchLabels: labels },
-          template: {
-            metadata: { labels },
-            spec: {
-              containers: [
-                {
-                  name: 'memcached',
-                  image: operandImages.memcached,
-                  imagePullPolicy: 'IfNotPresent',
-                  // Bare flags: the image's entrypoint runs memcached with them.
-                  args: ['-m', '32', '-p', '11211', '-U', '0'],
-                  ports: [{ name: 'memcache', containerPort: 11211 }],
-                  readinessProbe: { tcpSocket: { port: 'memcache' }, periodSeconds: 2 },
-                  securityContext: restrictedSecurityContext(memcacheUid),
-                  resources: { requests: { cpu: '10m', memory: '48Mi' }, limits: { memory: '96Mi' } },
-                },
-              ],
-            },
-          },
+    await apply(
+      servedDeployment({
+        name: 'memcached',
+        namespace: namespace.name,
+        labels,
+        container: {
+          name: 'memcached',
+          image: operandImages.memcached,
+          // Bare flags: the image's entrypoint runs memcached with them.
+          args: ['-m', '32', '-p', '11211', '-U', '0'],
+          ports: [{ name: 'memcache', containerPort: 11211 }],
+          readinessProbe: { tcpSocket: { port: 'memcache' }, periodSeconds: 2 },
+          securityContext: restrictedSecurityContext(memcacheUid),
+          resources: { requests: { cpu: '10m', memory: '48Mi' }, limits: { memory: '96Mi' } },
         },
-      },
-      {
-        apiVersion: 'v1',
-        kind: 'Service',
-        metadata: { name: 'memcached', namespace: namespace.name, labels },
-        spec: { selector: labels, ports: [{ name: 'memcache', port: 11211, targetPort: 'memcache' }] },
-      },
-    ]);
+        ports: [{ name: 'memcache', port: 11211, targetPort: 'memcache' }],
+      }),
+    );
     await waitForDeployment(namespace.name, 'memcached');
   });
 

@@ -12,7 +12,7 @@ import { apply, kubectl } from '../harness/cluster-access.ts';
 import { operatorCharts } from '../harness/operator-charts.ts';
 import { installOperator, type OperatorRelease } from '../harness/operator-release.ts';
 import {
-  ackedTableSql,
+  ackedTable,
   missingRows,
   queryOnce,
   startWriteLoad,
@@ -60,7 +60,7 @@ describe('a PostgreSQLCluster across kind nodes, the primary node stopped', () =
     const oldPrimary = primary.metadata?.name ?? '';
 
     const target = await pgc.readWriteTarget();
-    await queryOnce(target, ackedTableSql);
+    await queryOnce(target, ackedTable);
     const load = startWriteLoad(target);
     let outage: number | undefined;
     try {

@@ -20,7 +20,7 @@ import { operatorCharts } from '../harness/operator-charts.ts';
 import { installOperator, type OperatorRelease } from '../harness/operator-release.ts';
 import { cutPodNetwork, killOnNode, podOnNode, postmasterOf } from '../harness/pod-processes.ts';
 import {
-  ackedTableSql,
+  ackedTable,
   longestWritePauseSeconds,
   missingRows,
   overlappingWriters,
@@ -232,7 +232,7 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
     });
     expect(result.logs.trim().split('\n'), `client pod ${result.phase}`).toEqual(['rw: f', 'ro: t hello']);
     expect(result.phase).toBe('Succeeded');
-    await queryOnce(await readWriteTarget(), ackedTableSql);
+    await queryOnce(await readWriteTarget(), ackedTable);
   });
 
   it('fails over when the primary pod is force-deleted, losing no acknowledged write', async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '@homeostat/testing';
 import { TestCluster, missingIds } from './test-support/test-cluster.ts';
-import { startWriteLoad } from './test-support/write-load.ts';
+import { loopbackTarget, startWriteLoad } from './test-support/write-load.ts';
 import { observeInstance } from './observe.ts';
 import { clusterView } from './cluster-view.ts';
 import { defaultConnectOptions } from './instance.ts';
@@ -13,7 +13,7 @@ describe('failover after kill -9 of the primary, on real PostgreSQL 15 processes
 
   it('promotes a replica, re-points the other, rewinds the old primary back in, and loses no row anywhere', async () => {
     const engine = cluster.engine({ failoverDelayMs: 1000 });
-    const writer = startWriteLoad(cluster.router.port, cluster.bed.superuser);
+    const writer = startWriteLoad(loopbackTarget(cluster.router.port, cluster.bed.superuser));
     engine.start();
     try {
       await waitUntil('writes flowing', async () => writer.acked.length > 200, { timeoutMs: 30_000 });
@@ -105,7 +105,7 @@ describe('failover from a frozen (unresponsive but alive) primary, on real Postg
       failoverDelayMs: 1000,
       connect: { connectTimeoutMs: 1000, statementTimeoutMs: 5000 },
     });
-    const writer = startWriteLoad(cluster.router.port, cluster.bed.superuser);
+    const writer = startWriteLoad(loopbackTarget(cluster.router.port, cluster.bed.superuser));
     engine.start();
     const old = cluster.instance('pg-0');
     try {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '@homeostat/testing';
 import { TestCluster, missingIds } from './test-support/test-cluster.ts';
-import { startWriteLoad } from './test-support/write-load.ts';
+import { loopbackTarget, startWriteLoad } from './test-support/write-load.ts';
 import { observeInstance } from './observe.ts';
 import { defaultConnectOptions } from './instance.ts';
 
@@ -62,7 +62,7 @@ describe('planned switchover on real PostgreSQL 15 processes', () => {
 
   it('switches over under write load without losing an acknowledged write; the old primary rejoins', async () => {
     const engine = cluster.engine();
-    const writer = startWriteLoad(cluster.router.port, cluster.bed.superuser, 1);
+    const writer = startWriteLoad(loopbackTarget(cluster.router.port, cluster.bed.superuser));
     let outcome;
     try {
       await waitUntil('writes flowing', async () => writer.acked.length > 200, { timeoutMs: 30_000 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '@homeostat/testing';
 import { TestCluster, missingIds } from './test-support/test-cluster.ts';
-import { startWriteLoad } from './test-support/write-load.ts';
+import { loopbackTarget, startWriteLoad } from './test-support/write-load.ts';
 import type { FailoverEngine } from './engine.ts';
 import { withConnection } from './instance.ts';
 
@@ -51,7 +51,7 @@ describe('synchronous replication, dataDurability required, on real PostgreSQL 1
 
   it('loses no acknowledged write across a kill -9 failover', async () => {
     await waitForSyncNames(cluster, 'pg-0', 'ANY 1 ("pg-1", "pg-2")', ['pg-1', 'pg-2']);
-    const writer = startWriteLoad(cluster.router.port, cluster.bed.superuser);
+    const writer = startWriteLoad(loopbackTarget(cluster.router.port, cluster.bed.superuser));
     try {
       await waitUntil('writes flowing', async () => writer.acked.length > 200, { timeoutMs: 30_000 });
       await cluster.instance('pg-0').kill9();
@@ -130,7 +130,7 @@ describe('synchronous replication, dataDurability preferred, on real PostgreSQL 
   it('keeps writing when its standbys are gone and becomes synchronous again when they return', async () => {
     await waitForSyncNames(cluster, 'pg-0', 'ANY 1 ("pg-1", "pg-2")', ['pg-1', 'pg-2']);
     await stopStandbys(cluster, 'pg-0');
-    const writer = startWriteLoad(cluster.router.port, cluster.bed.superuser);
+    const writer = startWriteLoad(loopbackTarget(cluster.router.port, cluster.bed.superuser));
     try {
       await waitUntil('writes succeed without standbys', async () => writer.acked.length > 50, {
         timeoutMs: 30_000,

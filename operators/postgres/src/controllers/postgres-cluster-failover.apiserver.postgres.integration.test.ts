@@ -11,7 +11,7 @@ import { postgresClusters, type PostgresCluster } from '../api/postgres-cluster-
 import { defaultConnectOptions, withConnection } from '../instance.ts';
 import { PodProcesses } from '../test-support/pod-processes.ts';
 import { testOperator } from '../test-support/test-operator.ts';
-import { ackedTable, startWriteLoad } from '../test-support/write-load.ts';
+import { ackedTable, loopbackTarget, startWriteLoad } from '../test-support/write-load.ts';
 import { missingIds } from '../test-support/test-cluster.ts';
 
 const kubeConfig = sharedKubeConfig();
@@ -109,7 +109,7 @@ describe('failover through the PostgreSQLCluster controller: real kube-apiserver
   });
 
   it('fails over from a frozen primary under write load, fencing it first, losing no acknowledged write', async () => {
-    const writer = startWriteLoad(pods.readWritePort, pods.bed.superuser);
+    const writer = startWriteLoad(loopbackTarget(pods.readWritePort, pods.bed.superuser));
     try {
       await waitUntil('writes flowing', async () => writer.acked.length > 100, slow);
       pods.instance('ha-0').freeze(); // alive, its socket open, answering nothing: a node gone quiet
@@ -192,7 +192,9 @@ describe('failover through the PostgreSQLCluster controller: real kube-apiserver
   it('switches over to the instance named in spec.primary, losing no acknowledged write', async () => {
     const old = (await get()).status?.currentPrimary ?? '';
     const target = ['ha-0', 'ha-1', 'ha-2'].find((n) => n !== old) ?? '';
-    const writer = startWriteLoad(pods.readWritePort, pods.bed.superuser, 1_000_000);
+    const writer = startWriteLoad(loopbackTarget(pods.readWritePort, pods.bed.superuser), {
+      firstId: 1_000_000,
+    });
     try {
       await waitUntil('writes flowing', async () => writer.acked.length > 100, slow);
       await client.patch(
