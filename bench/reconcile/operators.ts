@@ -29,6 +29,8 @@ export interface OperatorOptions {
   logDir: string;
   /** Node flags of the TypeScript operator; default: the images' (operatorNodeFlags). */
   nodeFlags?: readonly string[];
+  /** More flags of the controller-runtime operator, e.g. --json. */
+  controllerRuntimeFlags?: readonly string[];
 }
 
 export interface RunningOperator {
@@ -92,6 +94,7 @@ export async function startOperator(
             `--namespace=${options.namespace}`,
             `--workers=${options.workers}`,
             `--metrics-bind-address=127.0.0.1:${port}`,
+            ...(options.controllerRuntimeFlags ?? []),
           ],
           logFile,
           env: { ...process.env, KUBECONFIG: options.kubeconfigPath },

@@ -1,7 +1,7 @@
 // npm run bench:reconcile -- [--objects N] [--implementations typescript,controller-runtime]
 //                             [--orders both|given] [--warm-up-objects N] [--workers W]
 //                             [--idle-seconds S] [--kubeconfig PATH]
-//                             [--node-flags '--max-semi-space-size=1']
+//                             [--node-flags '--max-semi-space-size=1'] [--controller-runtime-flags --json]
 // The Widget workload (an owned ConfigMap, an Event and a status per Widget) through the
 // TypeScript operator built on libs/reconcile and through a controller-runtime operator doing the
 // same work, one after the other, on the same control plane (its own, or the cluster of
@@ -53,6 +53,8 @@ const { values } = parseArgs({
     'create-concurrency': { type: 'string', default: '16' },
     // Node flags of the TypeScript operator, space-separated; default: the images' (operatorNodeFlags).
     'node-flags': { type: 'string' },
+    // Flags of the controller-runtime operator, space-separated, e.g. --json (JSON for built-in kinds).
+    'controller-runtime-flags': { type: 'string' },
   },
 });
 const objects = Number(values.objects);
@@ -113,6 +115,9 @@ async function runOne(
     ...(values['node-flags'] === undefined
       ? {}
       : { nodeFlags: values['node-flags'].split(' ').filter(Boolean) }),
+    ...(values['controller-runtime-flags'] === undefined
+      ? {}
+      : { controllerRuntimeFlags: values['controller-runtime-flags'].split(' ').filter(Boolean) }),
     logDir: workDir,
   });
   teardown.add(`stop the ${implementation} operator`, () => operator.process.stop());

@@ -18,9 +18,11 @@ import (
 func main() {
 	var namespace, metricsAddr string
 	var workers int
+	var jsonOnly bool
 	flag.StringVar(&namespace, "namespace", "", "the only namespace to watch (required)")
 	flag.IntVar(&workers, "workers", 4, "MaxConcurrentReconciles of the Widget controller")
 	flag.StringVar(&metricsAddr, "metrics-bind-address", "127.0.0.1:8080", "where /metrics is served")
+	flag.BoolVar(&jsonOnly, "json", false, "speak JSON for built-in kinds too, as the TypeScript library does (default: controller-runtime's protobuf for them)")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -43,7 +45,11 @@ func main() {
 
 	// The kubeconfig comes from KUBECONFIG; ctrl.GetConfig also turns client-side rate limiting
 	// off (the API server's priority and fairness limits instead), as it does for every operator.
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+	config := ctrl.GetConfigOrDie()
+	if jsonOnly {
+		config.ContentType = "application/json"
+	}
+	mgr, err := ctrl.NewManager(config, ctrl.Options{
 		Scheme: scheme,
 		Cache: cache.Options{
 			DefaultNamespaces: map[string]cache.Config{namespace: {}},
