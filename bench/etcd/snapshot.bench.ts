@@ -1,7 +1,8 @@
 // npm run bench:snapshot -- [--size-mb S] [--runs N]
 // Fills one real etcd member to S MB (default 256; 16 under BENCH_SMOKE=1), then takes snapshots
-// in turn with the engine (takeBackup into a file sink: health check, the snapshot stream with its
-// sha256 trailer checked on the way, fsync, the exact revision from etcdutl, the record) and with
+// in turn with the engine (takeBackup into a file sink: health check, the snapshot stream, written
+// and its sha256 trailer checked on the sink's writer thread, fsync, the exact revision read from
+// the file's pages, the record; each step's time printed) and with
 // `etcdctl snapshot save`, N of each (default 3; 1 under BENCH_SMOKE=1). The engine runs bundled in
 // a process of its own, as the operator image runs it, twice per run: with the image's Node flags
 // (operatorNodeFlags: --jitless, ADR 0601) and with V8's JIT; it times takeBackup itself (an
@@ -105,8 +106,15 @@ try {
     { key: 'jit', label: 'engine (JIT)', flags: [] as string[] },
   ] as const;
   const engineSeconds: Record<(typeof variants)[number]['key'], number[]> = { image: [], jit: [] };
+  // Seconds of each takeBackup step, per variant, per run: where the time goes.
+  const enginePhases: Record<(typeof variants)[number]['key'], Map<string, number[]>> = {
+    image: new Map(),
+    jit: new Map(),
+  };
   const etcdctlSeconds: number[] = [];
-  const engineFiles: string[] = [];
+  // The first engine snapshot is kept for the restores; the others are removed as soon as they
+  // are timed, as etcdctl's are, so neither side's later runs share the disk with more files.
+  let snapshot = '';
   let snapshotBytes = 0;
   const loadBefore = loadAverage();
   say(`load average ${loadBefore}`);
@@ -118,7 +126,6 @@ try {
       `--endpoint=${member.clientUrl}`,
       `--dir=${work}`,
       `--name=${name}`,
-      `--etcdutl=${etcdutl}`,
     ]);
     const { stdout } = await run(file, args, { maxBuffer: 1 << 20 });
     return JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as {
@@ -126,6 +133,7 @@ try {
       bytes: number;
       sha256: string;
       location: string;
+      phases: Record<string, number>;
     };
   };
 
@@ -133,8 +141,15 @@ try {
     for (const variant of variants) {
       const result = await engineSnapshot(variant.flags, `engine-${variant.key}-${i}.db`);
       engineSeconds[variant.key].push(result.seconds);
+      for (const [phase, seconds] of Object.entries(result.phases)) {
+        const list = enginePhases[variant.key].get(phase) ?? [];
+        list.push(seconds);
+        enginePhases[variant.key].set(phase, list);
+      }
       snapshotBytes = result.bytes;
-      engineFiles.push(result.location);
+      if (snapshot)
+        await Promise.all([result.location, `${result.location}.json`].map((f) => rm(f, { force: true })));
+      else snapshot = result.location;
       say(
         `run ${i + 1} ${variant.label.padEnd(44)} snapshot: ${mb(result.bytes).toFixed(1)} MB in ${result.seconds.toFixed(2)} s ` +
           `= ${(mb(result.bytes) / result.seconds).toFixed(1)} MB/s (sha256 ${result.sha256.slice(0, 12)}…)`,
@@ -157,7 +172,6 @@ try {
     }
   }
 
-  const snapshot = engineFiles[0] ?? '';
   const engineRestores: number[] = [];
   const etcdutlRestores: number[] = [];
   for (let i = 0; i < runs; i++) {
@@ -213,6 +227,12 @@ try {
         .join('; ') +
       `; etcdctl ${etcdctlMedian.toFixed(2)} s`,
   );
+  for (const v of variants) {
+    say(
+      `where ${v.label}'s time goes (medians): ` +
+        [...enginePhases[v.key]].map(([phase, xs]) => `${phase} ${median(xs).toFixed(3)} s`).join(', '),
+    );
+  }
   say(
     `restore: engine ${restoreMedian.toFixed(2)} s, etcdutl ${etcdutlMedian.toFixed(2)} s = ` +
       `${(restoreMedian / etcdutlMedian).toFixed(2)}x etcdutl's time`,
@@ -230,6 +250,9 @@ try {
       etcdctl_mb_per_s: round(mb(snapshotBytes) / etcdctlMedian, 1),
       snapshot_ratio: round(etcdctlMedian / imageMedian, 2),
       snapshot_jit_ratio: round(etcdctlMedian / jitMedian, 2),
+      snapshot_phases_seconds: Object.fromEntries(
+        [...enginePhases.image].map(([phase, xs]) => [phase, round(median(xs), 3)]),
+      ),
       restore_seconds: round(restoreMedian, 2),
       etcdutl_restore_seconds: round(etcdutlMedian, 2),
       restore_time_ratio: round(restoreMedian / etcdutlMedian, 2),

@@ -12,7 +12,7 @@ export type EtcdEngineReason =
   | 'NoHealthyMember'
   | 'SnapshotStreamFailed'
   | 'SnapshotHashMismatch'
-  | 'SnapshotStatusFailed'
+  | 'SnapshotRevisionUnreadable'
   | 'SnapshotMalformed'
   | 'RestoreFailed'
   | 'MaintenanceFailed'

@@ -51,7 +51,12 @@ export { compareHashKV, memberHashKV, type HashKVComparison } from './health/has
 export { SnapshotTrailerVerifier, TRAILER_BYTES, type VerifiedSnapshot } from './backup/snapshot-trailer.ts';
 export type { BackupRecord, SnapshotSink, SnapshotUpload } from './backup/snapshot-sink.ts';
 export { fileSnapshotSink } from './backup/file-sink.ts';
-export { chooseSnapshotSource, takeBackup, type BackupOptions } from './backup/take-backup.ts';
+export {
+  chooseSnapshotSource,
+  takeBackup,
+  type BackupOptions,
+  type BackupPhase,
+} from './backup/take-backup.ts';
 export { runEtcdutl, snapshotFileStatus, type SnapshotFileStatus } from './etcdutl.ts';
 export { verifySnapshotFile } from './restore/verify-snapshot-file.ts';
 export {

@@ -7,7 +7,6 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EtcdConnection } from '../connection.ts';
 import { fileSnapshotSink } from './file-sink.ts';
-import type { SnapshotSink } from './snapshot-sink.ts';
 import { takeBackup } from './take-backup.ts';
 
 /** Where the kubelet takes a container's termination message from. */
@@ -32,18 +31,11 @@ export async function backupToClaim(request: ClaimBackupRequest): Promise<string
         privateKey: await readFile(join(request.tlsDir, 'tls.key')),
       }
     : undefined;
-  const files = fileSnapshotSink(request.directory);
-  // The operator image has no etcdutl: the sink hides its local file, so the record gives the
-  // revision read before the stream (a lower bound), as a backup to S3 does.
-  const sink: SnapshotSink = {
-    async create(name) {
-      return { ...(await files.create(name)), localPath: undefined };
-    },
-  };
+  // The file on the claim is local: the record gets the exact revision, read from its pages.
   const record = await takeBackup(
     { endpoints: request.endpoints, ...(credentials ? { credentials } : {}) },
-    sink,
-    { name: request.name, etcdutlPath: 'etcdutl' },
+    fileSnapshotSink(request.directory),
+    { name: request.name },
   );
   const result = JSON.stringify(record);
   await writeFile(request.resultFile, result);

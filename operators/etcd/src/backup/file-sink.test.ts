@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,7 +12,6 @@ const record: Omit<BackupRecord, 'location'> = {
   sha256: '0'.repeat(64),
   revision: '1',
   revisionExact: true,
-  totalKeys: 1,
   memberId: '1',
   memberName: 'm',
   etcdVersion: '3.6.0',
@@ -42,6 +41,45 @@ describe('file snapshot sink (background writes)', () => {
     expect((await readFile(location)).equals(Buffer.concat(chunks))).toBe(true);
     expect(existsSync(`${location}.partial`)).toBe(false);
     expect(JSON.parse(await readFile(`${location}.json`, 'utf8'))).toMatchObject({ location, revision: '1' });
+  });
+
+  it('keeps every byte across the datasyncs it starts beside the writes (every 32 MiB)', async () => {
+    const upload = await fileSnapshotSink(dir).create('big.db');
+    const chunks = Array.from({ length: 70 }, () => randomBytes(1024 * 1024));
+    for (const chunk of chunks) await upload.write(chunk);
+    await upload.flush();
+    const location = await upload.commit(record);
+    expect((await readFile(location)).equals(Buffer.concat(chunks))).toBe(true);
+  });
+
+  it('checks the sha256 trailer on the bytes its writer thread wrote, whatever the chunking', async () => {
+    const database = randomBytes(5 * 1024 * 1024 + 512);
+    const snapshot = Buffer.concat([database, createHash('sha256').update(database).digest()]);
+    const sizes = [1, 31, 32, 33, 16384, 700_000, 3];
+    for (const [i, name] of ['good.db', 'corrupt.db'].entries()) {
+      const bytes = Buffer.from(snapshot);
+      if (i === 1) bytes[4096] = (bytes[4096] ?? 0) ^ 0xff;
+      const upload = await fileSnapshotSink(dir).create(name);
+      for (let at = 0, k = 0; at < bytes.length; k++) {
+        const size = sizes[k % sizes.length] ?? 1;
+        await upload.write(bytes.subarray(at, at + size));
+        at += size;
+      }
+      const check = upload.verifyTrailer?.(name);
+      if (i === 0) {
+        expect(await check).toEqual({
+          sizeBytes: snapshot.length,
+          sha256: snapshot.subarray(snapshot.length - 32).toString('hex'),
+        });
+        await upload.flush();
+        expect((await readFile(upload.localPath ?? '')).equals(snapshot)).toBe(true);
+        await upload.commit(record);
+      } else {
+        await expect(check).rejects.toMatchObject({ reason: 'SnapshotHashMismatch' });
+        await upload.abort();
+        expect(existsSync(join(dir, 'corrupt.db.partial'))).toBe(false);
+      }
+    }
   });
 
   it('keeps writes made after flush, and abort leaves nothing behind', async () => {

@@ -1,17 +1,13 @@
 import { open, rename, rm, writeFile, mkdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { SnapshotFileWriter } from './snapshot-file-writer.ts';
 import type { SnapshotSink, SnapshotUpload } from './snapshot-sink.ts';
-
-// gRPC delivers 32 KiB chunks; a write per chunk would cost a syscall and a thread-pool round trip
-// each, so chunks are gathered and written 1 MiB at a time, with one gathering write (writev, no
-// copy) in flight while the stream goes on. Only when 8 MiB wait behind a slow disk does `write`
-// make the stream wait: that bounds memory and passes the disk's backpressure on to etcd.
-const batchBytes = 1024 * 1024;
-const maxQueuedBytes = 8 * 1024 * 1024;
+import { checkTrailer } from './snapshot-trailer.ts';
 
 /**
- * Snapshots as files in `directory`: written to `<name>.partial`, flushed to disk, renamed to `<name>`
- * once verified, with the backup record next to it in `<name>.json`.
+ * Snapshots as files in `directory`: written to `<name>.partial` by a writer thread that checks
+ * etcd's sha256 trailer on the bytes it writes (SnapshotFileWriter), flushed to disk, renamed to
+ * `<name>` once verified, with the backup record next to it in `<name>.json`.
  */
 export function fileSnapshotSink(directory: string): SnapshotSink {
   return {
@@ -28,71 +24,37 @@ export function fileSnapshotSink(directory: string): SnapshotSink {
 }
 
 function fileUpload(file: FileHandle, partialPath: string, finalPath: string): SnapshotUpload {
-  let queued: Uint8Array[] = [];
-  let queuedBytes = 0;
-  // The write in flight, if any; it never rejects (a failure is kept in `failure`, thrown by the
-  // next call), so nobody is left with an unhandled rejection while the stream goes on.
-  let writing: Promise<void> | undefined;
-  let failure: Error | undefined;
-  // fsync started by flush(), while the caller reads the flushed file (etcdutl snapshot status).
+  const writer = new SnapshotFileWriter(file.fd, partialPath);
+  // fsync started by flush(), while the caller reads the flushed file (its revision).
   let syncing: Promise<void> | undefined;
-
-  const startWrite = () => {
-    const batch = queued;
-    queued = [];
-    queuedBytes = 0;
-    writing = file.writev(batch).then(
-      () => {
-        writing = undefined;
-        if (queuedBytes >= batchBytes) startWrite();
-      },
-      (error: unknown) => {
-        writing = undefined;
-        failure ??= new Error(`write ${partialPath}`, { cause: error });
-      },
-    );
-  };
-  const throwIfFailed = () => {
-    if (failure) throw failure;
-  };
-  const drain = async () => {
-    while (writing || queuedBytes > 0) {
-      throwIfFailed();
-      if (!writing) startWrite();
-      await writing;
-    }
-    throwIfFailed();
-  };
   let closed = false;
   const close = async () => {
     if (closed) return;
     closed = true;
-    await writing;
+    await writer.close();
     await file.close();
   };
 
   return {
     localPath: partialPath,
-    async write(chunk) {
-      throwIfFailed();
+    write(chunk) {
       syncing = undefined;
-      queued.push(chunk);
-      queuedBytes += chunk.length;
-      if (!writing && queuedBytes >= batchBytes) startWrite();
-      while (writing && queuedBytes >= maxQueuedBytes) await writing;
-      throwIfFailed();
+      return writer.write(chunk);
+    },
+    async verifyTrailer(what) {
+      const written = await writer.digest();
+      return checkTrailer(written.sizeBytes, written.sha256, written.trailer, what);
     },
     async flush() {
-      await drain();
+      await writer.drain();
       // The bytes are in the file for readers now; making them durable overlaps with what the
       // caller does next, and commit waits for it.
-      const sync = file.sync();
+      const sync = writer.sync();
       sync.catch(() => undefined);
       syncing = sync;
     },
     async commit(record) {
-      await drain();
-      await (syncing ?? file.sync());
+      await (syncing ?? writer.sync());
       await close();
       await rename(partialPath, finalPath);
       await writeFile(

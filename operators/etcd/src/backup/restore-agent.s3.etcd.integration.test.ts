@@ -43,10 +43,7 @@ beforeAll(async () => {
   const client = openClient({ endpoints: etcd.clientUrls() });
   for (let i = 0; i < 50; i++) await client.put(`k/${i}`).value(`v${i}`);
   client.close();
-  record = await takeBackup({ endpoints: etcd.clientUrls() }, store, {
-    name: 'snap.db',
-    etcdutlPath: binaryPath('etcdutl'),
-  });
+  record = await takeBackup({ endpoints: etcd.clientUrls() }, store, { name: 'snap.db' });
   volume = await mkdtemp(join(tmpdir(), 'homeostat-restore-volume-'));
 });
 
@@ -109,10 +106,7 @@ describe('the restore agent (init containers of a restored member)', () => {
     const other = await mkdtemp(join(tmpdir(), 'homeostat-restore-volume-'));
     try {
       const paths = { dataDir: join(other, 'data'), workDir: join(other, 'restore') };
-      await takeBackup({ endpoints: etcd.clientUrls() }, store, {
-        name: 'snap.db',
-        etcdutlPath: binaryPath('etcdutl'),
-      });
+      await takeBackup({ endpoints: etcd.clientUrls() }, store, { name: 'snap.db' });
       await expect(fetchSnapshot(request(paths, '0'.repeat(64)), () => undefined)).rejects.toThrow(
         /but the backup record says 0{64}/,
       );

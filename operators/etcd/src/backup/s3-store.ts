@@ -80,10 +80,12 @@ export async function openS3Store(target: S3Target): Promise<SnapshotStore> {
     };
     return {
       localPath: undefined,
-      async write(chunk) {
+      // A promise only when a part goes out: the stream then waits for it, and otherwise goes on
+      // without a promise round per chunk.
+      write(chunk) {
         pending.push(chunk);
         pendingBytes += chunk.length;
-        if (pendingBytes >= partBytes) await sendPart();
+        return pendingBytes >= partBytes ? sendPart() : undefined;
       },
       // Nothing is read back locally; parts go out as they fill.
       async flush() {},

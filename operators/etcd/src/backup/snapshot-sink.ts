@@ -1,3 +1,5 @@
+import type { VerifiedSnapshot } from './snapshot-trailer.ts';
+
 /** What a backup records about the snapshot it wrote. */
 export interface BackupRecord {
   /** Where the sink put it (a file path now; an object URL later). */
@@ -10,7 +12,6 @@ export interface BackupRecord {
   readonly revision: string;
   /** True when `revision` was read from the snapshot itself, false when it is a lower bound read before streaming. */
   readonly revisionExact: boolean;
-  readonly totalKeys: number | undefined;
   readonly memberId: string;
   readonly memberName: string;
   readonly etcdVersion: string;
@@ -26,9 +27,20 @@ export interface SnapshotSink {
 
 /** One snapshot being written to a sink. */
 export interface SnapshotUpload {
-  /** A local file with the bytes written so far, if the sink has one (lets etcdutl read the revision). */
+  /** A local file with the bytes written so far, if the sink has one (the exact revision is read from it). */
   readonly localPath: string | undefined;
-  write(chunk: Uint8Array): Promise<void>;
+  /**
+   * Takes the next bytes, in order. A promise says "wait before the next write" (the sink is
+   * behind); nothing returned means the next chunk may come at once.
+   */
+  write(chunk: Uint8Array): Promise<void> | void;
+  /**
+   * Present when the upload checks etcd's sha256 trailer itself, on the bytes it writes (the file
+   * sink does, on its writer thread): call it once every byte is written; it resolves with the
+   * verified size and hash, or rejects as SnapshotTrailerVerifier.finish does. takeBackup then
+   * does not hash on its own.
+   */
+  readonly verifyTrailer?: (what: string) => Promise<VerifiedSnapshot>;
   /** Writes out anything buffered, so `localPath` holds every byte written so far. */
   flush(): Promise<void>;
   /** Makes the snapshot visible with its record; returns its location. */

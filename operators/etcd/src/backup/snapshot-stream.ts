@@ -1,8 +1,8 @@
 // Reads etcd's Maintenance.Snapshot stream over node:http2 directly, without grpc-js. grpc-js does
 // its receive work (framing, protobuf decoding, a stream per message) on the main thread and kept
 // a snapshot at 0.45-0.62x etcdctl's speed even with a 4 MiB window; this reader hands each
-// DATA frame's blobs to the caller as views, and reached etcdctl's speed (bench:snapshot). Only
-// the snapshot stream goes this way: every other call stays on etcd3.
+// DATA frame's blob bytes to the caller as views (SnapshotBlobReader), from 'data' events (ADR
+// 0304). Only the snapshot stream goes this way: every other call stays on etcd3.
 import {
   connect,
   constants,
@@ -13,13 +13,8 @@ import {
 } from 'node:http2';
 import { isIP } from 'node:net';
 import type { EtcdConnection } from '../connection.ts';
-import {
-  decodeGrpcMessage,
-  describeGrpcStatus,
-  GrpcMessageReader,
-  grpcRequestBody,
-} from './grpc-message-reader.ts';
-import { decodeSnapshotResponse } from './snapshot-response.ts';
+import { decodeGrpcMessage, describeGrpcStatus, grpcRequestBody } from './grpc-wire.ts';
+import { SnapshotBlobReader } from './snapshot-blob-reader.ts';
 
 /** Where to read a snapshot from and how. */
 export interface SnapshotStreamRequest {
@@ -87,6 +82,74 @@ function grpcMessageOf(headers: IncomingHttpHeaders): string {
 }
 
 /**
+ * Hands the stream's blob bytes to `onBlob` from 'data' events, and resolves at the stream's end.
+ * Without a JIT, async iteration cost a promise round per 16 KiB frame; here a chunk costs one
+ * call, and the stream pauses only when `onBlob` returns a promise (a sink that is behind), until
+ * it settles, delivering the blobs held back meanwhile in order.
+ */
+function deliverBlobs(
+  stream: ClientHttp2Stream,
+  reader: SnapshotBlobReader,
+  onBlob: (blob: Buffer) => void | Promise<void>,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let ended = false;
+    let failed = false;
+    // Blobs that arrived while the stream waited for a promise of onBlob, in order.
+    let held: Buffer[] | undefined;
+    const fail = (error: unknown) => {
+      if (failed) return;
+      failed = true;
+      stream.destroy();
+      reject(error);
+    };
+    const catchUp = async (waitFor: Promise<void>) => {
+      stream.pause();
+      try {
+        await waitFor;
+        while (held && held.length > 0) {
+          const blob = held.shift();
+          if (blob) await onBlob(blob);
+        }
+      } catch (error) {
+        fail(error);
+        return;
+      }
+      held = undefined;
+      if (ended) resolve();
+      else stream.resume();
+    };
+    const take = (blob: Buffer) => {
+      if (held) {
+        held.push(blob);
+        return;
+      }
+      const waitFor = onBlob(blob);
+      if (waitFor) {
+        held = [];
+        void catchUp(waitFor);
+      }
+    };
+    stream.on('data', (chunk: Buffer) => {
+      if (failed) return;
+      try {
+        reader.push(chunk, take);
+      } catch (error) {
+        fail(error);
+      }
+    });
+    stream.once('end', () => {
+      ended = true;
+      if (!held && !failed) resolve();
+    });
+    stream.once('error', fail);
+    stream.once('close', () => {
+      if (!ended) fail(new Error('the stream closed before its end'));
+    });
+  });
+}
+
+/**
  * Streams a member's snapshot into `onBlob`, in order, and resolves once the member ended the
  * stream with grpc-status 0. `onBlob` may return a promise: the stream waits for it (a slow sink
  * slows the member instead of filling memory). Blobs are views into received frames: keep them
@@ -148,22 +211,12 @@ export async function readSnapshotStream(
     });
     ended.catch(() => undefined);
 
-    const reader = new GrpcMessageReader();
-    let version: string | undefined;
-    const blobs: Buffer[] = [];
+    const reader = new SnapshotBlobReader();
     try {
-      for await (const chunk of stream as AsyncIterable<Buffer>) {
-        reader.push(chunk, (message) => {
-          const response = decodeSnapshotResponse(message);
-          if (response.version) version = response.version;
-          if (response.blob.length > 0) blobs.push(response.blob);
-        });
-        for (const blob of blobs) {
-          bytes += blob.length;
-          await onBlob(blob);
-        }
-        blobs.length = 0;
-      }
+      await deliverBlobs(stream, reader, (blob) => {
+        bytes += blob.length;
+        return onBlob(blob);
+      });
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       if (sessionError) throw sessionError;
@@ -179,9 +232,8 @@ export async function readSnapshotStream(
     if (status === undefined) throw fail('the stream ended without a gRPC status');
     if (status !== 0)
       throw fail(`etcd answered ${describeGrpcStatus(status)}${grpcMessageOf(end)}`, { grpcStatus: status });
-    if (reader.pendingBytes > 0)
-      throw fail(`the stream ended inside a message (${reader.pendingBytes} bytes)`);
-    return { bytes, version };
+    if (!reader.atMessageBoundary) throw fail('the stream ended inside a message');
+    return { bytes, version: reader.version };
   } finally {
     clearTimeout(connectTimer);
     signal?.removeEventListener('abort', onAbort);

@@ -22,6 +22,28 @@ describe('snapshot sha256 trailer check', () => {
     }
   });
 
+  it('accepts it cut into chunks of mixed sizes, short ones right before the trailer included', () => {
+    const bytes = snapshotBytes(3);
+    const expected = bytes.subarray(bytes.length - 32).toString('hex');
+    const sizes = [5000, 3, 40, 1, 31, 32, 33, 700, 2, 9000];
+    for (let shift = 0; shift < sizes.length; shift++) {
+      const verifier = new SnapshotTrailerVerifier();
+      let offset = 0;
+      for (let i = shift; offset < bytes.length; i++) {
+        const size = sizes[i % sizes.length] ?? 1;
+        verifier.update(bytes.subarray(offset, offset + size));
+        offset += size;
+      }
+      expect(verifier.finish('mixed chunks')).toEqual({ sizeBytes: bytes.length, sha256: expected });
+    }
+    // The last chunks shorter than the trailer, after a long one.
+    const verifier = new SnapshotTrailerVerifier();
+    verifier.update(bytes.subarray(0, bytes.length - 20));
+    verifier.update(bytes.subarray(bytes.length - 20, bytes.length - 5));
+    verifier.update(bytes.subarray(bytes.length - 5));
+    expect(verifier.finish('short tail')).toEqual({ sizeBytes: bytes.length, sha256: expected });
+  });
+
   it('refuses one changed byte, in the database or in the trailer', () => {
     for (const offset of [0, 5000, 3 * 4096 + 5]) {
       const bytes = snapshotBytes(3);

@@ -1,9 +1,9 @@
 import { withMemberClient, type EtcdConnection } from '../connection.ts';
 import { EtcdEngineError, messageOf } from '../errors.ts';
-import { snapshotFileStatus, type SnapshotFileStatus } from '../etcdutl.ts';
 import { readClusterHealth, type ClusterHealth } from '../health/cluster-health.ts';
 import type { MemberHealth } from '../health/member-status.ts';
 import { describeMember } from '../membership/members.ts';
+import { readSnapshotRevision } from './snapshot-revision.ts';
 import { SnapshotTrailerVerifier } from './snapshot-trailer.ts';
 import { readSnapshotStream } from './snapshot-stream.ts';
 import type { BackupRecord, SnapshotSink, SnapshotUpload } from './snapshot-sink.ts';
@@ -11,14 +11,26 @@ import type { BackupRecord, SnapshotSink, SnapshotUpload } from './snapshot-sink
 export interface BackupOptions {
   /** Name of the snapshot in the sink, e.g. `etcd-2026-11-21T01-00-00Z.db`. */
   readonly name: string;
-  /**
-   * etcdutl, which reads the exact revision and key count from the written file when the sink
-   * keeps a local copy (the file sink does). Required, so a caller cannot get a lower-bound
-   * revision from a sink that could have given the exact one by leaving it out.
-   */
-  readonly etcdutlPath: string;
   /** Stops the snapshot stream; the upload is aborted and the call rejects with the signal's reason. */
   readonly signal?: AbortSignal;
+  /** Told how long each step took, in seconds, as it ends (bench:snapshot prints where the time goes). */
+  readonly onPhase?: (phase: BackupPhase, seconds: number) => void;
+}
+
+/** The steps of takeBackup, in order. */
+export type BackupPhase = 'choose source' | 'stream' | 'verify' | 'flush' | 'revision' | 'commit';
+
+/** Runs `work`, then tells `onPhase` how long it took (when there is one to tell). */
+async function phase<T>(
+  onPhase: BackupOptions['onPhase'],
+  name: BackupPhase,
+  work: () => T | Promise<T>,
+): Promise<T> {
+  if (!onPhase) return work();
+  const start = process.hrtime.bigint();
+  const result = await work();
+  onPhase(name, Number(process.hrtime.bigint() - start) / 1e9);
+  return result;
 }
 
 /** The member to stream from: healthy, voting, no alarm preferred, most applied index, a follower on ties. */
@@ -65,10 +77,18 @@ async function streamSnapshot(
   connection: EtcdConnection,
   clientUrl: string,
   upload: SnapshotUpload,
-  verifier: SnapshotTrailerVerifier,
+  verifier: SnapshotTrailerVerifier | undefined,
   signal: AbortSignal | undefined,
 ): Promise<void> {
   const token = await authToken(connection, clientUrl);
+  // Each blob is hashed here (unless the upload checks the trailer itself), then goes to the sink;
+  // the stream waits only when the sink is behind.
+  const take = verifier
+    ? (blob: Buffer) => {
+        verifier.update(blob);
+        return upload.write(blob);
+      }
+    : (blob: Buffer) => upload.write(blob);
   await readSnapshotStream(
     {
       clientUrl,
@@ -77,22 +97,16 @@ async function streamSnapshot(
       ...(signal ? { signal } : {}),
       ...(connection.callTimeoutMs ? { connectTimeoutMs: connection.callTimeoutMs } : {}),
     },
-    (blob) => {
-      verifier.update(blob);
-      return upload.write(blob);
-    },
+    take,
   );
 }
 
-async function readSnapshotStatus(
-  etcdutlPath: string,
-  file: string,
-  memberName: string,
-): Promise<SnapshotFileStatus> {
+/** The exact revision from the written file's bbolt pages; a file that has none fails the backup. */
+async function readFileRevision(file: string, memberName: string): Promise<string> {
   try {
-    return await snapshotFileStatus(etcdutlPath, file);
+    return await readSnapshotRevision(file);
   } catch (error) {
-    throw new EtcdEngineError('read snapshot status', 'SnapshotStatusFailed', messageOf(error), {
+    throw new EtcdEngineError('read snapshot revision', 'SnapshotRevisionUnreadable', messageOf(error), {
       member: memberName,
       cause: error,
     });
@@ -102,7 +116,7 @@ async function readSnapshotStatus(
 /**
  * Streams a snapshot from the most up-to-date healthy member into `sink`, checks etcd's sha256
  * trailer on the way, and commits it with its record (size, revision, hash). A snapshot that fails
- * the check is aborted, never committed; so is one whose local file etcdutl cannot read.
+ * the check is aborted, never committed; so is one whose local file holds no readable revision.
  */
 export async function takeBackup(
   connection: EtcdConnection,
@@ -110,8 +124,10 @@ export async function takeBackup(
   options: BackupOptions,
 ): Promise<BackupRecord> {
   const startedAt = new Date().toISOString();
-  const health = await readClusterHealth(connection);
-  const source = chooseSnapshotSource(health);
+  const { onPhase } = options;
+  const source = await phase(onPhase, 'choose source', async () =>
+    chooseSnapshotSource(await readClusterHealth(connection)),
+  );
   const clientUrl = source?.member.clientUrls[0];
   if (!source || !clientUrl) {
     throw new EtcdEngineError(
@@ -122,13 +138,19 @@ export async function takeBackup(
   }
   const memberName = describeMember(source.member);
   const upload = await sink.create(options.name);
-  const verifier = new SnapshotTrailerVerifier();
+  // An upload that checks the trailer on the bytes it writes (the file sink, off the main thread)
+  // saves hashing them here as well.
+  const verifier = upload.verifyTrailer ? undefined : new SnapshotTrailerVerifier();
   try {
-    // A sink with a local copy gets the exact revision from etcdutl afterwards; any other gets a
+    // A sink with a local copy gets the exact revision from the file afterwards; any other gets a
     // lower bound, read before the stream starts (a call of its own, so only when needed).
-    const revisionBefore = upload.localPath ? undefined : await currentRevision(connection, clientUrl);
+    const revisionBefore = upload.localPath
+      ? undefined
+      : await phase(onPhase, 'revision', () => currentRevision(connection, clientUrl));
     try {
-      await streamSnapshot(connection, clientUrl, upload, verifier, options.signal);
+      await phase(onPhase, 'stream', () =>
+        streamSnapshot(connection, clientUrl, upload, verifier, options.signal),
+      );
     } catch (error) {
       if (options.signal?.aborted && error === options.signal.reason) throw error;
       throw new EtcdEngineError('stream snapshot', 'SnapshotStreamFailed', messageOf(error), {
@@ -136,26 +158,30 @@ export async function takeBackup(
         cause: error,
       });
     }
-    const verified = verifier.finish(`snapshot streamed from ${memberName}`);
-    // A file sink starts its fsync here and lets etcdutl read the file meanwhile.
-    await upload.flush();
-    const status = upload.localPath
-      ? await readSnapshotStatus(options.etcdutlPath, upload.localPath, memberName)
+    const what = `snapshot streamed from ${memberName}`;
+    const verified = await phase(onPhase, 'verify', () =>
+      verifier ? verifier.finish(what) : upload.verifyTrailer?.(what),
+    );
+    if (!verified) throw new Error(`${what}: the upload checks its trailer, but gave no result`);
+    // A file sink starts its fsync here and lets the revision be read from the file meanwhile.
+    await phase(onPhase, 'flush', () => upload.flush());
+    const localPath = upload.localPath;
+    const exactRevision = localPath
+      ? await phase(onPhase, 'revision', () => readFileRevision(localPath, memberName))
       : undefined;
     const record: Omit<BackupRecord, 'location'> = {
       sizeBytes: verified.sizeBytes,
       sha256: verified.sha256,
-      // One of the two is always there: the status with a local copy, the lower bound without.
-      revision: status?.revision ?? revisionBefore ?? '0',
-      revisionExact: status !== undefined,
-      totalKeys: status?.totalKeys,
+      // One of the two is always there: the file's revision with a local copy, the lower bound without.
+      revision: exactRevision ?? revisionBefore ?? '0',
+      revisionExact: exactRevision !== undefined,
       memberId: source.member.id,
       memberName,
       etcdVersion: source.status?.version ?? '',
       startedAt,
       finishedAt: new Date().toISOString(),
     };
-    const location = await upload.commit(record);
+    const location = await phase(onPhase, 'commit', () => upload.commit(record));
     return { location, ...record };
   } catch (error) {
     await upload.abort();

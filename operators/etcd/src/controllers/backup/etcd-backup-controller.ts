@@ -261,9 +261,9 @@ async function take(
     const connection = await connectionTo(cluster, ctx.client, owned, options);
     let record;
     try {
-      // No local file in an object store, so no etcdutl: the revision is the one read just before
+      // No local file in an object store to read the revision from: it is the one read just before
       // the stream starts, a lower bound of the snapshot's (status.revision says so).
-      record = await takeBackup(connection, store, { name, etcdutlPath: 'etcdutl' });
+      record = await takeBackup(connection, store, { name });
     } catch (error) {
       if (error instanceof EtcdEngineError) throw new BackupFailure(error.reason, error.message);
       throw new BackupFailure('UploadFailed', `${store.locationOf(name)}: ${messageOf(error)}`);
