@@ -60,7 +60,7 @@ import type { ClusterGauges } from '../metrics/cluster-gauges.ts';
 import { OwnedObjects, ownedKinds } from './owned-objects.ts';
 import { rollUpgradeStep, type UpgradeOutcome } from './rolling-upgrade.ts';
 import { maintainCluster } from './cluster-maintenance.ts';
-import { superviseQuorum, type RecoveryDecision } from './quorum-recovery.ts';
+import { RefusedBackups, superviseQuorum, type RecoveryDecision } from './quorum-recovery.ts';
 
 export interface EtcdClusterControllerOptions {
   /** Where members are reached and listen: DNS names in a cluster, loopback ports in tests. */
@@ -418,6 +418,8 @@ export function addEtcdClusterController(
   const owned = new OwnedObjects(manager);
   // The backup-age gauge and disaster recovery (the newest good backup) read the EtcdBackups.
   const backupStore = manager.cache.informer(etcdBackups).store;
+  // Backups a disaster recovery found it cannot restore: each is checked and reported once.
+  const refusedBackups = new RefusedBackups();
   const healthIntervalMs = options.healthIntervalMs ?? 30_000;
   const stepIntervalMs = options.stepIntervalMs ?? 2000;
 
@@ -493,6 +495,8 @@ export function addEtcdClusterController(
             health: observed.health,
             backups: backupStore.list(),
             seedFrom: (backup) => seed(round, options.operatorImage ?? defaultOperatorImage, backup),
+            operatorImage: options.operatorImage ?? defaultOperatorImage,
+            refused: refusedBackups,
             now: new Date(),
           });
         }
