@@ -518,7 +518,10 @@ export function addEtcdClusterController(
       }
 
       problem ??= recovery?.problem;
-      const status = clusterStatus(cluster, {
+      // While quorum is lost or a recovery runs, the status as last written (the cache may lag
+      // this operator's own last write): what transitions, and their Events, are decided from.
+      const latest = recovery?.seen ?? cluster;
+      const status = clusterStatus(latest, {
         recovery: recovery ? recovery.status : cluster.status?.recovery,
         desired,
         health: observed.health,
@@ -532,7 +535,7 @@ export function addEtcdClusterController(
       // The newest Succeeded EtcdBackup of this cluster, from the cache (the backup controller writes it).
       const lastBackup = newestBackupFinish(backupStore.list(), cluster);
       if (lastBackup) options.gauges?.backupSucceeded(cluster, lastBackup);
-      const before = cluster.status;
+      const before = latest.status;
       if (!before?.clusterId && status.clusterId) {
         await ctx.events.normal(
           cluster,
@@ -552,7 +555,7 @@ export function addEtcdClusterController(
       await ctx.client.applyStatusIfChanged(
         etcdClusters,
         { metadata: { name, namespace: namespaceOf(cluster) }, status },
-        cluster,
+        latest,
       );
       // After the status says why: a spec that cannot be carried out waits for a change of it; a
       // refused write is retried with backoff.

@@ -130,6 +130,19 @@ describe('recovery from a lost quorum by the newest backup in a claim, real etcd
       expect(recovered.status?.clusterId).not.toBe(before.status?.clusterId);
       expect(conditionOf(recovered, 'Recovering')).toMatchObject({ status: 'False', reason: 'Recovered' });
 
+      // Each step said so once (decided from the status as written, not from a lagging cache).
+      for (const reason of [
+        'RecoveryScheduled',
+        'RecoveryStarted',
+        'LostMembersDeleted',
+        'RestoreStarted',
+        'RecoveryCompleted',
+      ]) {
+        const emitted = await eventsAbout(client, namespace, name, reason);
+        expect(emitted.map((e) => ({ reason: e.reason, series: e.series }))).toEqual([
+          { reason, series: undefined },
+        ]);
+      }
       // The backup on the member claim was skipped once, saying why.
       const skipped = await eventsAbout(client, namespace, name, 'RecoveryBackupSkipped');
       expect(skipped).toHaveLength(1);

@@ -212,6 +212,11 @@ describe('recovery from a lost quorum by the newest backup, real etcd members an
         JSON.stringify(seen),
       ).toBe(true);
       expect([...at].sort((a, b) => a - b)).toEqual(at);
+      // None of them repeated (each decided from the status as written, not from a lagging cache).
+      for (const reason of order) {
+        const emitted = await eventsAbout(client, namespace, name, reason);
+        expect(emitted.filter((e) => e.series !== undefined)).toEqual([]);
+      }
       const [started] = await eventsAbout(client, namespace, name, 'RecoveryStarted');
       expect(started?.note).toContain('restoring from EtcdBackup dr-newest');
 

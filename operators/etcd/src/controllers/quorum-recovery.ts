@@ -9,7 +9,7 @@
 // members then join as learners, as in any new cluster. The backup is only read.
 import type { EventRecorder } from '@homeostat/reconcile';
 import type { EtcdBackup } from '../api/etcd-backup-types.ts';
-import type { EtcdCluster, RecoveryStatusFields } from '../api/etcd-cluster-types.ts';
+import { etcdClusters, type EtcdCluster, type RecoveryStatusFields } from '../api/etcd-cluster-types.ts';
 import { messageOf } from '../errors.ts';
 import type { ClusterHealth } from '../health/cluster-health.ts';
 import { memberIdHex } from '../member-id.ts';
@@ -50,6 +50,11 @@ export interface RecoveryDecision {
   readonly requeueAfterMs?: number;
   /** Something a person must know about: Degraded. */
   readonly problem?: Problem;
+  /**
+   * The EtcdCluster the decision was made from: read from the API server while quorum is lost or a
+   * recovery is open (the status to compare with and to write over), else the cached one.
+   */
+  readonly seen?: EtcdCluster;
 }
 
 const seconds = (ms: number) => Math.round(ms / 1000);
@@ -79,13 +84,32 @@ export class RefusedBackups {
   }
 }
 
-/** Decides and takes this reconcile's step of a disaster recovery, if any. */
+const isOpen = (recovery: RecoveryStatusFields | undefined) =>
+  recovery?.phase === 'Waiting' || recovery?.phase === 'Failed' || recovery?.phase === 'Restoring';
+
+/**
+ * Decides and takes this reconcile's step of a disaster recovery, if any. Each step is decided from
+ * status.recovery as the API server holds it, not as the cache shows it: the cache may not have
+ * seen this operator's last status write yet, and a step decided from the state before it would be
+ * taken again, its Event emitted twice (and a new quorumLostAt moving the wait on).
+ */
 export async function superviseQuorum(round: RecoveryRound): Promise<RecoveryDecision> {
+  const lost = Boolean(round.cluster.status?.clusterId) && !round.health?.hasQuorum;
+  if (!lost && !isOpen(round.cluster.status?.recovery)) {
+    return { status: round.cluster.status?.recovery, inCharge: false, seen: round.cluster };
+  }
+  const seen =
+    (await round.deps.client.find(etcdClusters, nameOf(round.cluster), namespaceOf(round.cluster))) ??
+    round.cluster;
+  const decision = await decide({ ...round, cluster: seen }, lost);
+  return { ...decision, seen };
+}
+
+async function decide(round: RecoveryRound, lost: boolean): Promise<RecoveryDecision> {
   const { cluster, now } = round;
   const previous = cluster.status?.recovery;
   if (previous?.phase === 'Restoring') return continueRestore(round, previous);
   const policy = cluster.spec.recovery?.onQuorumLoss ?? 'Manual';
-  const lost = Boolean(cluster.status?.clusterId) && !round.health?.hasQuorum;
   const open = previous?.phase === 'Waiting' || previous?.phase === 'Failed' ? previous : undefined;
 
   if (policy !== 'RestoreNewestBackup' || !lost) {
