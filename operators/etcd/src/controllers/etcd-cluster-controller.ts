@@ -334,7 +334,17 @@ async function convergeMembers(round: Round, health: ClusterHealth): Promise<Ste
 
 /** One member moved to spec.version once membership has settled (rolling-upgrade.ts). */
 async function upgradeMembers(round: Round, health: ClusterHealth): Promise<UpgradeOutcome> {
-  const outcome = await write('upgrading a member', () => rollUpgradeStep(round.deps, round.desired, health));
+  const outcome = await write('upgrading a member', () =>
+    rollUpgradeStep(round.deps, round.desired, health, round.connection),
+  );
+  if (outcome.kind === 'leader-moved') {
+    await round.ctx.events.normal(
+      round.cluster,
+      'LeadershipMoved',
+      'Upgrade',
+      `moved leadership from ${outcome.member} to ${outcome.to} before restarting ${outcome.member} on etcd ${round.cluster.spec.version}, so no election runs with a member down`,
+    );
+  }
   if (outcome.kind === 'rolled') {
     await round.ctx.events.normal(
       round.cluster,
