@@ -594,8 +594,8 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
       // the Events' times: printed, not asserted. The operator restarts one member at a time and
       // hands leadership to an upgraded member before restarting the leader (etcd's MoveLeader), so
       // no election runs with a member down; runs on the shared local cluster still saw 1 of 3 at
-      // times: the second member restarted ~1.5 s after the first, whose new container (restart
-      // count 1) then reported not Ready. Why the first passed the operator's Ready gate is open.
+      // times: the next member restarted 1.3-1.5 s after the previous one's new container started,
+      // which (restart count 1) then reported not Ready. Why it passed the operator's Ready gate is open.
       let fewestReady = 3;
       let worstMoment = '';
       let worstAt = 0;
