@@ -10,7 +10,8 @@
 // A three-member cluster is backed up to a real S3-compatible server running in the cluster (its
 // own namespace) and to a claim; the S3 backup is restored into a new cluster (every key and hashKV
 // equal to the source's, the seconds it took printed) and, once one byte of it is flipped in the
-// bucket, refused with BackupCorrupt and nothing created.
+// bucket, refused with BackupCorrupt and nothing created. A three-member cluster whose majority is
+// lost with its data is recovered from its newest backup, kept in a claim.
 // Members' claims come from the cluster's default StorageClass (the local cluster's and kind's
 // are both `standard`, local-path-provisioner).
 import type { V1Pod } from '@kubernetes/client-node';
@@ -449,9 +450,15 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
       expect(await listObjects('persistentvolumeclaims', ns, memberSelector('vault-bad'))).toEqual([]);
       await kubectl(['-n', ns, 'delete', 'etcdcluster', 'vault-bad', '--wait=true', '--timeout=120s']);
     });
-    it('recovers a cluster whose majority lost its pods and data from its newest backup, with that backup’s keys', async () => {
+    it('recovers a cluster whose majority lost its pods and data from its newest backup, in a claim, with that backup’s keys', async () => {
       const phoenix = 'phoenix';
       await apply([
+        {
+          apiVersion: 'v1',
+          kind: 'PersistentVolumeClaim',
+          metadata: { name: 'phoenix-backups', namespace: ns },
+          spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+        },
         {
           ...etcdCluster(ns, phoenix, 3),
           spec: {
@@ -462,16 +469,23 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
         },
       ]);
       const before = (await waitForMembers(ns, phoenix, 3)).status;
-      await putKeys(`${phoenix}-0`, 'p', 20);
-      await apply([
-        {
-          apiVersion: 'etcd.homeostat.dev/v1alpha1',
-          kind: 'EtcdBackup',
-          metadata: { name: 'phoenix-backup', namespace: ns },
-          spec: { clusterName: phoenix },
-        },
-      ]);
+      const phoenixBackup = (backupName: string, destination?: object) => ({
+        apiVersion: 'etcd.homeostat.dev/v1alpha1',
+        kind: 'EtcdBackup',
+        metadata: { name: backupName, namespace: ns },
+        spec: { clusterName: phoenix, ...(destination ? { destination } : {}) },
+      });
+      await putKeys(`${phoenix}-0`, 'p', 10);
+      // An older backup in the bucket, then the newest in a claim of its own: recovery takes the newest.
+      await apply([phoenixBackup('phoenix-backup')]);
       await waitForBackup(ns, 'phoenix-backup');
+      await putKeys(`${phoenix}-0`, 'p', 20, 10);
+      await apply([
+        phoenixBackup('phoenix-claim-backup', {
+          persistentVolumeClaim: { claimName: 'phoenix-backups', directory: 'etcd' },
+        }),
+      ]);
+      await waitForBackup(ns, 'phoenix-claim-backup');
       const backedUp = await memberKeyValues(ns, `${phoenix}-0`);
       // Written after the backup: lost with the majority.
       await putKeys(`${phoenix}-0`, 'late', 5);
@@ -501,12 +515,25 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
       console.error(
         `etcd e2e: ${phoenix} lost 2 of 3 members with their data; answering again from its backup ${secondsSince(started)} s later (${((recoveredAt - started) / 1000).toFixed(1)} s to Recovered, of which ${((Date.parse(recovery?.finishedAt ?? '') - Date.parse(recovery?.startedAt ?? '')) / 1000).toFixed(0)} s restoring after the 20 s wait), 3 members Ready`,
       );
-      expect(recovery).toMatchObject({ phase: 'Recovered', generation: 1, backupName: 'phoenix-backup' });
+      expect(recovery).toMatchObject({
+        phase: 'Recovered',
+        generation: 1,
+        backupName: 'phoenix-claim-backup',
+      });
       expect(after?.clusterId).not.toBe(before?.clusterId);
       for (const member of after?.members ?? [])
         expect(await memberKeyValues(ns, member.name), member.name).toBe(backedUp);
+      // Member 0 copied the file from the claim (checked by a pod first).
+      const first = await getObject<V1Pod>('pod', `${phoenix}-0`, ns);
+      expect(first?.spec?.initContainers?.[0]?.name).toBe('copy-backup');
       expect(await clusterEventReasons(ns, phoenix)).toEqual(
-        expect.arrayContaining(['QuorumLost', 'RecoveryScheduled', 'RecoveryStarted', 'RecoveryCompleted']),
+        expect.arrayContaining([
+          'QuorumLost',
+          'RecoveryScheduled',
+          'RecoveryStarted',
+          'RestoreStarted',
+          'RecoveryCompleted',
+        ]),
       );
       await kubectl(['-n', ns, 'delete', 'etcdcluster', phoenix, '--wait=true', '--timeout=120s']);
     });
@@ -527,6 +554,30 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
         JSON.stringify({ spec: { version } }),
       ]);
 
+    /** The upgrade's Events (reason and member), each with its seconds since `started`. */
+    async function upgradeTimeline(started: number): Promise<string> {
+      const events = await listObjects<{
+        reason: string;
+        note?: string;
+        eventTime?: string;
+        regarding?: { name: string; kind: string };
+      }>('events.events.k8s.io', ns);
+      return events
+        .filter(
+          (e) =>
+            e.regarding?.kind === 'EtcdCluster' &&
+            e.regarding.name === name &&
+            (e.reason === 'MemberUpgrading' || e.reason === 'LeadershipMoved'),
+        )
+        .map((e) => ({
+          at: Date.parse(e.eventTime ?? ''),
+          what: `${e.reason} ${e.note?.split(' ')[e.reason === 'LeadershipMoved' ? 3 : 1] ?? ''}`,
+        }))
+        .sort((a, b) => a.at - b.at)
+        .map((e) => `${((e.at - started) / 1000).toFixed(1)} s ${e.what}`)
+        .join(', ');
+    }
+
     it('rolls one member at a time, each on 3.7 and healthy before the next; a downgrade is refused', async () => {
       const from = '3.6.16';
       const to = '3.7.3';
@@ -539,17 +590,37 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
       const ids = before?.members?.map((m) => m.id);
 
       const started = Date.now();
-      // While it rolls, how many member pods are Ready at the worst moment: printed, not asserted.
-      // The operator restarts one member at a time, but most likely when the leader's turn comes (last) the
-      // election makes every member's readiness probe fail for a moment; the fresh-clone CI run
-      // saw 1 of 3 there. Handing leadership over before restarting the leader (etcd's MoveLeader)
-      // would keep two Ready: not done yet.
+      // While it rolls, how many member pods are Ready at the worst moment, and which were not, and
+      // the Events' times: printed, not asserted. The operator restarts one member at a time and
+      // hands leadership to an upgraded member before restarting the leader (etcd's MoveLeader), so
+      // no election runs with a member down; runs on the shared local cluster still saw 1 of 3 at
+      // times: the next member restarted 1.3-1.5 s after the previous one's new container started,
+      // which (restart count 1) then reported not Ready. Why it passed the operator's Ready gate is open.
       let fewestReady = 3;
+      let worstMoment = '';
+      let worstAt = 0;
       let rolling = true;
       const watcher = (async () => {
         while (rolling) {
           const pods = await listObjects<V1Pod>('pods', ns, memberSelector(name)).catch(() => []);
-          if (pods.length === 3) fewestReady = Math.min(fewestReady, pods.filter(isPodReady).length);
+          const ready = pods.filter(isPodReady).length;
+          if (pods.length === 3 && ready < fewestReady) {
+            fewestReady = ready;
+            // Which pods, and what their etcd container was doing, at that moment.
+            worstMoment = pods
+              .filter((p) => !isPodReady(p))
+              .map((p) => {
+                const etcd = p.status?.containerStatuses?.find((c) => c.name === 'etcd');
+                const state = Object.keys(etcd?.state ?? {})[0] ?? '?';
+                const since = etcd?.state?.running?.startedAt;
+                const startedIn = since
+                  ? `started ${((Date.parse(String(since)) - started) / 1000).toFixed(0)} s in, `
+                  : '';
+                return `${p.metadata?.name ?? ''} (${state}, ${startedIn}${etcd?.image?.split(':').at(-1) ?? '?'}, ready ${String(etcd?.ready)}, restarts ${etcd?.restartCount ?? '?'})`;
+              })
+              .join(', ');
+            worstAt = Date.now() - started;
+          }
           await new Promise((resolve) => setTimeout(resolve, 500));
         }
       })();
@@ -563,8 +634,10 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
       }
       console.error(
         `etcd e2e: ${name} upgraded ${from} → ${to} (3 members) in ${secondsSince(started)} s, ` +
-          `at worst ${fewestReady} of 3 member pods Ready`,
+          `at worst ${fewestReady} of 3 member pods Ready` +
+          (worstMoment ? ` (${(worstAt / 1000).toFixed(1)} s in, not Ready: ${worstMoment})` : ''),
       );
+      console.error(`etcd e2e: ${name} upgrade events: ${await upgradeTimeline(started)}`);
       expect(after?.currentVersion).toBe(to);
       // Same members (upgraded in place, data kept), each answering with the new version.
       expect(after?.members?.map((m) => m.id)).toEqual(ids);
@@ -577,7 +650,9 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
         expect(status[0]?.Status.version, member.name).toBe(to);
       }
       await expectKeysOnEveryMember(name, 'l', 20);
-      expect(await clusterEventReasons(ns, name)).toContain('MemberUpgrading');
+      expect(await clusterEventReasons(ns, name)).toEqual(
+        expect.arrayContaining(['MemberUpgrading', 'LeadershipMoved']),
+      );
       await expect(setVersion(from)).rejects.toThrow(/cannot downgrade from 3.7.3 to 3.6.16/);
       await kubectl(['-n', ns, 'delete', 'etcdcluster', name, '--wait=true', '--timeout=120s']);
     });

@@ -19,7 +19,8 @@
 - apiGroups: [etcd.homeostat.dev]
   resources: [etcdbackups/status]
   verbs: [get, update, patch]
-# The pod that writes a backup into a claim is owned by its EtcdBackup (blockOwnerDeletion).
+# The pods that write a backup into a claim or delete it from one are owned by their EtcdBackup
+# (blockOwnerDeletion).
 - apiGroups: [etcd.homeostat.dev]
   resources: [etcdbackups/finalizers]
   verbs: [update]

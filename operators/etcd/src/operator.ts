@@ -30,6 +30,6 @@ export function etcdOperator(
     operatorImage: config.operatorImage,
     maxConcurrentReconciles: config.maxConcurrentReconciles,
   });
-  addBackupScheduleController(manager);
+  addBackupScheduleController(manager, { operatorImage: config.operatorImage });
   return manager;
 }

@@ -1,6 +1,7 @@
 // The commands the operator image runs in pods the operator makes (docs/adr/0302), instead of the
-// operator: the restore steps of a restored member, and a backup written into a claim.
+// operator: the restore steps of a restored member, and a backup written into, or deleted from, a claim.
 import { backupToClaim } from './claim-backup-agent.ts';
+import { deleteClaimBackup } from './claim-delete-agent.ts';
 import { writeFile } from 'node:fs/promises';
 import { messageOf } from '../errors.ts';
 import { verifySnapshotFile } from '../restore/verify-snapshot-file.ts';
@@ -12,6 +13,7 @@ export const agentCommands = [
   'finish-restore',
   'backup-to-claim',
   'verify-claim-backup',
+  'delete-claim-backup',
 ];
 
 /** Runs one agent command line (`--name=value` flags; S3 credentials from the environment). */
@@ -41,6 +43,12 @@ export async function runAgent(argv: readonly string[], env: NodeJS.ProcessEnv):
         ...(tlsDir ? { tlsDir } : {}),
       }),
     );
+    return;
+  }
+  if (command === 'delete-claim-backup') {
+    const removed = await deleteClaimBackup(required('file'));
+    await writeFile(required('result-file'), JSON.stringify({ removed }));
+    log(removed.length ? `deleted ${removed.join(', ')}` : `${required('file')} was already gone`);
     return;
   }
   const expectedSha256 = flags.get('sha256');

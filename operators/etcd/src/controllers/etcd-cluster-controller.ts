@@ -60,7 +60,7 @@ import type { ClusterGauges } from '../metrics/cluster-gauges.ts';
 import { OwnedObjects, ownedKinds } from './owned-objects.ts';
 import { rollUpgradeStep, type UpgradeOutcome } from './rolling-upgrade.ts';
 import { maintainCluster } from './cluster-maintenance.ts';
-import { superviseQuorum, type RecoveryDecision } from './quorum-recovery.ts';
+import { RefusedBackups, superviseQuorum, type RecoveryDecision } from './quorum-recovery.ts';
 
 export interface EtcdClusterControllerOptions {
   /** Where members are reached and listen: DNS names in a cluster, loopback ports in tests. */
@@ -334,7 +334,17 @@ async function convergeMembers(round: Round, health: ClusterHealth): Promise<Ste
 
 /** One member moved to spec.version once membership has settled (rolling-upgrade.ts). */
 async function upgradeMembers(round: Round, health: ClusterHealth): Promise<UpgradeOutcome> {
-  const outcome = await write('upgrading a member', () => rollUpgradeStep(round.deps, round.desired, health));
+  const outcome = await write('upgrading a member', () =>
+    rollUpgradeStep(round.deps, round.desired, health, round.connection),
+  );
+  if (outcome.kind === 'leader-moved') {
+    await round.ctx.events.normal(
+      round.cluster,
+      'LeadershipMoved',
+      'Upgrade',
+      `moved leadership from ${outcome.member} to ${outcome.to} before restarting ${outcome.member} on etcd ${round.cluster.spec.version}, so no election runs with a member down`,
+    );
+  }
   if (outcome.kind === 'rolled') {
     await round.ctx.events.normal(
       round.cluster,
@@ -418,6 +428,8 @@ export function addEtcdClusterController(
   const owned = new OwnedObjects(manager);
   // The backup-age gauge and disaster recovery (the newest good backup) read the EtcdBackups.
   const backupStore = manager.cache.informer(etcdBackups).store;
+  // Backups a disaster recovery found it cannot restore: each is checked and reported once.
+  const refusedBackups = new RefusedBackups();
   const healthIntervalMs = options.healthIntervalMs ?? 30_000;
   const stepIntervalMs = options.stepIntervalMs ?? 2000;
 
@@ -493,6 +505,8 @@ export function addEtcdClusterController(
             health: observed.health,
             backups: backupStore.list(),
             seedFrom: (backup) => seed(round, options.operatorImage ?? defaultOperatorImage, backup),
+            operatorImage: options.operatorImage ?? defaultOperatorImage,
+            refused: refusedBackups,
             now: new Date(),
           });
         }
@@ -514,7 +528,10 @@ export function addEtcdClusterController(
       }
 
       problem ??= recovery?.problem;
-      const status = clusterStatus(cluster, {
+      // While quorum is lost or a recovery runs, the status as last written (the cache may lag
+      // this operator's own last write): what transitions, and their Events, are decided from.
+      const latest = recovery?.seen ?? cluster;
+      const status = clusterStatus(latest, {
         recovery: recovery ? recovery.status : cluster.status?.recovery,
         desired,
         health: observed.health,
@@ -528,7 +545,7 @@ export function addEtcdClusterController(
       // The newest Succeeded EtcdBackup of this cluster, from the cache (the backup controller writes it).
       const lastBackup = newestBackupFinish(backupStore.list(), cluster);
       if (lastBackup) options.gauges?.backupSucceeded(cluster, lastBackup);
-      const before = cluster.status;
+      const before = latest.status;
       if (!before?.clusterId && status.clusterId) {
         await ctx.events.normal(
           cluster,
@@ -548,7 +565,7 @@ export function addEtcdClusterController(
       await ctx.client.applyStatusIfChanged(
         etcdClusters,
         { metadata: { name, namespace: namespaceOf(cluster) }, status },
-        cluster,
+        latest,
       );
       // After the status says why: a spec that cannot be carried out waits for a change of it; a
       // refused write is retried with backoff.

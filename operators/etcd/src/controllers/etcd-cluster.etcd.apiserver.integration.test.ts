@@ -342,6 +342,15 @@ describe('EtcdCluster controller driving real etcd members on a real kube-apiser
     expect(upgraded).toHaveLength(3);
     // Followers first, the leader last, so leadership moves once.
     expect(upgraded.at(-1)?.note).toMatch(new RegExp(`^restarting ${leaderBefore} on etcd ${to} `));
+    // And handed to an upgraded member before the leader's restart: no election with a member down.
+    const moved = await eventsAbout(client, namespace, 'old', 'LeadershipMoved');
+    expect(moved.map((e) => e.note)).toEqual([
+      expect.stringMatching(
+        new RegExp(`^moved leadership from ${leaderBefore} to old-[0-9] before restarting ${leaderBefore} `),
+      ),
+    ]);
+    expect(String(moved[0]?.eventTime) <= String(upgraded.at(-1)?.eventTime)).toBe(true);
+    expect(cluster.status?.leader).not.toBe(leaderBefore);
     await expectKeyspaceOnEveryMember(await connectionTo(cluster, 3), await clientUrls(cluster, 3), oldKeys);
     await expect(client.patch(etcdClusters, 'old', namespace, { spec: { version: from } })).rejects.toThrow(
       `cannot downgrade from ${to} to ${from}`,

@@ -1,13 +1,15 @@
 // Disaster recovery after quorum loss (spec.recovery, ADR 0303): with RestoreNewestBackup, a
 // majority that stays unreachable for afterSeconds makes the operator build the cluster again from
-// the newest Succeeded EtcdBackup whose file verifies. Each step is recorded in status.recovery
-// before the next one is taken, so an operator restarted at any line carries on where it was:
+// the newest Succeeded EtcdBackup whose file verifies, in a bucket (read by the operator) or in a
+// claim (read by a check pod; never one of the member claims the recovery deletes). Each step is
+// recorded in status.recovery before the next one is taken, so an operator restarted at any line
+// carries on where it was:
 // Waiting → (backup chosen and verified) Restoring → (every lost member's pod and claim gone)
 // membersDeleted → (first member restored, answers with a new cluster ID) Recovered. The other
 // members then join as learners, as in any new cluster. The backup is only read.
 import type { EventRecorder } from '@homeostat/reconcile';
 import type { EtcdBackup } from '../api/etcd-backup-types.ts';
-import type { EtcdCluster, RecoveryStatusFields } from '../api/etcd-cluster-types.ts';
+import { etcdClusters, type EtcdCluster, type RecoveryStatusFields } from '../api/etcd-cluster-types.ts';
 import { messageOf } from '../errors.ts';
 import type { ClusterHealth } from '../health/cluster-health.ts';
 import { memberIdHex } from '../member-id.ts';
@@ -17,7 +19,8 @@ import {
   verifyRestoreSource,
   type RestoreSource,
 } from './backup/restore-source.ts';
-import { memberLabel, nameOf, namespaceOf } from './cluster-names.ts';
+import { verifyClaimBackup } from './backup/claim-verify.ts';
+import { memberLabel, nameOf, namespaceOf, ordinalOf } from './cluster-names.ts';
 import type { Problem } from './cluster-status.ts';
 import { deleteMemberObjects, type KubeMemberRuntimeDeps } from './kube-member-runtime.ts';
 
@@ -31,6 +34,10 @@ export interface RecoveryRound {
   readonly backups: readonly EtcdBackup[];
   /** Creates the first member restored from `backup` (the controller's seed; idempotent). */
   readonly seedFrom: (backup: EtcdBackup) => Promise<void>;
+  /** The operator's own image: a backup in a claim is checked by a pod of it. */
+  readonly operatorImage: string;
+  /** Backups already refused (kept by the controller across reconciles). */
+  readonly refused: RefusedBackups;
   readonly now: Date;
 }
 
@@ -43,17 +50,66 @@ export interface RecoveryDecision {
   readonly requeueAfterMs?: number;
   /** Something a person must know about: Degraded. */
   readonly problem?: Problem;
+  /**
+   * The EtcdCluster the decision was made from: read from the API server while quorum is lost or a
+   * recovery is open (the status to compare with and to write over), else the cached one.
+   */
+  readonly seen?: EtcdCluster;
 }
 
 const seconds = (ms: number) => Math.round(ms / 1000);
 
-/** Decides and takes this reconcile's step of a disaster recovery, if any. */
+/** How long a refusal that may pass (a claim still binding, a bucket not answering) is believed. */
+const retryRefusedAfterMs = 60_000;
+
+/**
+ * Backups the recovery found it cannot restore, by uid, so that each is read (for a claim: by a
+ * pod) and reported once rather than at every reconcile, and the search moves on to older ones. An
+ * operator restart forgets them: they are checked once more.
+ */
+export class RefusedBackups {
+  readonly #refusals = new Map<string, { readonly error: RestoreRefusal; readonly at: number }>();
+
+  /** The refusal of `backup` still believed at `now`, if any. */
+  get(backup: EtcdBackup, now: Date): RestoreRefusal | undefined {
+    const entry = this.#refusals.get(backup.metadata?.uid ?? '');
+    if (!entry) return undefined;
+    if (entry.error.permanent || now.getTime() - entry.at < retryRefusedAfterMs) return entry.error;
+    this.#refusals.delete(backup.metadata?.uid ?? '');
+    return undefined;
+  }
+
+  add(backup: EtcdBackup, error: RestoreRefusal, now: Date): void {
+    this.#refusals.set(backup.metadata?.uid ?? '', { error, at: now.getTime() });
+  }
+}
+
+const isOpen = (recovery: RecoveryStatusFields | undefined) =>
+  recovery?.phase === 'Waiting' || recovery?.phase === 'Failed' || recovery?.phase === 'Restoring';
+
+/**
+ * Decides and takes this reconcile's step of a disaster recovery, if any. Each step is decided from
+ * status.recovery as the API server holds it, not as the cache shows it: the cache may not have
+ * seen this operator's last status write yet, and a step decided from the state before it would be
+ * taken again, its Event emitted twice (and a new quorumLostAt moving the wait on).
+ */
 export async function superviseQuorum(round: RecoveryRound): Promise<RecoveryDecision> {
+  const lost = Boolean(round.cluster.status?.clusterId) && !round.health?.hasQuorum;
+  if (!lost && !isOpen(round.cluster.status?.recovery)) {
+    return { status: round.cluster.status?.recovery, inCharge: false, seen: round.cluster };
+  }
+  const seen =
+    (await round.deps.client.find(etcdClusters, nameOf(round.cluster), namespaceOf(round.cluster))) ??
+    round.cluster;
+  const decision = await decide({ ...round, cluster: seen }, lost);
+  return { ...decision, seen };
+}
+
+async function decide(round: RecoveryRound, lost: boolean): Promise<RecoveryDecision> {
   const { cluster, now } = round;
   const previous = cluster.status?.recovery;
   if (previous?.phase === 'Restoring') return continueRestore(round, previous);
   const policy = cluster.spec.recovery?.onQuorumLoss ?? 'Manual';
-  const lost = Boolean(cluster.status?.clusterId) && !round.health?.hasQuorum;
   const open = previous?.phase === 'Waiting' || previous?.phase === 'Failed' ? previous : undefined;
 
   if (policy !== 'RestoreNewestBackup' || !lost) {
@@ -89,6 +145,21 @@ export async function superviseQuorum(round: RecoveryRound): Promise<RecoveryDec
   }
 
   const chosen = await newestGoodBackup(round);
+  if (chosen.checking) {
+    // A backup in a claim is read by its check pod: wait for its answer before anything is deleted.
+    const message = `quorum lost for ${seconds(now.getTime() - lostAt.getTime())} s: checking EtcdBackup ${chosen.checking.metadata?.name ?? ''} (${chosen.checking.status?.location ?? ''}) with a pod before restoring from it`;
+    return {
+      status: {
+        phase: open?.phase ?? 'Waiting',
+        generation,
+        quorumLostAt: lostAt.toISOString(),
+        restoreAt: restoreAt.toISOString(),
+        message,
+      },
+      inCharge: false,
+      requeueAfterMs: 1000,
+    };
+  }
   if (!chosen.backup || !chosen.source) {
     const message = `quorum lost for ${seconds(now.getTime() - lostAt.getTime())} s and no backup can be restored: ${chosen.why}; create a backup destination or restore by hand (see the guide)`;
     if (open?.phase !== 'Failed') await round.events.warning(cluster, 'NoUsableBackup', 'Recover', message);
@@ -126,10 +197,50 @@ export async function superviseQuorum(round: RecoveryRound): Promise<RecoveryDec
   };
 }
 
-/** The newest Succeeded backup of this cluster whose snapshot reads back through its checks. */
+/**
+ * The claims the recovery deletes: every member claim of this cluster (those that exist, and the
+ * names a member of any size would have). A backup kept in one would be deleted with the members.
+ */
+function isMemberClaim(round: RecoveryRound, claim: string): boolean {
+  const { cluster } = round;
+  if (round.deps.owned.claimsOf(cluster).some((c) => c.metadata?.name === claim)) return true;
+  return claim.endsWith('-data') && ordinalOf(nameOf(cluster), claim.slice(0, -'-data'.length)) !== undefined;
+}
+
+/**
+ * Reads a backup's snapshot through its checks, wherever it is: the operator reads one in a bucket
+ * itself; one in a claim is read by a pod of the operator image (claim-verify.ts), so that takes a
+ * few reconciles: undefined until the pod has answered. Throws RestoreRefusal when it is refused.
+ */
+async function checkBackup(round: RecoveryRound, source: RestoreSource): Promise<boolean> {
+  const { cluster } = round;
+  if (!source.claim) {
+    await verifyRestoreSource(source, namespaceOf(cluster), round.deps.client);
+    return true;
+  }
+  if (isMemberClaim(round, source.claim.claimName)) {
+    throw new RestoreRefusal(
+      'BackupOnMemberClaim',
+      `${source.describe}: claim ${source.claim.claimName} holds a member's data and is deleted with the lost members; keep backups in a claim of their own`,
+      true,
+    );
+  }
+  const verified = await verifyClaimBackup({
+    cluster,
+    source: { ...source, claim: source.claim },
+    image: round.operatorImage,
+    client: round.deps.client,
+  });
+  return verified !== undefined;
+}
+
+/**
+ * The newest Succeeded backup of this cluster whose snapshot reads back through its checks, or the
+ * one whose check pod has not answered yet (`checking`).
+ */
 async function newestGoodBackup(
   round: RecoveryRound,
-): Promise<{ backup?: EtcdBackup; source?: RestoreSource; why: string }> {
+): Promise<{ backup?: EtcdBackup; source?: RestoreSource; checking?: EtcdBackup; why: string }> {
   const { cluster } = round;
   const candidates = round.backups
     .filter(
@@ -142,12 +253,18 @@ async function newestGoodBackup(
   const skipped: string[] = [];
   for (const backup of candidates) {
     const name = backup.metadata?.name ?? '';
+    const known = round.refused.get(backup, round.now);
+    if (known) {
+      skipped.push(`${name} (${known.reason})`);
+      continue;
+    }
     try {
       const source = await restoreSourceOfBackup(backup, round.deps.client);
-      await verifyRestoreSource(source, namespaceOf(cluster), round.deps.client);
+      if (!(await checkBackup(round, source))) return { checking: backup, why: '' };
       return { backup, source, why: '' };
     } catch (error) {
       if (!(error instanceof RestoreRefusal)) throw error;
+      round.refused.add(backup, error, round.now);
       skipped.push(`${name} (${error.reason})`);
       await round.events.warning(
         cluster,

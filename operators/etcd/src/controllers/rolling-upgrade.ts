@@ -3,11 +3,15 @@
 // its pod's image in place (the one pod field Kubernetes lets change): the kubelet restarts etcd
 // on the new image with the same pod, claim and data. The next member waits until this one is
 // healthy in etcd, runs the new version and its pod is Ready again. Followers go first, the leader
-// last, so leadership moves once. The API server already refused downgrades and skipped minors.
+// last; before the leader is restarted, leadership is handed to an upgraded member (etcd's
+// MoveLeader), so the cluster never holds an election with one member down. The API server
+// already refused downgrades and skipped minors.
 import type { V1Pod } from '@kubernetes/client-node';
 import { builtin } from '@homeostat/reconcile';
+import type { EtcdConnection } from '../connection.ts';
 import type { ClusterHealth } from '../health/cluster-health.ts';
 import type { MemberHealth } from '../health/member-status.ts';
+import { handOverLeadership } from '../membership/membership-changes.ts';
 import { normalizeUrl } from '../membership/members.ts';
 import type { DesiredMember } from '../membership/membership-reconciler.ts';
 import { namespaceOf, ordinalOf, nameOf } from './cluster-names.ts';
@@ -17,7 +21,9 @@ import type { KubeMemberRuntimeDeps } from './kube-member-runtime.ts';
 export type UpgradeOutcome =
   | { readonly kind: 'at-version' }
   | { readonly kind: 'waiting'; readonly reason: string }
-  | { readonly kind: 'rolled'; readonly member: string; readonly from: string; readonly to: string };
+  | { readonly kind: 'rolled'; readonly member: string; readonly from: string; readonly to: string }
+  /** Leadership handed from `member` (the next to restart) to `to` first; the restart comes next. */
+  | { readonly kind: 'leader-moved'; readonly member: string; readonly to: string };
 
 /**
  * Ready as the kubelet last reported it for the image the pod now names: a Ready condition from
@@ -52,6 +58,7 @@ export async function rollUpgradeStep(
   deps: KubeMemberRuntimeDeps,
   desired: readonly DesiredMember[],
   health: ClusterHealth,
+  connection: EtcdConnection,
 ): Promise<UpgradeOutcome> {
   const { cluster, owned, client } = deps;
   const target = cluster.spec.version;
@@ -98,6 +105,18 @@ export async function rollUpgradeStep(
     return (ordinalOf(clusterName, b.desired.name) ?? 0) - (ordinalOf(clusterName, a.desired.name) ?? 0);
   });
   if (!next?.pod) return { kind: 'at-version' };
+  if (next.health && next.health.member.id === leaderId) {
+    // Restarting the leader would make the others elect one while it is down; hand leadership to an
+    // upgraded member instead (the next reconcile finds this one a follower and restarts it).
+    const successor = await handOverLeadership(connection, health, next.health, {
+      step: 'move leadership before an upgrade restart',
+      prefer: (m) => m.status?.version === target,
+    });
+    if (successor) {
+      const to = members.find((m) => m.health?.member.id === successor.member.id)?.desired.name;
+      return { kind: 'leader-moved', member: next.desired.name, to: to ?? successor.member.name };
+    }
+  }
   const from = next.health?.status?.version ?? versionOfImage(podImage(next.pod)) ?? 'unknown';
   // Strategic merge: the containers list is merged by name, so only etcd's image changes.
   await client.patch(

@@ -132,22 +132,36 @@ export async function removeMember(
 }
 
 /**
- * Moves leadership from `leader` to the healthiest other voter before it is removed: removing the
- * leader works, but costs an election during which nothing commits.
+ * Moves leadership from `leader` to the healthiest other voter (among those `prefer` accepts, if
+ * any does) before the leader goes away (removed, or restarted by an upgrade): losing the leader
+ * works, but costs an election during which nothing commits, held with one member fewer. Returns
+ * the new leader, or undefined when there is no other healthy voter.
  */
-async function handOverLeadership(connection: EtcdConnection, health: ClusterHealth, leader: MemberHealth) {
-  const successor = health.members
-    .filter((m) => m.healthy && !m.member.isLearner && m.member.id !== leader.member.id)
-    .sort((a, b) =>
-      Number(BigInt(b.status?.raftAppliedIndex ?? '0') - BigInt(a.status?.raftAppliedIndex ?? '0')),
-    )[0];
+export async function handOverLeadership(
+  connection: EtcdConnection,
+  health: ClusterHealth,
+  leader: MemberHealth,
+  options: { readonly step?: string; readonly prefer?: (member: MemberHealth) => boolean } = {},
+): Promise<MemberHealth | undefined> {
+  const voters = health.members.filter(
+    (m) => m.healthy && !m.member.isLearner && m.member.id !== leader.member.id,
+  );
+  const preferred = options.prefer ? voters.filter(options.prefer) : [];
+  const successor = (preferred.length ? preferred : voters).sort((a, b) =>
+    Number(BigInt(b.status?.raftAppliedIndex ?? '0') - BigInt(a.status?.raftAppliedIndex ?? '0')),
+  )[0];
   const url = leader.member.clientUrls[0];
-  if (!successor || !url) return;
+  if (!successor || !url) return undefined;
   try {
     await withMemberClient(connection, url, (client) =>
       client.maintenance.moveLeader({ targetID: successor.member.id }),
     );
   } catch (error) {
-    throw toEngineError('move leadership before removal', error, describeMember(leader.member));
+    throw toEngineError(
+      options.step ?? 'move leadership before removal',
+      error,
+      describeMember(leader.member),
+    );
   }
+  return successor;
 }

@@ -1,6 +1,7 @@
 // Scheduled backups of an EtcdCluster (spec.backup.schedule, keep): at each cron time (UTC) an
 // EtcdBackup is created, which the EtcdBackup controller takes; the oldest scheduled ones beyond
-// `keep` successful ones are deleted with their stored objects. Also keeps
+// `keep` successful ones are deleted with their stored snapshots (an object in a bucket by the
+// operator, a file in a claim by a short-lived pod, claim-prune.ts), each before its EtcdBackup. Also keeps
 // status.lastSuccessfulBackupTime, which a dashboard or an alert reads.
 //
 // Like a CronJob, it remembers nothing: the schedule's last run is the newest scheduled backup's
@@ -10,6 +11,7 @@
 import { CronExpressionParser } from 'cron-parser';
 import {
   AlreadyExistsError,
+  NotFoundError,
   controllerReference,
   watch,
   type Controller,
@@ -20,13 +22,19 @@ import {
 import { etcdBackups, type EtcdBackup } from '../../api/etcd-backup-types.ts';
 import { etcdClusters, type EtcdCluster } from '../../api/etcd-cluster-types.ts';
 import { messageOf } from '../../errors.ts';
-import { nameOf, namespaceOf } from '../cluster-names.ts';
+import { defaultOperatorImage, nameOf, namespaceOf } from '../cluster-names.ts';
 import { backupClusterLabel, scheduledAtAnnotation, scheduledLabel } from './backup-names.ts';
 import { openBackupStore } from './backup-store.ts';
+import { claimPruneStep } from './claim-prune.ts';
+import type { ClaimFile } from './restore-source.ts';
 
 export interface BackupScheduleOptions {
   /** The clock (tests move it forward instead of waiting for the schedule). */
   readonly now?: () => Date;
+  /** The operator's own image: files in a claim are deleted by a pod of it. */
+  readonly operatorImage?: string;
+  /** How soon retention looks again while a file in a claim is being deleted, in ms (default 2 s). */
+  readonly pruneIntervalMs?: number;
 }
 
 const scheduledAt = (backup: EtcdBackup): number =>
@@ -59,11 +67,41 @@ export function prunable(scheduled: readonly EtcdBackup[], keep: number): EtcdBa
   return drop;
 }
 
-async function prune(cluster: EtcdCluster, backup: EtcdBackup, ctx: ReconcileContext): Promise<void> {
+/** The claim and path of a backup written into a claim, from where its status says it is. */
+function claimFileOf(backup: EtcdBackup): ClaimFile | undefined {
+  const match = /^pvc:\/\/([^/]+)\/(.+)$/.exec(backup.status?.location ?? '');
+  return match?.[1] && match[2] ? { claimName: match[1], path: match[2] } : undefined;
+}
+
+/**
+ * Deletes one scheduled backup beyond retention: its stored snapshot first, then the EtcdBackup,
+ * so a backup is never forgotten while its file is still there. True once the EtcdBackup is gone;
+ * false while the pod that deletes a file in a claim runs (or failed: retried later).
+ */
+async function prune(
+  cluster: EtcdCluster,
+  backup: EtcdBackup,
+  ctx: ReconcileContext,
+  image: string,
+): Promise<boolean> {
   const destination = backup.spec.destination ?? cluster.spec.backup?.destination;
   const key = backup.status?.key;
-  // Files in a claim stay (removing one would need a pod); objects in a bucket go.
-  if (backup.status?.phase === 'Succeeded' && destination?.s3 && key) {
+  const succeeded = backup.status?.phase === 'Succeeded';
+  const claimFile = succeeded ? claimFileOf(backup) : undefined;
+  if (claimFile) {
+    const outcome = await claimPruneStep({ backup, file: claimFile, image, client: ctx.client });
+    if (outcome.kind === 'running') return false;
+    if (outcome.kind === 'gone') return true;
+    if (outcome.kind === 'failed') {
+      await ctx.events.warning(
+        cluster,
+        'BackupPruneFailed',
+        'Backup',
+        `could not delete ${backup.status?.location ?? ''} of scheduled backup ${backup.metadata?.name ?? ''}: ${outcome.message}; EtcdBackup kept, retried later`,
+      );
+      return false;
+    }
+  } else if (succeeded && destination?.s3 && key) {
     const store = await openBackupStore(destination, namespaceOf(cluster), ctx.client);
     try {
       await store.delete(store.keyOf(key));
@@ -71,15 +109,22 @@ async function prune(cluster: EtcdCluster, backup: EtcdBackup, ctx: ReconcileCon
       store.close();
     }
   }
-  await ctx.client.delete(etcdBackups, backup.metadata?.name ?? '', namespaceOf(cluster), {
-    uid: backup.metadata?.uid ?? '',
-  });
+  try {
+    await ctx.client.delete(etcdBackups, backup.metadata?.name ?? '', namespaceOf(cluster), {
+      uid: backup.metadata?.uid ?? '',
+    });
+  } catch (error) {
+    // Deleted by a reconcile whose cache was behind, or by a person: retention is met all the same.
+    if (error instanceof NotFoundError) return true;
+    throw error;
+  }
   await ctx.events.normal(
     cluster,
     'BackupPruned',
     'Backup',
     `deleted scheduled backup ${backup.metadata?.name ?? ''}${backup.status?.location ? ` and ${backup.status.location}` : ''} (keep ${cluster.spec.backup?.keep ?? 0})`,
   );
+  return true;
 }
 
 /** Adds the backup schedule controller (a second controller of EtcdClusters) to `manager`. */
@@ -88,6 +133,7 @@ export function addBackupScheduleController(
   options: BackupScheduleOptions = {},
 ): Controller<EtcdCluster> {
   const now = options.now ?? (() => new Date());
+  const image = options.operatorImage ?? defaultOperatorImage;
   const backups = manager.cache.informer(etcdBackups);
   const backupsOf = (cluster: EtcdCluster) =>
     backups.store
@@ -120,7 +166,10 @@ export function addBackupScheduleController(
       if (!backup?.schedule || cluster.spec.paused || !cluster.status?.clusterId) return {};
 
       const scheduled = mine.filter((b) => b.metadata?.labels?.[scheduledLabel] === 'true');
-      for (const old of prunable(scheduled, backup.keep)) await prune(cluster, old, ctx);
+      let pruning = false;
+      for (const old of prunable(scheduled, backup.keep)) {
+        if (!(await prune(cluster, old, ctx, image))) pruning = true;
+      }
 
       let times;
       try {
@@ -164,7 +213,8 @@ export function addBackupScheduleController(
           if (!(error instanceof AlreadyExistsError)) throw error;
         }
       }
-      return { requeueAfterMs: Math.max(1000, next.getTime() - now().getTime()) };
+      const untilNext = Math.max(1000, next.getTime() - now().getTime());
+      return { requeueAfterMs: pruning ? Math.min(untilNext, options.pruneIntervalMs ?? 2000) : untilNext };
     },
   });
 }

@@ -67,6 +67,13 @@ export async function verifyClaimBackup(input: {
     await client.create(builtin.pods, claimVerifyPod(cluster, source.claim, source.sha256, input.image));
     return undefined;
   }
+  // One check pod per cluster: one left checking another file (a recovery that moved on to an
+  // older backup, an operator stopped mid-check) is replaced rather than believed.
+  const file = `--file=${claimMountPath}/${source.claim.path}`;
+  if (!pod.spec?.containers[0]?.args?.includes(file)) {
+    await client.delete(builtin.pods, name, namespace, { uid: pod.metadata?.uid ?? '' });
+    return undefined;
+  }
   const phase = pod.status?.phase;
   if (phase !== 'Succeeded' && phase !== 'Failed') return undefined;
   const terminated = pod.status?.containerStatuses?.[0]?.state?.terminated;

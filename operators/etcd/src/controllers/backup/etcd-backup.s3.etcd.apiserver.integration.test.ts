@@ -4,9 +4,9 @@
 // stopped in the middle of a backup, refusals with their conditions and Events, and a new cluster
 // restored from a backup (every key, hashKV) or refused when one byte of the backup is changed.
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { installCrds, waitUntil } from '@homeostat/testing';
@@ -89,6 +89,26 @@ describe('EtcdBackup to a real S3-compatible server, from real etcd members, on 
       addBackupScheduleController(m, { now: () => stoppedClock ?? new Date() });
     });
   };
+
+  // The schedule's clock moved to its next cron time (every five minutes), the cluster nudged so
+  // that the schedule looks at once; returns the name of the backup that run takes, once Succeeded.
+  const nextScheduledRun = async (cluster: string, run: number): Promise<string> => {
+    const clock = (stoppedClock ?? new Date()).getTime() + 5 * 60_000;
+    stoppedClock = new Date(clock);
+    const due = new Date(clock);
+    due.setUTCMinutes(due.getUTCMinutes() - (due.getUTCMinutes() % 5), 0, 0);
+    const name = scheduledBackupName(cluster, due);
+    // A change of the cluster wakes the schedule at once (it would wake at the next cron time).
+    await client.patch(etcdClusters, cluster, namespace, {
+      metadata: { annotations: { 'test.homeostat.dev/tick': String(run) } },
+    });
+    await waitForPhase(name, 'Succeeded');
+    return name;
+  };
+  const scheduledBackupsOf = async (cluster: string) =>
+    (await client.list(etcdBackups, { namespace, labelSelector: 'etcd.homeostat.dev/scheduled=true' })).items
+      .filter((b) => b.spec.clusterName === cluster)
+      .sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
 
   beforeAll(async () => {
     await installCrds(kubeConfig, [etcdClusterCrd, etcdBackupCrd]);
@@ -309,27 +329,9 @@ describe('EtcdBackup to a real S3-compatible server, from real etcd members, on 
       backup: { schedule: '*/5 * * * *', keep: 2, destination },
     });
     await waitForVoters(client, namespace, 'sched', 1, poll);
-    let clock = Date.now();
-    const scheduledBackups = async () =>
-      (
-        await client.list(etcdBackups, { namespace, labelSelector: 'etcd.homeostat.dev/scheduled=true' })
-      ).items
-        .filter((b) => b.spec.clusterName === 'sched')
-        .sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
+    const scheduledBackups = () => scheduledBackupsOf('sched');
     const taken: string[] = [];
-    for (let run = 1; run <= 4; run++) {
-      clock += 5 * 60_000;
-      stoppedClock = new Date(clock);
-      const due = new Date(clock);
-      due.setUTCMinutes(due.getUTCMinutes() - (due.getUTCMinutes() % 5), 0, 0);
-      const name = scheduledBackupName('sched', due);
-      taken.push(name);
-      // A change of the cluster wakes the schedule at once (it would wake at the next cron time).
-      await client.patch(etcdClusters, 'sched', namespace, {
-        metadata: { annotations: { 'test.homeostat.dev/tick': String(run) } },
-      });
-      await waitForPhase(name, 'Succeeded');
-    }
+    for (let run = 1; run <= 4; run++) taken.push(await nextScheduledRun('sched', run));
     const kept = taken.slice(-2);
     await waitUntil(
       'the two oldest scheduled backups pruned',
@@ -471,5 +473,67 @@ describe('EtcdBackup to a real S3-compatible server, from real etcd members, on 
     expect(await client.find(builtin.pods, 'bad-claim-0', namespace)).toBeUndefined();
     expect(await client.find(builtin.persistentVolumeClaims, 'bad-claim-0-data', namespace)).toBeUndefined();
     expect(await client.find(builtin.pods, claimVerifyPodName(bad), namespace)).toBeUndefined();
+  });
+
+  it('keeps the newest scheduled backup in a claim: the others’ files deleted by a pod, then their EtcdBackups', async () => {
+    await client.create(builtin.persistentVolumeClaims, {
+      metadata: { name: 'sched-backups', namespace },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+    });
+    // The clock back to now (an earlier test moved it on), so no run is due when the cluster is made.
+    stoppedClock = new Date();
+    await createEtcdCluster(client, 'sched-claim', namespace, {
+      size: 1,
+      backup: {
+        schedule: '*/5 * * * *',
+        keep: 1,
+        destination: { persistentVolumeClaim: { claimName: 'sched-backups', directory: 'etcd' } },
+      },
+    });
+    await waitForVoters(client, namespace, 'sched-claim', 1, poll);
+    const directory = join(runner.volumeDir('sched-backups'), 'etcd', namespace, 'sched-claim');
+    const files = async () => (await readdir(directory)).sort();
+    const fileOf = async (backup: string) =>
+      join(
+        runner.volumeDir('sched-backups'),
+        'etcd',
+        (await client.get(etcdBackups, backup, namespace)).status?.key ?? '',
+      );
+
+    const first = await nextScheduledRun('sched-claim', 1);
+    const firstFile = await fileOf(first);
+    expect(await files()).toEqual([basename(firstFile), `${basename(firstFile)}.json`]);
+    // A file already gone (deleted by hand) does not hold retention up: its record and its
+    // EtcdBackup still go.
+    await rm(firstFile);
+    const second = await nextScheduledRun('sched-claim', 2);
+    const secondFile = await fileOf(second);
+    const third = await nextScheduledRun('sched-claim', 3);
+    const thirdFile = await fileOf(third);
+    await waitUntil(
+      'only the newest scheduled backup left',
+      async () => (await scheduledBackupsOf('sched-claim')).map((b) => b.metadata?.name).join() === third,
+      poll,
+    );
+    // Only the kept backup's file and record are left in the claim.
+    expect(await files()).toEqual([basename(thirdFile), `${basename(thirdFile)}.json`]);
+    expect(secondFile).not.toBe(thirdFile);
+    const pruned = await eventsAbout(client, namespace, 'sched-claim', 'BackupPruned');
+    // Both may be pruning at once (the first's pod still running when the third succeeds), so in
+    // either order; names sort by their scheduled times.
+    expect(pruned.map((e) => e.note?.split(' ')[3]).sort()).toEqual([first, second]);
+    expect(pruned.find((e) => e.note?.split(' ')[3] === second)?.note).toContain(
+      `pvc://sched-backups/etcd/${namespace}/sched-claim/${basename(secondFile)}`,
+    );
+    expect(await eventsAbout(client, namespace, 'sched-claim', 'BackupPruneFailed')).toEqual([]);
+    // Each pod that deleted files is gone once it answered.
+    await waitUntil(
+      'no prune pod left',
+      async () =>
+        (await client.list(builtin.pods, { namespace })).items.every(
+          (p) => !p.metadata?.name?.startsWith('etcd-prune-'),
+        ),
+      poll,
+    );
   });
 });
