@@ -593,9 +593,10 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
       // While it rolls, how many member pods are Ready at the worst moment, and which were not, and
       // the Events' times: printed, not asserted. The operator restarts one member at a time and
       // hands leadership to an upgraded member before restarting the leader (etcd's MoveLeader), so
-      // no election runs with a member down; runs on the shared local cluster still saw 1 of 3 at
-      // times: the next member restarted 1.3-1.5 s after the previous one's new container started,
-      // which (restart count 1) then reported not Ready. Why it passed the operator's Ready gate is open.
+      // no election runs with a member down. Runs on the shared local cluster once saw 1 of 3: the
+      // next member restarted 1.3-1.5 s after the previous one's new container started, which
+      // (restart count 1) then reported not Ready; the operator now waits until a restarted
+      // container has run two readiness periods (minRunningMs) and is Ready before the next.
       let fewestReady = 3;
       let worstMoment = '';
       let worstAt = 0;

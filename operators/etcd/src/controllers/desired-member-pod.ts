@@ -105,6 +105,9 @@ export function memberFlags(cluster: EtcdCluster, input: MemberPodInput): string
 /** Requests of a member with none given: enough for a small cluster, no limits (etcd is latency-sensitive). */
 export const defaultRequests = { cpu: '100m', memory: '256Mi' };
 
+/** How often the kubelet asks a member's /readyz (its readiness probe's period). */
+export const readinessPeriodSeconds = 5;
+
 function resources(cluster: EtcdCluster): V1ResourceRequirements {
   const given = cluster.spec.resources;
   const requests: Record<string, string> = {};
@@ -168,7 +171,12 @@ export function desiredMemberPod(cluster: EtcdCluster, input: MemberPodInput): V
           // A large database takes a while to open: up to 5 minutes before liveness counts.
           startupProbe: { ...probe('/livez'), periodSeconds: 5, failureThreshold: 60, timeoutSeconds: 5 },
           livenessProbe: { ...probe('/livez'), periodSeconds: 10, failureThreshold: 6, timeoutSeconds: 5 },
-          readinessProbe: { ...probe('/readyz'), periodSeconds: 5, failureThreshold: 3, timeoutSeconds: 5 },
+          readinessProbe: {
+            ...probe('/readyz'),
+            periodSeconds: readinessPeriodSeconds,
+            failureThreshold: 3,
+            timeoutSeconds: 5,
+          },
           securityContext: restrictedContainerSecurity,
           volumeMounts: [
             { name: 'data', mountPath: dataMountPath },

@@ -28,6 +28,7 @@ import {
 import { expectKeyspaceOnEveryMember, writeKeys } from '../test-support/keyspace.ts';
 import { loopbackAddressing } from '../test-support/loopback-addressing.ts';
 import { MemberPodRunner } from '../test-support/member-pod-runner.ts';
+import { minRunningMs } from './rolling-upgrade.ts';
 
 const kubeConfig = sharedKubeConfig();
 const namespace = `etcd-run-${process.pid}`;
@@ -340,6 +341,11 @@ describe('EtcdCluster controller driving real etcd members on a real kube-apiser
     expect(health.members.map((m) => m.status?.version)).toEqual([to, to, to]);
     const upgraded = await eventsAbout(client, namespace, 'old', 'MemberUpgrading');
     expect(upgraded).toHaveLength(3);
+    // Each member restarts only once the one before has run its new container for minRunningMs
+    // (the kubelet's first Ready after a restart may not last).
+    const restartedAt = upgraded.map((e) => Date.parse(String(e.eventTime)));
+    for (let i = 1; i < restartedAt.length; i++)
+      expect((restartedAt[i] ?? 0) - (restartedAt[i - 1] ?? 0)).toBeGreaterThanOrEqual(minRunningMs);
     // Followers first, the leader last, so leadership moves once.
     expect(upgraded.at(-1)?.note).toMatch(new RegExp(`^restarting ${leaderBefore} on etcd ${to} `));
     // And handed to an upgraded member before the leader's restart: no election with a member down.

@@ -2,7 +2,8 @@
 // while every member is healthy and the membership is settled. A member is upgraded by changing
 // its pod's image in place (the one pod field Kubernetes lets change): the kubelet restarts etcd
 // on the new image with the same pod, claim and data. The next member waits until this one is
-// healthy in etcd, runs the new version and its pod is Ready again. Followers go first, the leader
+// healthy in etcd, runs the new version, its container has run for two readiness periods and its
+// pod is Ready. Followers go first, the leader
 // last; before the leader is restarted, leadership is handed to an upgraded member (etcd's
 // MoveLeader), so the cluster never holds an election with one member down. The API server
 // already refused downgrades and skipped minors.
@@ -15,7 +16,7 @@ import { handOverLeadership } from '../membership/membership-changes.ts';
 import { normalizeUrl } from '../membership/members.ts';
 import type { DesiredMember } from '../membership/membership-reconciler.ts';
 import { namespaceOf, ordinalOf, nameOf } from './cluster-names.ts';
-import { podImage } from './desired-member-pod.ts';
+import { podImage, readinessPeriodSeconds } from './desired-member-pod.ts';
 import type { KubeMemberRuntimeDeps } from './kube-member-runtime.ts';
 
 export type UpgradeOutcome =
@@ -26,15 +27,28 @@ export type UpgradeOutcome =
   | { readonly kind: 'leader-moved'; readonly member: string; readonly to: string };
 
 /**
- * Ready as the kubelet last reported it for the image the pod now names: a Ready condition from
- * before the restart (the kubelet reports the restart a moment after the image changes) does not count.
+ * How long a restarted member's container must have run before the next member restarts. Right
+ * after a restart the kubelet can report the new container Ready and then, a few seconds later, not
+ * Ready (e2e under load: the next member restarted 1.3-1.5 s after the previous container started,
+ * and the Service was left with one of three pods). Two readiness periods, as a StatefulSet's
+ * minReadySeconds would, let the kubelet's view of the new container settle first.
  */
-function isPodReady(pod: V1Pod): boolean {
+export const minRunningMs = 2 * readinessPeriodSeconds * 1000;
+
+/**
+ * Ready as the kubelet last reported it for the image the pod now names (a Ready condition from
+ * before the restart does not count: the kubelet reports the restart a moment after the image
+ * changes), with the etcd container running for at least `minRunningMs`.
+ */
+function isPodReady(pod: V1Pod, now: number): boolean {
   const etcd = pod.status?.containerStatuses?.find((c) => c.name === 'etcd');
+  const startedAt = Date.parse(String(etcd?.state?.running?.startedAt ?? ''));
   return (
     (pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false) &&
     etcd?.ready === true &&
-    etcd.image === podImage(pod)
+    etcd.image === podImage(pod) &&
+    Number.isFinite(startedAt) &&
+    now - startedAt >= minRunningMs
   );
 }
 
@@ -70,13 +84,14 @@ export async function rollUpgradeStep(
   const behind = members.filter((m) => m.pod && podImage(m.pod) !== deps.image);
   if (behind.length === 0) return { kind: 'at-version' };
 
-  // Healthy in etcd's eyes and Ready in the kubelet's: the Service and the PodDisruptionBudget
-  // count the latter, which lags a restart by a probe period or two.
+  // Healthy in etcd's eyes and Ready in the kubelet's, settled: the Service and the
+  // PodDisruptionBudget count the latter, which lags a restart by a probe period or two.
+  const now = Date.now();
   const notReady = members.filter(
     (m) =>
       !m.pod ||
       m.pod.metadata?.deletionTimestamp ||
-      !isPodReady(m.pod) ||
+      !isPodReady(m.pod, now) ||
       !m.health?.healthy ||
       m.health.member.isLearner,
   );

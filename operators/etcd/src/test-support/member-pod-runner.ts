@@ -31,6 +31,8 @@ interface Running {
   process: ManagedProcess;
   ready: boolean | undefined;
   restarts: number;
+  /** When the current process started, as a container's state.running.startedAt. */
+  startedAt: string;
 }
 
 // Faster elections and no fsync: the disk of a test machine is not what these tests are about.
@@ -124,10 +126,12 @@ export class MemberPodRunner {
         running.restarts++;
         running.ready = undefined;
         running.process = this.#spawn(running.pod, running.args, running.image);
+        running.startedAt = new Date().toISOString();
       } else if (!running.process.isRunning()) {
         running.restarts++;
         running.ready = undefined;
         running.process = this.#spawn(running.pod, running.args, running.image);
+        running.startedAt = new Date().toISOString();
       }
     }
     await Promise.all([...this.#running.values()].map((r) => this.#reportReadiness(r)));
@@ -204,6 +208,7 @@ export class MemberPodRunner {
       process: this.#spawn(name, args, podImage(pod)),
       ready: undefined,
       restarts: 0,
+      startedAt: new Date().toISOString(),
     });
   }
 
@@ -234,6 +239,7 @@ export class MemberPodRunner {
           imageID: '',
           ready,
           restartCount: running.restarts,
+          state: { running: { startedAt: running.startedAt } },
         },
       ],
     });
