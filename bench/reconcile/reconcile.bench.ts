@@ -24,7 +24,7 @@ import { KubeClient, builtin } from '@homeostat/reconcile';
 import { widgetCrd, widgets } from '../../libs/reconcile/src/test-support/widget.ts';
 import { sized } from '../support/bench-size.ts';
 import { Teardown } from '../support/teardown.ts';
-import { workloadWrites, workloadWriteTime } from './apiserver-writes.ts';
+import { workloadWrites, workloadWriteTime, writeTimeByRequest } from './apiserver-writes.ts';
 import { deleteAll, warmUpControlPlane } from './control-plane-warm-up.ts';
 import { watchConvergence } from './convergence.ts';
 import {
@@ -184,6 +184,9 @@ async function runOne(
     const writesConverged = await quietWrites(client);
     const servedConverged = await workloadWriteTime(client);
     const servedCount = servedConverged.count - servedBefore.count;
+    say(
+      `${implementation}: the API server's time per write, by request: ${writeTimeByRequest(servedBefore, servedConverged).join('; ')}`,
+    );
     say(`${implementation}: idle for ${idleSeconds} s, counting writes`);
     await sleep(idleSeconds * 1000);
     const writesIdle = (await workloadWrites(client)) - writesConverged;
@@ -211,6 +214,7 @@ async function runOne(
       idle_writes_per_minute: Number(((writesIdle * 60) / idleSeconds).toFixed(1)),
       cpu_seconds_to_converge: Number(cpuToConverge.toFixed(1)),
       rss_start_mb: mb(atStart.rssBytes),
+      peak_rss_start_mb: mb(atStart.peakRssBytes),
       rss_mb: mb(memory.rssBytes),
       peak_rss_mb: mb(memory.peakRssBytes),
       rss_anonymous_mb: mb(memory.anonymousBytes),

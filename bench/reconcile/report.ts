@@ -26,6 +26,8 @@ export interface RunResult {
   cpu_seconds_to_converge: number;
   /** Once its controller runs, before any Widget exists. */
   rss_start_mb: number;
+  /** The high-water mark by then: what starting alone cost at its peak. */
+  peak_rss_start_mb: number;
   /** At the end of the idle window after convergence. */
   rss_mb: number;
   peak_rss_mb: number;
@@ -115,6 +117,7 @@ const rows: [label: string, key: keyof RunResult, ratio?: keyof Ratios][] = [
   ['idle writes per minute', 'idle_writes_per_minute'],
   ['CPU seconds to converge', 'cpu_seconds_to_converge', 'cpu'],
   ['RSS before any object (MB)', 'rss_start_mb', 'rss_start'],
+  ['peak RSS before any object (MB)', 'peak_rss_start_mb'],
   ['RSS after convergence (MB)', 'rss_mb', 'rss'],
   ['peak RSS (MB)', 'peak_rss_mb', 'peak_rss'],
   ['of RSS: anonymous (MB)', 'rss_anonymous_mb'],

@@ -60,6 +60,11 @@ spec:
         - name: operator
           image: {{ include "homeostat-operator.image" . | quote }}
           imagePullPolicy: {{ .Values.image.pullPolicy }}
+          {{- if .Values.jit }}
+          # The image's ENTRYPOINT without --jitless (libs/operator-kit's operatorNodeFlags; a
+          # chart test keeps the two in step).
+          command: ["node", "--max-semi-space-size=1", "--optimize-for-size", "/app/operator.mjs"]
+          {{- end }}
           args:
             - --leader-elect={{ .Values.leaderElection.enabled }}
             - --lease-name={{ include "homeostat-operator.leaseName" . }}

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { binaryPath, kubernetesVersion, pinnedKubernetesVersions } from '@homeostat/testing';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
 import { chartPaths, type OperatorChart } from '../chart/operator-chart.ts';
+import { operatorJitNodeFlags } from '../bundle/bundle-operator.ts';
 import { helm, helmTemplate, renderedObjects, type RenderedObject } from './helm-chart.ts';
 import { schemaLocation, writeKubeconformSchemas } from './kubeconform-schemas.ts';
 
@@ -168,6 +169,22 @@ export function describeChartConventions(chart: OperatorChart, options: ChartCon
         readOnlyRootFilesystem: true,
         capabilities: { drop: ['ALL'] },
       });
+    });
+
+    it("keeps the image's entrypoint by default; jit=true runs the bundle with the same flags but --jitless", () => {
+      type Container = { command?: string[] };
+      const container = (...args: string[]) =>
+        (
+          objects(...args).find((d) => d.kind === 'Deployment') as RenderedObject & {
+            spec: { template: { spec: { containers: Container[] } } };
+          }
+        ).spec.template.spec.containers[0];
+      expect(container()?.command).toBeUndefined();
+      expect(container('--set', 'jit=true')?.command).toEqual([
+        'node',
+        ...operatorJitNodeFlags,
+        '/app/operator.mjs',
+      ]);
     });
 
     it('refuses bad values through values.schema.json and the templates', () => {
