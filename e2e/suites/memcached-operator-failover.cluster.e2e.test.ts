@@ -1,7 +1,8 @@
 // Runs against the cluster in KUBECONFIG: the Memcached operator from its chart with two replicas
 // (leader election is on by default). One replica holds the Lease and reconciles; when its pod is
 // deleted (a node drain, a rollout), the standby takes the Lease over, leaves the running memcached
-// pods alone, and reconciling goes on.
+// pods alone, and reconciling goes on. The replicas run with V8's JIT (the charts' `jit` value), so
+// this suite is also where that command runs on a real cluster.
 import type { V1Lease, V1Pod } from '@kubernetes/client-node';
 import { waitUntil } from '@homeostat/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -69,12 +70,23 @@ describe('Memcached operator with two replicas, on the cluster in KUBECONFIG', (
   beforeAll(async () => {
     namespace = await createTestNamespace('e2e-memcached-ha');
     ns = namespace.name;
-    operator = await installOperator(operatorCharts.memcached, ns, { replicaCount: 2 });
+    operator = await installOperator(operatorCharts.memcached, ns, { replicaCount: 2, jit: 'true' });
   });
 
   afterAll(async () => {
     await operator?.cleanup();
     await namespace?.remove();
+  });
+
+  it("runs both replicas Ready with jit=true: the image's Node command without --jitless", async () => {
+    const pods = await operatorPods();
+    expect(pods.filter(isPodReady)).toHaveLength(2);
+    for (const pod of pods) {
+      const command = pod.spec?.containers[0]?.command ?? [];
+      expect(command[0]).toBe('node');
+      expect(command).toContain('--optimize-for-size');
+      expect(command).not.toContain('--jitless');
+    }
   });
 
   it('has one leader among two Ready replicas; deleting its pod hands the Lease to the other, which keeps reconciling', async () => {
