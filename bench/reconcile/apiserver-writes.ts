@@ -49,9 +49,11 @@ export async function workloadWriteTime(client: KubeClient): Promise<ServedWrite
     else entry.count += sample.value;
     byRequest.set(key, entry);
   }
+  // The totals are the sums of the per-request figures: one pass over the samples.
+  const entries = [...byRequest.values()];
   return {
-    seconds: sumOf(samples, 'apiserver_request_duration_seconds_sum', isWorkloadWrite),
-    count: sumOf(samples, 'apiserver_request_duration_seconds_count', isWorkloadWrite),
+    seconds: entries.reduce((sum, e) => sum + e.seconds, 0),
+    count: entries.reduce((sum, e) => sum + e.count, 0),
     byRequest,
   };
 }

@@ -171,7 +171,7 @@ export function describeChartConventions(chart: OperatorChart, options: ChartCon
       });
     });
 
-    it("keeps the image's entrypoint by default; jit=true runs the bundle with the same flags but --jitless", () => {
+    it("keeps the image's entrypoint by default; jit=true runs the bundle with the same flags without --jitless", () => {
       type Container = { command?: string[] };
       const container = (...args: string[]) =>
         (
