@@ -36,19 +36,30 @@ export type UpgradeOutcome =
 export const minRunningMs = 2 * readinessPeriodSeconds * 1000;
 
 /**
+ * Whether a container whose status says it started at `startedAt` has surely run `minRunningMs` by
+ * `now`. The API server keeps such times to the whole second (RFC 3339 without a fraction), so a
+ * container stamped 12:00:05 may have started at 12:00:05.999: count from the end of that second,
+ * or the wait can fall up to a second short.
+ */
+export function hasRunLongEnough(startedAt: Date | string | undefined, now: number): boolean {
+  const stamped = startedAt === undefined ? Number.NaN : new Date(startedAt).getTime();
+  if (!Number.isFinite(stamped)) return false;
+  const latestStart = Math.floor(stamped / 1000) * 1000 + 1000;
+  return now - latestStart >= minRunningMs;
+}
+
+/**
  * Ready as the kubelet last reported it for the image the pod now names (a Ready condition from
  * before the restart does not count: the kubelet reports the restart a moment after the image
  * changes), with the etcd container running for at least `minRunningMs`.
  */
 function isPodReady(pod: V1Pod, now: number): boolean {
   const etcd = pod.status?.containerStatuses?.find((c) => c.name === 'etcd');
-  const startedAt = Date.parse(String(etcd?.state?.running?.startedAt ?? ''));
   return (
     (pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false) &&
     etcd?.ready === true &&
     etcd.image === podImage(pod) &&
-    Number.isFinite(startedAt) &&
-    now - startedAt >= minRunningMs
+    hasRunLongEnough(etcd.state?.running?.startedAt, now)
   );
 }
 
