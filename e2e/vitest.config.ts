@@ -11,6 +11,8 @@ export default defineConfig({
   test: {
     include: ['suites/**/*.e2e.test.ts'],
     exclude: onMultiNodeKind ? [] : ['suites/**/*.kind.e2e.test.ts'],
+    // A failed test prints the cluster's state and the operators' logs (its CI run is the only one).
+    setupFiles: ['./report-failures.setup.ts'],
     // Suites share one cluster on a two-core machine: one file at a time keeps timings sane.
     fileParallelism: false,
     // Pods start in seconds, but a cold node pulls/unpacks images and schedules slowly.
