@@ -5,7 +5,7 @@
 // kind's own node image on the user's Docker. Everything else is the same: the configuration
 // (kind-config.ts), the images loaded into the nodes, the readiness wait.
 import { spawn } from 'node:child_process';
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
 import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -82,7 +82,7 @@ export async function kindClusterUp(options: KindClusterOptions): Promise<KindCl
       run(kind, ['delete', 'cluster', '--name', kindClusterName]),
     );
   }
-  if (current !== JSON.stringify(config)) {
+  const create = async () => {
     await writeFile(configFile, JSON.stringify(config, null, 2));
     await rm(loadedRecord(), { force: true });
     await step(`kind: creating ${kindClusterName} (1 control plane, ${options.workers} workers)`, () =>
@@ -102,12 +102,31 @@ export async function kindClusterUp(options: KindClusterOptions): Promise<KindCl
         { timeoutMs: 15 * 60_000 },
       ),
     );
+    await step('kind: every node Ready, CoreDNS available', () =>
+      waitForNodes(kubeconfig, options.workers + 1, 5 * 60_000),
+    );
+  };
+  if (current !== JSON.stringify(config)) {
+    await create();
   } else {
     await run(kind, ['export', 'kubeconfig', '--name', kindClusterName, '--kubeconfig', kubeconfig]);
+    // A cluster left by an earlier session may have had its nodes killed with the session and
+    // started again by the daemon: such nodes may never be Ready again (kind clusters do not
+    // survive an unclean restart). Reuse only what is Ready soon; otherwise build it anew.
+    const ready = await step('kind: the existing cluster Ready (reused)', () =>
+      waitForNodes(kubeconfig, options.workers + 1, reusedReadyMs),
+    ).then(
+      () => true,
+      (error: unknown) => {
+        note(`the existing ${kindClusterName} is not Ready (${String(error).slice(0, 200)}): deleting it`);
+        return false;
+      },
+    );
+    if (!ready) {
+      await run(kind, ['delete', 'cluster', '--name', kindClusterName]);
+      await create();
+    }
   }
-  await step('kind: every node Ready, CoreDNS available', () =>
-    waitForNodes(kubeconfig, options.workers + 1),
-  );
   if (options.nodeImage === 'built') {
     await step('kind: cluster DNS answering for the cluster only (no upstream to forward to here)', () =>
       dnsWithoutUpstream(kubeconfig),
@@ -139,6 +158,11 @@ export async function kindClusterDown(): Promise<void> {
   const ownDaemon = !process.env['DOCKER_HOST'];
   if (ownDaemon) process.env['DOCKER_HOST'] = kindDockerPlace.host;
   await removeServiceRoute();
+  // A session that ended (or was killed) while the cluster ran took its daemon with it, but not the
+  // nodes' containers in the daemon's storage: start the daemon again to delete them.
+  if (ownDaemon && !(await tryRun('docker', ['info'])).ok && existsSync(kindDockerPlace.dataRoot)) {
+    await ensureDockerDaemon(note, { place: kindDockerPlace, keepRunning: true });
+  }
   if (!(await tryRun('docker', ['info'])).ok) return;
   const kind = await builtComponent('kind');
   await run(kind, ['delete', 'cluster', '--name', kindClusterName]);
@@ -208,7 +232,10 @@ async function controlPlaneIp(): Promise<string> {
   return ip;
 }
 
-async function waitForNodes(kubeconfig: string, count: number): Promise<void> {
+/** How long a cluster found already running may take to report every node Ready before it is rebuilt. */
+const reusedReadyMs = 90_000;
+
+async function waitForNodes(kubeconfig: string, count: number, timeoutMs: number): Promise<void> {
   const kubectl = await builtComponent('kubectl');
   await waitUntil(
     `${count} Ready nodes`,
@@ -223,7 +250,7 @@ async function waitForNodes(kubeconfig: string, count: number): Promise<void> {
       ]);
       return out.ok && out.stdout.split('\n').filter((s) => s === 'True').length === count;
     },
-    { timeoutMs: 5 * 60_000, intervalMs: 2000 },
+    { timeoutMs, intervalMs: 2000 },
   );
   await run(kubectl, [
     '--kubeconfig',
@@ -233,7 +260,7 @@ async function waitForNodes(kubeconfig: string, count: number): Promise<void> {
     'rollout',
     'status',
     'deployment/coredns',
-    '--timeout=300s',
+    `--timeout=${Math.round(timeoutMs / 1000)}s`,
   ]);
 }
 
