@@ -212,7 +212,7 @@ async function runOne(
         ).toFixed(2),
       ),
       idle_writes_per_minute: Number(((writesIdle * 60) / idleSeconds).toFixed(1)),
-      cpu_seconds_to_converge: Number(cpuToConverge.toFixed(1)),
+      cpu_seconds_to_converge: Number(cpuToConverge.toFixed(2)), // /proc counts 10 ms ticks
       rss_start_mb: mb(atStart.rssBytes),
       peak_rss_start_mb: mb(atStart.peakRssBytes),
       rss_mb: mb(memory.rssBytes),

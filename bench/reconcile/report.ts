@@ -36,22 +36,29 @@ export interface RunResult {
   rss_file_mb: number;
 }
 
+/**
+ * A ratio of two figures, or null when the second is zero: at smoke size an implementation can
+ * converge within one CPU tick, and "Infinity" (null once in JSON anyway) reads like a result.
+ */
+export type Ratio = number | null;
+
 export interface Ratios {
   ratio: string;
   /** Which ran first. */
   order: string;
   objects: number;
   /** Objects per second, first over second: above 1 the first is faster. */
-  throughput: number;
-  reconciles_per_second: number;
-  rss: number;
-  peak_rss: number;
-  rss_start: number;
+  throughput: Ratio;
+  reconciles_per_second: Ratio;
+  rss: Ratio;
+  peak_rss: Ratio;
+  rss_start: Ratio;
   /** CPU seconds to converge, first over second: above 1 the first used more. */
-  cpu: number;
+  cpu: Ratio;
 }
 
 const round = (x: number, digits: number) => Number(x.toFixed(digits));
+const ratioOf = (first: number, second: number): Ratio => (second === 0 ? null : round(first / second, 2));
 
 /** The first implementation's figures over the second's (whichever of them ran first). */
 export function ratios(first: RunResult, second: RunResult): Ratios {
@@ -59,12 +66,12 @@ export function ratios(first: RunResult, second: RunResult): Ratios {
     ratio: `${first.implementation}/${second.implementation}`,
     order: first.order,
     objects: first.objects,
-    throughput: round(first.objects_per_second / second.objects_per_second, 2),
-    reconciles_per_second: round(first.reconciles_per_second / second.reconciles_per_second, 2),
-    rss: round(first.rss_mb / second.rss_mb, 2),
-    peak_rss: round(first.peak_rss_mb / second.peak_rss_mb, 2),
-    rss_start: round(first.rss_start_mb / second.rss_start_mb, 2),
-    cpu: round(first.cpu_seconds_to_converge / second.cpu_seconds_to_converge, 2),
+    throughput: ratioOf(first.objects_per_second, second.objects_per_second),
+    reconciles_per_second: ratioOf(first.reconciles_per_second, second.reconciles_per_second),
+    rss: ratioOf(first.rss_mb, second.rss_mb),
+    peak_rss: ratioOf(first.peak_rss_mb, second.peak_rss_mb),
+    rss_start: ratioOf(first.rss_start_mb, second.rss_start_mb),
+    cpu: ratioOf(first.cpu_seconds_to_converge, second.cpu_seconds_to_converge),
   };
 }
 
@@ -74,18 +81,39 @@ export interface BothOrders {
   orders: string[];
   objects: number;
   /** Geometric mean of the throughput ratios, and the lowest and highest of them. */
-  throughput: number;
-  throughput_min: number;
-  throughput_max: number;
+  throughput: Ratio;
+  throughput_min: Ratio;
+  throughput_max: Ratio;
   /** The highest RSS ratios (the targets are upper bounds). */
-  rss_max: number;
-  peak_rss_max: number;
+  rss_max: Ratio;
+  peak_rss_max: Ratio;
   /** Geometric mean of the CPU ratios. */
-  cpu: number;
+  cpu: Ratio;
 }
 
-const geometricMean = (xs: readonly number[]) =>
-  Math.exp(xs.reduce((sum, x) => sum + Math.log(x), 0) / xs.length);
+/** Every ratio, or null when a round has none: a summary of fewer rounds than ran would mislead. */
+function known(xs: readonly Ratio[]): number[] | null {
+  const numbers: number[] = [];
+  for (const x of xs) {
+    if (x === null) return null;
+    numbers.push(x);
+  }
+  return numbers.length > 0 ? numbers : null;
+}
+const geometricMean = (xs: readonly Ratio[]): Ratio => {
+  const numbers = known(xs);
+  return numbers
+    ? round(Math.exp(numbers.reduce((sum, x) => sum + Math.log(x), 0) / numbers.length), 2)
+    : null;
+};
+const lowest = (xs: readonly Ratio[]): Ratio => {
+  const numbers = known(xs);
+  return numbers ? Math.min(...numbers) : null;
+};
+const highest = (xs: readonly Ratio[]): Ratio => {
+  const numbers = known(xs);
+  return numbers ? Math.max(...numbers) : null;
+};
 
 /** Summarises the ratios of rounds run in different orders. */
 export function bothOrders(rounds: readonly Ratios[]): BothOrders {
@@ -94,12 +122,12 @@ export function bothOrders(rounds: readonly Ratios[]): BothOrders {
     ratio: rounds[0]?.ratio ?? '',
     orders: rounds.map((r) => r.order),
     objects: rounds[0]?.objects ?? 0,
-    throughput: round(geometricMean(throughputs), 2),
-    throughput_min: Math.min(...throughputs),
-    throughput_max: Math.max(...throughputs),
-    rss_max: Math.max(...rounds.map((r) => r.rss)),
-    peak_rss_max: Math.max(...rounds.map((r) => r.peak_rss)),
-    cpu: round(geometricMean(rounds.map((r) => r.cpu)), 2),
+    throughput: geometricMean(throughputs),
+    throughput_min: lowest(throughputs),
+    throughput_max: highest(throughputs),
+    rss_max: highest(rounds.map((r) => r.rss)),
+    peak_rss_max: highest(rounds.map((r) => r.peak_rss)),
+    cpu: geometricMean(rounds.map((r) => r.cpu)),
   };
 }
 
@@ -130,7 +158,7 @@ export function table(results: readonly RunResult[], ratio: Ratios | undefined):
   const body = rows.map(([label, key, ratioKey]) => [
     label,
     ...results.map((r) => String(r[key])),
-    ...(ratio ? [ratioKey ? String(ratio[ratioKey]) : ''] : []),
+    ...(ratio ? [ratioKey ? String(ratio[ratioKey] ?? 'n/a') : ''] : []),
   ]);
   const widths = header.map((_, column) =>
     Math.max(...[header, ...body].map((row) => (row[column] ?? '').length)),
