@@ -84,6 +84,59 @@ describe('KubeClient on a real kube-apiserver + etcd', () => {
     await expect(invalid).rejects.toThrow(/only blue widgets may have more than 10 gizmos/);
   });
 
+  // A reconcile that runs before the informer cache has seen the previous reconcile's write is
+  // handed the copy from before it; the copies below are exactly what such a cache returns.
+  it('never skips an apply on a copy older than its own last write: the write it would leave in place is undone', async () => {
+    const before = await client.apply(builtin.configMaps, {
+      metadata: { name: 'stale', namespace },
+      data: { ready: '3' },
+    });
+    const write = await client.applyIfChanged(
+      builtin.configMaps,
+      { metadata: { name: 'stale', namespace }, data: { ready: '2' } },
+      before,
+    );
+    expect(write.written).toBe(true);
+    // The next reconcile wants what the stale copy shows, and must still send it.
+    const next = await client.applyIfChanged(
+      builtin.configMaps,
+      { metadata: { name: 'stale', namespace }, data: { ready: '3' } },
+      before,
+    );
+    expect(next.written).toBe(true);
+    expect((await client.get(builtin.configMaps, 'stale', namespace)).data).toEqual({ ready: '3' });
+    // A copy of the version it wrote last is current: a converged object still costs no request.
+    const converged = await client.applyIfChanged(
+      builtin.configMaps,
+      { metadata: { name: 'stale', namespace }, data: { ready: '3' } },
+      next.object,
+    );
+    expect(converged.written).toBe(false);
+  });
+
+  it('never skips a status apply on a copy older than its own last status write, in a reconcile of its own', async () => {
+    await client.apply(widgets, { metadata: { name: 'stale', namespace }, spec: { size: 3 } });
+    const before = await client.applyStatus(widgets, {
+      metadata: { name: 'stale', namespace },
+      status: { gizmos: 3 },
+    });
+    // Each reconcile has a client of its own (withSignal): what one wrote, the next knows.
+    const first = client.withSignal(new AbortController().signal);
+    await first.applyStatusIfChanged(
+      widgets,
+      { metadata: { name: 'stale', namespace }, status: { gizmos: 2 } },
+      before,
+    );
+    const second = client.withSignal(new AbortController().signal);
+    const next = await second.applyStatusIfChanged(
+      widgets,
+      { metadata: { name: 'stale', namespace }, status: { gizmos: 3 } },
+      before,
+    );
+    expect(next.written).toBe(true);
+    expect((await client.get(widgets, 'stale', namespace)).status?.gizmos).toBe(3);
+  });
+
   it('deletes, reporting whether there was anything to delete', async () => {
     await client.create(builtin.configMaps, { metadata: { name: 'short-lived', namespace } });
     expect(await client.delete(builtin.configMaps, 'short-lived', namespace)).toBe(true);

@@ -3,6 +3,7 @@ import { isNotFound } from './errors.ts';
 import { collectionPath, objectPath, type KubeObject, type ResourceType } from './resource-type.ts';
 import { defaultRetryPolicy, isCreateRetryable, withRetries, type RetryPolicy } from './retry.ts';
 import { KubeTransport, type HttpRequest } from './transport.ts';
+import { OwnWrites } from './own-writes.ts';
 import { isApplied } from '../helpers/applied-state.ts';
 
 export interface ListOptions {
@@ -49,6 +50,12 @@ export interface ClientOptions {
   signal?: AbortSignal;
   /** Socket inactivity limit per request before its response starts. Default 30 s. */
   requestTimeoutMs?: number;
+  /**
+   * Remember the resourceVersion of each write, so that applyIfChanged never skips on a cached copy
+   * older than it (see own-writes.ts). Default true; off for objects nothing applies with
+   * applyIfChanged, such as Events, whose writes would only take memory.
+   */
+  rememberWrites?: boolean;
 }
 
 export type PatchType = 'merge' | 'json' | 'strategic';
@@ -75,9 +82,14 @@ export class KubeClient {
   readonly fieldManager: string;
   readonly #options: ClientOptions;
   readonly #retry: RetryPolicy;
+  readonly #ownWrites: OwnWrites;
 
-  /** A client on its own connection pool, or (given a transport) sharing another client's. */
-  constructor(source: ClusterSource | KubeTransport, options: ClientOptions) {
+  /**
+   * A client on its own connection pool, or (given a transport) sharing another client's.
+   * `ownWrites` is shared by the clients derived from this one (withSignal, withOptions), so that
+   * one reconcile's skip decisions know what an earlier one wrote.
+   */
+  constructor(source: ClusterSource | KubeTransport, options: ClientOptions, ownWrites = new OwnWrites()) {
     this.transport =
       source instanceof KubeTransport
         ? source
@@ -85,17 +97,22 @@ export class KubeClient {
     this.fieldManager = options.fieldManager;
     this.#options = options;
     this.#retry = options.retry ?? defaultRetryPolicy;
+    this.#ownWrites = ownWrites;
   }
 
   /** The same client (same connections), every call of which stops when `signal` aborts. */
   withSignal(signal: AbortSignal): KubeClient {
     const signals = this.#options.signal ? [this.#options.signal, signal] : [signal];
-    return new KubeClient(this.transport, { ...this.#options, signal: AbortSignal.any(signals) });
+    return new KubeClient(
+      this.transport,
+      { ...this.#options, signal: AbortSignal.any(signals) },
+      this.#ownWrites,
+    );
   }
 
   /** The same client with other options (retries, timeouts), on the same connections. */
   withOptions(options: Partial<ClientOptions>): KubeClient {
-    return new KubeClient(this.transport, { ...this.#options, ...options });
+    return new KubeClient(this.transport, { ...this.#options, ...options }, this.#ownWrites);
   }
 
   #signal(call: CallOptions | undefined): AbortSignal | undefined {
@@ -117,6 +134,35 @@ export class KubeClient {
       ...(this.#options.requestTimeoutMs ? { timeoutMs: this.#options.requestTimeoutMs } : {}),
     };
     return withRetries(() => this.transport.json<R>(req), this.#retry, signal, retryable);
+  }
+
+  // A write of the object at `path`: its answer's resourceVersion is what a cached copy must show
+  // before a skip decision may trust it (see own-writes.ts).
+  async #write<T extends KubeObject>(
+    path: string,
+    request: HttpRequest,
+    call: CallOptions | undefined,
+    retryable?: (error: unknown) => boolean,
+  ): Promise<T> {
+    const answer = await this.#send<T>(request, call, retryable);
+    if (this.#options.rememberWrites !== false) this.#ownWrites.record(path, answer);
+    return answer;
+  }
+
+  // Whether `live` shows every field `desired` sets, and is no older than this process's last
+  // write of the object: a skip decided on an older copy could leave that write's value in place.
+  #isCurrentAndApplied(
+    path: string,
+    desired: object,
+    live: KubeObject | undefined,
+    subresource?: 'status',
+  ): boolean {
+    if (!live) return false;
+    if (this.#ownWrites.mayBeOlder(path, live)) return false;
+    return isApplied(desired, live, {
+      fieldManager: this.fieldManager,
+      ...(subresource ? { subresource } : {}),
+    });
   }
 
   /** Reads one object; throws NotFoundError when it does not exist. */
@@ -181,7 +227,8 @@ export class KubeClient {
     options: { force?: boolean; subresource?: 'status' } & CallOptions = {},
   ): Promise<T> {
     const { name, namespace } = describe(obj);
-    return this.#send<T>(
+    return this.#write<T>(
+      objectPath(type, name, namespace),
       {
         method: 'PATCH',
         path: objectPath(type, name, namespace, options.subresource),
@@ -204,7 +251,8 @@ export class KubeClient {
     live: T | undefined,
     options: { force?: boolean } & CallOptions = {},
   ): Promise<ApplyOutcome<T>> {
-    if (live && isApplied(desired, live, { fieldManager: this.fieldManager })) {
+    const { name, namespace } = describe(desired);
+    if (live && this.#isCurrentAndApplied(objectPath(type, name, namespace), desired, live)) {
       return { object: live, written: false };
     }
     return { object: await this.apply(type, desired, options), written: true };
@@ -217,7 +265,8 @@ export class KubeClient {
     call?: CallOptions,
   ): Promise<T> {
     const { name, namespace } = obj.metadata;
-    return this.#send<T>(
+    return this.#write<T>(
+      objectPath(type, name, namespace),
       {
         method: 'PATCH',
         path: objectPath(type, name, namespace, 'status'),
@@ -236,9 +285,9 @@ export class KubeClient {
     live: T | undefined,
     call?: CallOptions,
   ): Promise<ApplyOutcome<T>> {
-    if (live && isApplied(desired, live, { fieldManager: this.fieldManager, subresource: 'status' })) {
+    const path = objectPath(type, desired.metadata.name, desired.metadata.namespace);
+    if (live && this.#isCurrentAndApplied(path, desired, live, 'status'))
       return { object: live, written: false };
-    }
     return { object: await this.applyStatus(type, desired, call), written: true };
   }
 
@@ -250,7 +299,8 @@ export class KubeClient {
     patch: unknown,
     options: { patchType?: PatchType; subresource?: string } & CallOptions = {},
   ): Promise<T> {
-    return this.#send<T>(
+    return this.#write<T>(
+      objectPath(type, name, namespace),
       {
         method: 'PATCH',
         path: objectPath(type, name, namespace, options.subresource),
@@ -280,7 +330,7 @@ export class KubeClient {
   async create<T extends KubeObject>(type: ResourceType<T>, obj: T, call?: CallOptions): Promise<T> {
     const generatedName = !obj.metadata?.name && Boolean(obj.metadata?.generateName);
     if (!generatedName) describe(obj);
-    return this.#send<T>(
+    const created = await this.#send<T>(
       {
         method: 'POST',
         path: collectionPath(type, obj.metadata?.namespace),
@@ -290,12 +340,17 @@ export class KubeClient {
       call,
       (error) => isCreateRetryable(error, generatedName),
     );
+    const name = created.metadata?.name;
+    if (name && this.#options.rememberWrites !== false)
+      this.#ownWrites.record(objectPath(type, name, created.metadata?.namespace), created);
+    return created;
   }
 
   /** Replaces an object (optimistic concurrency on metadata.resourceVersion: ConflictError if stale). */
   async replace<T extends KubeObject>(type: ResourceType<T>, obj: T, call?: CallOptions): Promise<T> {
     const { name, namespace } = describe(obj);
-    return this.#send<T>(
+    return this.#write<T>(
+      objectPath(type, name, namespace),
       {
         method: 'PUT',
         path: objectPath(type, name, namespace),
@@ -338,10 +393,12 @@ export class KubeClient {
         },
         options,
       );
+      this.#ownWrites.forget(objectPath(type, name, namespace));
       return true;
     } catch (error) {
-      if (isNotFound(error)) return false;
-      throw error;
+      if (!isNotFound(error)) throw error;
+      this.#ownWrites.forget(objectPath(type, name, namespace));
+      return false;
     }
   }
 

@@ -81,7 +81,8 @@ export class EventRecorder {
     log: Logger,
     shared: SharedState = { series: new Map(), writes: new BackgroundWrites() },
   ) {
-    this.#client = client;
+    // Events are never applied with applyIfChanged: remembering their writes would only cost memory.
+    this.#client = client.withOptions({ rememberWrites: false });
     this.#controller = reportingController;
     this.#instance = reportingInstance;
     this.#log = log;
