@@ -120,14 +120,15 @@ describe('KubeClient on a real kube-apiserver + etcd', () => {
       metadata: { name: 'stale', namespace },
       status: { gizmos: 3 },
     });
-    // Each reconcile has a client of its own (withSignal): what one wrote, the next knows.
+    // Each reconcile has a client of its own (withSignal), and an operator may build one on the
+    // same connections: what one wrote, the others know.
     const first = client.withSignal(new AbortController().signal);
     await first.applyStatusIfChanged(
       widgets,
       { metadata: { name: 'stale', namespace }, status: { gizmos: 2 } },
       before,
     );
-    const second = client.withSignal(new AbortController().signal);
+    const second = new KubeClient(client.transport, { fieldManager: 'homeostat-test' });
     const next = await second.applyStatusIfChanged(
       widgets,
       { metadata: { name: 'stale', namespace }, status: { gizmos: 3 } },
@@ -135,6 +136,32 @@ describe('KubeClient on a real kube-apiserver + etcd', () => {
     );
     expect(next.written).toBe(true);
     expect((await client.get(widgets, 'stale', namespace)).status?.gizmos).toBe(3);
+    const converged = await first.applyStatusIfChanged(
+      widgets,
+      { metadata: { name: 'stale', namespace }, status: { gizmos: 3 } },
+      next.object,
+    );
+    expect(converged.written).toBe(false);
+  });
+
+  it('after someone else writes the object, sends one apply that changes nothing, then trusts the cache however often they write', async () => {
+    // A child another controller keeps changing (a Deployment's status): its changes must not
+    // cost this client a request each.
+    const other = new KubeClient(sharedKubeConfig(), { fieldManager: 'someone-else' });
+    const mine = { metadata: { name: 'shared', namespace }, data: { mine: '1' } };
+    await client.apply(builtin.configMaps, mine);
+    const theirs = (value: string) =>
+      other.apply(builtin.configMaps, { metadata: { name: 'shared', namespace }, data: { theirs: value } });
+    const afterOutsideWrite = await theirs('1');
+    // Not the version this client wrote: it cannot tell the copy from an older one, and sends.
+    const sent = await client.applyIfChanged(builtin.configMaps, mine, afterOutsideWrite);
+    expect(sent.written).toBe(true);
+    expect(sent.object.metadata?.resourceVersion).toBe(afterOutsideWrite.metadata?.resourceVersion);
+    for (const value of ['2', '3']) {
+      const copy = await theirs(value);
+      expect((await client.applyIfChanged(builtin.configMaps, mine, copy)).written).toBe(false);
+    }
+    other.close();
   });
 
   it('deletes, reporting whether there was anything to delete', async () => {

@@ -1,6 +1,6 @@
 import type { ClusterSource } from './cluster-access.ts';
 import { isNotFound } from './errors.ts';
-import { collectionPath, objectPath, type KubeObject, type ResourceType } from './resource-type.ts';
+import { collectionPath, groupOf, objectPath, type KubeObject, type ResourceType } from './resource-type.ts';
 import { defaultRetryPolicy, isCreateRetryable, withRetries, type RetryPolicy } from './retry.ts';
 import { KubeTransport, type HttpRequest } from './transport.ts';
 import { OwnWrites } from './own-writes.ts';
@@ -66,6 +66,25 @@ const patchContentType: Record<PatchType, string> = {
   strategic: 'application/strategic-merge-patch+json',
 };
 
+// Every client on one transport (the manager's, each reconcile's withSignal, a secondary field
+// manager's, an operator's own `new KubeClient(transport, …)`) shares one record of its writes.
+const ownWritesByTransport = new WeakMap<KubeTransport, OwnWrites>();
+
+function ownWritesOf(transport: KubeTransport): OwnWrites {
+  let writes = ownWritesByTransport.get(transport);
+  if (!writes) ownWritesByTransport.set(transport, (writes = new OwnWrites()));
+  return writes;
+}
+
+/** The object a write changes, whichever API version or subresource the write went through. */
+function writeKey(type: ResourceType, name: string, namespace: string | undefined): string {
+  return `${groupOf(type)}/${type.plural}/${type.namespaced ? (namespace ?? '') : ''}/${name}`;
+}
+
+// Subresources whose answer carries the object's own resourceVersion (a Scale carries its
+// parent's); after a write to any other, the object's new version is not known.
+const answeredWithObjectVersion = new Set(['status', 'scale']);
+
 function describe(obj: KubeObject): { name: string; namespace: string | undefined } {
   const name = obj.metadata?.name;
   if (!name) throw new Error(`a ${obj.kind ?? 'object'} without metadata.name cannot be written`);
@@ -85,11 +104,10 @@ export class KubeClient {
   readonly #ownWrites: OwnWrites;
 
   /**
-   * A client on its own connection pool, or (given a transport) sharing another client's.
-   * `ownWrites` is shared by the clients derived from this one (withSignal, withOptions), so that
-   * one reconcile's skip decisions know what an earlier one wrote.
+   * A client on its own connection pool, or (given a transport) sharing another client's, and
+   * with it the record of writes that keeps applyIfChanged from skipping on an older cached copy.
    */
-  constructor(source: ClusterSource | KubeTransport, options: ClientOptions, ownWrites = new OwnWrites()) {
+  constructor(source: ClusterSource | KubeTransport, options: ClientOptions) {
     this.transport =
       source instanceof KubeTransport
         ? source
@@ -97,22 +115,18 @@ export class KubeClient {
     this.fieldManager = options.fieldManager;
     this.#options = options;
     this.#retry = options.retry ?? defaultRetryPolicy;
-    this.#ownWrites = ownWrites;
+    this.#ownWrites = ownWritesOf(this.transport);
   }
 
   /** The same client (same connections), every call of which stops when `signal` aborts. */
   withSignal(signal: AbortSignal): KubeClient {
     const signals = this.#options.signal ? [this.#options.signal, signal] : [signal];
-    return new KubeClient(
-      this.transport,
-      { ...this.#options, signal: AbortSignal.any(signals) },
-      this.#ownWrites,
-    );
+    return new KubeClient(this.transport, { ...this.#options, signal: AbortSignal.any(signals) });
   }
 
   /** The same client with other options (retries, timeouts), on the same connections. */
   withOptions(options: Partial<ClientOptions>): KubeClient {
-    return new KubeClient(this.transport, { ...this.#options, ...options }, this.#ownWrites);
+    return new KubeClient(this.transport, { ...this.#options, ...options });
   }
 
   #signal(call: CallOptions | undefined): AbortSignal | undefined {
@@ -136,33 +150,43 @@ export class KubeClient {
     return withRetries(() => this.transport.json<R>(req), this.#retry, signal, retryable);
   }
 
-  // A write of the object at `path`: its answer's resourceVersion is what a cached copy must show
-  // before a skip decision may trust it (see own-writes.ts).
+  // A write of one object: until its answer, and then until the cache shows the version it
+  // answered, skip decisions about that object do not trust the cache (see own-writes.ts).
   async #write<T extends KubeObject>(
-    path: string,
+    target: {
+      type: ResourceType;
+      name: string;
+      namespace: string | undefined;
+      subresource?: string | undefined;
+    },
     request: HttpRequest,
     call: CallOptions | undefined,
-    retryable?: (error: unknown) => boolean,
   ): Promise<T> {
-    const answer = await this.#send<T>(request, call, retryable);
-    if (this.#options.rememberWrites !== false) this.#ownWrites.record(path, answer);
+    if (this.#options.rememberWrites === false) return this.#send<T>(request, call);
+    const key = writeKey(target.type, target.name, target.namespace);
+    this.#ownWrites.sending(key);
+    const answer = await this.#send<T>(request, call);
+    const knowsVersion = !target.subresource || answeredWithObjectVersion.has(target.subresource);
+    this.#ownWrites.answered(key, knowsVersion ? answer.metadata?.resourceVersion : undefined);
     return answer;
   }
 
   // Whether `live` shows every field `desired` sets, and is no older than this process's last
   // write of the object: a skip decided on an older copy could leave that write's value in place.
-  #isCurrentAndApplied(
-    path: string,
-    desired: object,
-    live: KubeObject | undefined,
-    subresource?: 'status',
-  ): boolean {
-    if (!live) return false;
-    if (this.#ownWrites.mayBeOlder(path, live)) return false;
+  #isCurrentAndApplied(key: string, desired: object, live: KubeObject, subresource?: 'status'): boolean {
+    if (this.#ownWrites.mayBeOlder(key, live)) return false;
     return isApplied(desired, live, {
       fieldManager: this.fieldManager,
       ...(subresource ? { subresource } : {}),
     });
+  }
+
+  // An apply sent on a copy that might have been older answered with the copy's own version: it
+  // changed nothing, so the copy was current and nothing is left to wait for.
+  #settleIfUnchanged(key: string, live: KubeObject | undefined, answer: KubeObject): void {
+    const version = live?.metadata?.resourceVersion;
+    if (version !== undefined && answer.metadata?.resourceVersion === version)
+      this.#ownWrites.settled(key, version);
   }
 
   /** Reads one object; throws NotFoundError when it does not exist. */
@@ -228,7 +252,7 @@ export class KubeClient {
   ): Promise<T> {
     const { name, namespace } = describe(obj);
     return this.#write<T>(
-      objectPath(type, name, namespace),
+      { type, name, namespace, subresource: options.subresource },
       {
         method: 'PATCH',
         path: objectPath(type, name, namespace, options.subresource),
@@ -252,10 +276,11 @@ export class KubeClient {
     options: { force?: boolean } & CallOptions = {},
   ): Promise<ApplyOutcome<T>> {
     const { name, namespace } = describe(desired);
-    if (live && this.#isCurrentAndApplied(objectPath(type, name, namespace), desired, live)) {
-      return { object: live, written: false };
-    }
-    return { object: await this.apply(type, desired, options), written: true };
+    const key = writeKey(type, name, namespace);
+    if (live && this.#isCurrentAndApplied(key, desired, live)) return { object: live, written: false };
+    const object = await this.apply(type, desired, options);
+    this.#settleIfUnchanged(key, live, object);
+    return { object, written: true };
   }
 
   /** Server-side applies the status subresource (the object carries name, namespace and status). */
@@ -266,7 +291,7 @@ export class KubeClient {
   ): Promise<T> {
     const { name, namespace } = obj.metadata;
     return this.#write<T>(
-      objectPath(type, name, namespace),
+      { type, name, namespace, subresource: 'status' },
       {
         method: 'PATCH',
         path: objectPath(type, name, namespace, 'status'),
@@ -285,10 +310,12 @@ export class KubeClient {
     live: T | undefined,
     call?: CallOptions,
   ): Promise<ApplyOutcome<T>> {
-    const path = objectPath(type, desired.metadata.name, desired.metadata.namespace);
-    if (live && this.#isCurrentAndApplied(path, desired, live, 'status'))
+    const key = writeKey(type, desired.metadata.name, desired.metadata.namespace);
+    if (live && this.#isCurrentAndApplied(key, desired, live, 'status'))
       return { object: live, written: false };
-    return { object: await this.applyStatus(type, desired, call), written: true };
+    const object = await this.applyStatus(type, desired, call);
+    this.#settleIfUnchanged(key, live, object);
+    return { object, written: true };
   }
 
   /** Patches an object or a subresource (merge patch by default). */
@@ -300,7 +327,7 @@ export class KubeClient {
     options: { patchType?: PatchType; subresource?: string } & CallOptions = {},
   ): Promise<T> {
     return this.#write<T>(
-      objectPath(type, name, namespace),
+      { type, name, namespace, subresource: options.subresource },
       {
         method: 'PATCH',
         path: objectPath(type, name, namespace, options.subresource),
@@ -330,10 +357,13 @@ export class KubeClient {
   async create<T extends KubeObject>(type: ResourceType<T>, obj: T, call?: CallOptions): Promise<T> {
     const generatedName = !obj.metadata?.name && Boolean(obj.metadata?.generateName);
     if (!generatedName) describe(obj);
+    const remember = this.#options.rememberWrites !== false;
+    const namespace = obj.metadata?.namespace;
+    if (remember && obj.metadata?.name) this.#ownWrites.sending(writeKey(type, obj.metadata.name, namespace));
     const created = await this.#send<T>(
       {
         method: 'POST',
-        path: collectionPath(type, obj.metadata?.namespace),
+        path: collectionPath(type, namespace),
         query: { fieldManager: this.fieldManager },
         body: { ...obj, apiVersion: type.apiVersion, kind: type.kind },
       },
@@ -341,8 +371,8 @@ export class KubeClient {
       (error) => isCreateRetryable(error, generatedName),
     );
     const name = created.metadata?.name;
-    if (name && this.#options.rememberWrites !== false)
-      this.#ownWrites.record(objectPath(type, name, created.metadata?.namespace), created);
+    if (remember && name)
+      this.#ownWrites.answered(writeKey(type, name, namespace), created.metadata?.resourceVersion);
     return created;
   }
 
@@ -350,7 +380,7 @@ export class KubeClient {
   async replace<T extends KubeObject>(type: ResourceType<T>, obj: T, call?: CallOptions): Promise<T> {
     const { name, namespace } = describe(obj);
     return this.#write<T>(
-      objectPath(type, name, namespace),
+      { type, name, namespace },
       {
         method: 'PUT',
         path: objectPath(type, name, namespace),
@@ -393,11 +423,11 @@ export class KubeClient {
         },
         options,
       );
-      this.#ownWrites.forget(objectPath(type, name, namespace));
+      this.#ownWrites.forget(writeKey(type, name, namespace));
       return true;
     } catch (error) {
       if (!isNotFound(error)) throw error;
-      this.#ownWrites.forget(objectPath(type, name, namespace));
+      this.#ownWrites.forget(writeKey(type, name, namespace));
       return false;
     }
   }

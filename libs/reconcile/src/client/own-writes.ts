@@ -10,56 +10,80 @@
 //
 // resourceVersions are opaque: they are only ever compared for equality here. A copy carrying the
 // version this process last wrote is at least that write; any other copy of a recently written
-// object may be older, so the write is sent (a server-side apply that changes nothing is not stored
-// and costs no new version) and its answer becomes the version to wait for.
+// object may be older, so the write is sent. If its answer carries the copy's own version, the
+// apply changed nothing and the copy was current: the record is dropped (else every later change
+// by someone else, a Deployment's status, would cost one more apply).
 import type { KubeObject } from './resource-type.ts';
 
 export interface OwnWritesOptions {
   /**
-   * How long a write is remembered when no copy of its version is seen (its watch event lost in a
-   * relist, the object deleted by someone else): afterwards the cache is trusted again.
+   * How long a write is remembered when no copy of its version is seen (its watch event lost, the
+   * object written only by create or patch): longer than a broken watch takes to resume.
    */
   forgetAfterMs?: number;
+  /** At most this many writes are remembered; the oldest go first (their objects' cache is then trusted). */
+  maxRemembered?: number;
+  /** A monotonic clock in ms. */
   now?: () => number;
 }
 
 interface Written {
-  readonly resourceVersion: string;
+  /** Undefined while the write is in flight, or when its answer did not carry the object's version. */
+  readonly resourceVersion: string | undefined;
   readonly at: number;
 }
 
 export class OwnWrites {
   readonly #written = new Map<string, Written>();
   readonly #forgetAfterMs: number;
+  readonly #maxRemembered: number;
   readonly #now: () => number;
 
   constructor(options: OwnWritesOptions = {}) {
-    this.#forgetAfterMs = options.forgetAfterMs ?? 60_000;
-    this.#now = options.now ?? Date.now;
-  }
-
-  /** Records what the API server answered to a write of the object at `path`. */
-  record(path: string, answer: KubeObject | undefined): void {
-    const resourceVersion = answer?.metadata?.resourceVersion;
-    this.#written.delete(path); // re-inserted last: the map stays in the order of writes
-    if (resourceVersion) this.#written.set(path, { resourceVersion, at: this.#now() });
-    this.#forgetExpired();
-  }
-
-  /** The object at `path` is gone: nothing of it is left to wait for. */
-  forget(path: string): void {
-    this.#written.delete(path);
+    this.#forgetAfterMs = options.forgetAfterMs ?? 5 * 60_000;
+    this.#maxRemembered = options.maxRemembered ?? 10_000;
+    this.#now = options.now ?? (() => performance.now());
   }
 
   /**
-   * Whether `copy` may be older than this process's last write of the object at `path`. A copy of
-   * exactly that version ends the wait.
+   * A write of the object is about to be sent: until its answer, any copy may be older than it (an
+   * answer lost to an abort or a timeout may still have been written).
    */
-  mayBeOlder(path: string, copy: KubeObject): boolean {
-    const written = this.#written.get(path);
+  sending(key: string): void {
+    this.#remember(key, undefined);
+  }
+
+  /** The API server answered the write; `resourceVersion` undefined when the answer does not say. */
+  answered(key: string, resourceVersion: string | undefined): void {
+    this.#remember(key, resourceVersion);
+  }
+
+  /**
+   * A copy of `resourceVersion` is known to be current (an apply changed nothing on it): drops the
+   * record if it is still that version's.
+   */
+  settled(key: string, resourceVersion: string | undefined): void {
+    if (resourceVersion !== undefined && this.#written.get(key)?.resourceVersion === resourceVersion) {
+      this.#written.delete(key);
+    }
+  }
+
+  /** The object is gone: nothing of it is left to wait for. */
+  forget(key: string): void {
+    this.#written.delete(key);
+  }
+
+  /**
+   * Whether `copy` may be older than this process's last write of the object. A copy of exactly
+   * that version ends the wait.
+   */
+  mayBeOlder(key: string, copy: KubeObject): boolean {
+    const written = this.#written.get(key);
     if (!written) return false;
-    if (copy.metadata?.resourceVersion === written.resourceVersion || this.#expired(written)) {
-      this.#written.delete(path);
+    const current =
+      written.resourceVersion !== undefined && copy.metadata?.resourceVersion === written.resourceVersion;
+    if (current || this.#expired(written)) {
+      this.#written.delete(key);
       return false;
     }
     return true;
@@ -70,15 +94,17 @@ export class OwnWrites {
     return this.#written.size;
   }
 
-  #expired(written: Written): boolean {
-    return this.#now() - written.at > this.#forgetAfterMs;
+  #remember(key: string, resourceVersion: string | undefined): void {
+    this.#written.delete(key); // re-inserted last: the map stays in the order of writes
+    this.#written.set(key, { resourceVersion, at: this.#now() });
+    // Oldest first, so this stops at the first write still remembered.
+    for (const [oldest, written] of this.#written) {
+      if (this.#written.size <= this.#maxRemembered && !this.#expired(written)) return;
+      this.#written.delete(oldest);
+    }
   }
 
-  // Oldest first, so this stops at the first write still remembered.
-  #forgetExpired(): void {
-    for (const [path, written] of this.#written) {
-      if (!this.#expired(written)) return;
-      this.#written.delete(path);
-    }
+  #expired(written: Written): boolean {
+    return this.#now() - written.at > this.#forgetAfterMs;
   }
 }

@@ -67,6 +67,7 @@ export class LeaderElector {
     this.#client = client.withOptions({
       retry: { attempts: 1, initialDelayMs: 0, maxDelayMs: 0 },
       requestTimeoutMs: this.#opts.renewDeadlineMs,
+      rememberWrites: false, // nothing applies the Lease with applyIfChanged
     });
     this.#log = log.child({ lease: `${options.namespace}/${options.leaseName}`, identity: options.identity });
   }
