@@ -1,6 +1,6 @@
-// What the cluster looked like when a suite's test failed: every test namespace's pods, claims and
-// recent Events, and the logs of the operators running there (the current container and, after a
-// restart, the one before). A failure in CI is often seen once and never again (the cluster is torn
+// What the cluster looked like when a suite's test failed: every test namespace's pods, claims,
+// custom resources (with the status the operator last wrote) and recent Events, and the logs of
+// the operators running there (the current container and, after a restart, the one before). A failure in CI is often seen once and never again (the cluster is torn
 // down with the run), so the report goes to the test's output, where the CI log keeps it, and in
 // full to a file.
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -15,6 +15,8 @@ const operatorSelector = 'app.kubernetes.io/part-of=homeostat,app.kubernetes.io/
 /** Lines of each operator container's log in the printed report; the file keeps them all. */
 const printedLogLines = 120;
 const printedEvents = 60;
+/** The custom resources whose status says what an operator last decided (each CRD exists only once its chart is installed). */
+const homeostatKinds = ['etcdclusters', 'etcdbackups', 'postgresqlclusters', 'memcacheds'];
 
 interface Section {
   title: string;
@@ -41,6 +43,11 @@ async function namespaceSections(namespace: string): Promise<Section[]> {
     full: events,
     printed: lastLines(events, printedEvents),
   });
+  for (const kind of homeostatKinds) {
+    const found = await read(['-n', namespace, 'get', kind, '-o', 'yaml']);
+    if (found.startsWith('(unavailable') || !/^- apiVersion:/m.test(found)) continue; // no CRD, or none of them
+    sections.push({ title: `${namespace}: ${kind}`, full: found, printed: found });
+  }
   const pods = await read([
     '-n',
     namespace,

@@ -34,6 +34,8 @@ describe('controller on a real kube-apiserver + etcd', () => {
         logger: log,
         namespaces: [namespace],
         maxConcurrentReconciles: 4,
+        // The slow-* widgets' reconciles take 150 ms: each is reported as still running.
+        slowReconcileWarningMs: 100,
         healthPort: 0,
         metricsPort: 0,
         bindAddress: '127.0.0.1',
@@ -242,6 +244,13 @@ describe('controller on a real kube-apiserver + etcd', () => {
     expect(maxPerKey).toBe(1);
     expect(maxOverall).toBeGreaterThan(1);
     expect(maxOverall).toBeLessThanOrEqual(4);
+  });
+
+  it('logs a reconcile still running after slowReconcileWarningMs, with its key', async () => {
+    await waitUntil('slow-0 reconciled', async () => reconciled.includes('slow-0'), { timeoutMs: 20_000 });
+    const warning = lines.find((l) => l['msg'] === 'reconcile still running' && l['name'] === 'slow-0');
+    expect(warning).toMatchObject({ controller: 'widget', namespace, name: 'slow-0' });
+    expect(Number(warning?.['runningForMs'])).toBeGreaterThanOrEqual(90);
   });
 
   it('serves /healthz, /readyz and /metrics with the controller-runtime names', async () => {

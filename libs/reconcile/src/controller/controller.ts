@@ -132,6 +132,12 @@ export interface ControllerOptions<T extends KubeObject> {
   predicates?: Predicate<T>[];
   /** Reconciles running at once, never two for one key. Default 1. */
   maxConcurrentReconciles?: number;
+  /**
+   * A reconcile still running after this long is logged as a warning with its key, and again each
+   * such period while it runs: a reconcile that hangs (a call without a deadline) holds its key
+   * and would otherwise leave no trace. Default 60 s.
+   */
+  slowReconcileWarningMs?: number;
   rateLimiter?: RateLimiter;
   reconcile: Reconcile<T>;
 }
@@ -298,6 +304,13 @@ export class Controller<T extends KubeObject> {
     metrics.activeWorkers.inc(labels);
     const timer = metrics.reconcileTime.startTimer(labels);
     const object = this.#deps.cache.informer(this.#options.for).store.get(key);
+    const started = performance.now();
+    const watchdog = setInterval(
+      () =>
+        logger().warn({ runningForMs: Math.round(performance.now() - started) }, 'reconcile still running'),
+      this.#options.slowReconcileWarningMs ?? 60_000,
+    );
+    watchdog.unref();
     try {
       const result = await this.#options.reconcile(
         { ...request, object },
@@ -340,6 +353,7 @@ export class Controller<T extends KubeObject> {
         );
       }
     } finally {
+      clearInterval(watchdog);
       timer();
       metrics.activeWorkers.dec(labels);
     }

@@ -25,7 +25,11 @@ export interface WidgetOperatorHooks {
 /** Builds (but does not start) a manager running the Widget controller. */
 export function widgetOperator(
   kubeConfig: ClusterSource,
-  options: Partial<ManagerOptions> & { logger?: Logger; maxConcurrentReconciles?: number } = {},
+  options: Partial<ManagerOptions> & {
+    logger?: Logger;
+    maxConcurrentReconciles?: number;
+    slowReconcileWarningMs?: number;
+  } = {},
   hooks: WidgetOperatorHooks = {},
 ): Manager {
   const manager = new Manager({ kubeConfig, name: 'widget-operator', ...options });
@@ -35,6 +39,7 @@ export function widgetOperator(
     owns: [builtin.configMaps],
     predicates: [generationChanged],
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
+    ...(options.slowReconcileWarningMs ? { slowReconcileWarningMs: options.slowReconcileWarningMs } : {}),
     async reconcile({ namespace = 'default', name, object }, ctx) {
       await hooks.beforeReconcile?.(name, ctx);
       if (!object) return; // deleted; its ConfigMap goes with it (ownerReference)
