@@ -60,6 +60,7 @@ export async function clusterDown(): Promise<Leftovers> {
       await sleep(100);
     }
   });
+  let sharedPathsLeft: string[] = [];
   await step('removing mounts, network and cgroups', async () => {
     await unmountAll();
     await removeBridge(before);
@@ -67,10 +68,11 @@ export async function clusterDown(): Promise<Leftovers> {
     removePodCgroups();
     if (before) {
       restoreSysctls(before);
-      await removeNewSharedHostEntries(before.hostPaths);
+      sharedPathsLeft = await removeNewSharedHostEntries(before.hostPaths);
     }
   });
   const leftovers = await findLeftovers(before);
+  leftovers.paths.push(...sharedPathsLeft);
   await rm(stateDir, { recursive: true, force: true });
   await rm(runDir, { recursive: true, force: true });
   if (existsSync(stateDir) || existsSync(runDir)) leftovers.paths.push(stateDir, runDir);

@@ -63,6 +63,10 @@ state = "${paths.containerdState}"
   sandbox = "${clusterImages.pause}"
 
 [${runtime}]
+  # Pod network namespaces under containerd's state directory rather than /run/netns, which
+  # \`ip netns\` (a user's, a test's) shares and turns into a mount point of its own: \`down\` then
+  # finds them with the cluster's other mounts and never has to touch /run/netns.
+  netns_mounts_under_state_dir = true
   enable_unprivileged_ports = false
   enable_unprivileged_icmp = false
   # These machines withhold CAP_SYS_RESOURCE, so no process may lower its OOM score below its

@@ -7,29 +7,66 @@ import { runDir, stateDir } from './layout.ts';
 import { tryRun } from './run-command.ts';
 
 /**
- * Host paths written outside our directories: the kubelet's pod logs (fixed paths) and
- * libcni's result cache. Down removes what appeared in them after `up` recorded them.
+ * A host path written outside our directories, and which of its entries the cluster makes: the
+ * kubelet's pod logs (fixed paths), libcni's result cache, and the pod network namespaces a
+ * cluster made before containerd kept them under its own state directory. `ip netns add` (a
+ * user's, a CNI's, a test's) writes to /run/netns too, so there only `cni-*` is ours.
  */
-export const sharedHostPaths = ['/var/log/pods', '/var/log/containers', '/var/lib/cni', '/run/netns'];
-
-/** For each shared host path: null when absent, else the names it held. */
-export function listSharedHostPaths(): Record<string, string[] | null> {
-  return Object.fromEntries(sharedHostPaths.map((p) => [p, existsSync(p) ? readdirSync(p) : null]));
+export interface SharedHostPath {
+  path: string;
+  /** Whether an entry that appeared after `up` is the cluster's (default: every new entry is). */
+  ours?: (entry: string) => boolean;
 }
 
-/** Removes what appeared in the shared host paths since `before` (whole paths that did not exist). */
-export async function removeNewSharedHostEntries(before: Record<string, string[] | null>): Promise<void> {
-  for (const path of sharedHostPaths) {
+export const sharedHostPaths: readonly SharedHostPath[] = [
+  { path: '/var/log/pods' },
+  { path: '/var/log/containers' },
+  { path: '/var/lib/cni' },
+  { path: '/run/netns', ours: (entry) => entry.startsWith('cni-') },
+];
+
+/** For each shared host path: null when absent, else the names it held. */
+export function listSharedHostPaths(
+  paths: readonly SharedHostPath[] = sharedHostPaths,
+): Record<string, string[] | null> {
+  return Object.fromEntries(paths.map(({ path }) => [path, existsSync(path) ? readdirSync(path) : null]));
+}
+
+/**
+ * Removes what the cluster added to the shared host paths since `before` was recorded, and
+ * returns what of it could not be removed. A path that did not exist before goes too, unless
+ * something not the cluster's is in it now or it has become a mount point: `ip netns add` turns
+ * /run/netns into one, and a mount point the cluster did not make is someone else's.
+ */
+export async function removeNewSharedHostEntries(
+  before: Record<string, string[] | null>,
+  paths: readonly SharedHostPath[] = sharedHostPaths,
+): Promise<string[]> {
+  const mountPoints = new Set(mountPointsNow());
+  const left: string[] = [];
+  for (const { path, ours = () => true } of paths) {
     if (!existsSync(path)) continue;
-    const had = before[path];
-    if (had === null || had === undefined) {
-      await rm(path, { recursive: true, force: true });
-      continue;
-    }
+    const had = before[path] ?? [];
     for (const entry of readdirSync(path)) {
-      if (!had.includes(entry)) await rm(join(path, entry), { recursive: true, force: true });
+      if (had.includes(entry) || !ours(entry)) continue;
+      const full = join(path, entry);
+      try {
+        await rm(full, { recursive: true, force: true });
+      } catch (error) {
+        left.push(`${full} (${error instanceof Error ? error.message : String(error)})`);
+      }
     }
+    if (before[path] === null && !mountPoints.has(path) && readdirSync(path).length === 0) rmdirSync(path);
   }
+  return left;
+}
+
+/** Every mount point on the machine, as /proc/self/mountinfo names it (may repeat a stacked path). */
+export function mountPointsNow(): string[] {
+  return readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => (line.split(' ')[4] ?? '').replace(/\\040/g, ' '));
 }
 
 const ourPaths = [stateDir, runDir];
@@ -52,11 +89,7 @@ export function clusterProcesses(): { pid: number; cmdline: string }[] {
 
 /** Mount points under our directories, and pod network namespaces, deepest first. */
 export function clusterMounts(): string[] {
-  const mountPoints = readFileSync('/proc/self/mountinfo', 'utf8')
-    .split('\n')
-    .map((line) => line.split(' ')[4] ?? '')
-    .map((p) => p.replace(/\\040/g, ' '));
-  return mountPoints
+  return mountPointsNow()
     .filter((p) => ourPaths.some((o) => p === o || p.startsWith(`${o}/`)) || /^\/run\/netns\/cni-/.test(p))
     .sort((a, b) => b.length - a.length);
 }

@@ -3,7 +3,9 @@
 // The launcher's functions run inside it in a child node process (`ip netns exec`), so they run
 // the same `iptables-save`/`iptables` commands `up` and `down` run on the machine.
 import { randomBytes } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { existsSync, readdirSync, rmdirSync } from 'node:fs';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { mountPointsNow } from './host-leftovers.ts';
 import { iptablesFamilies, iptablesChanges } from './iptables-snapshot.ts';
 import { run, tryRun } from './run-command.ts';
 
@@ -20,6 +22,25 @@ async function freshNamespace(): Promise<string> {
 
 afterEach(async () => {
   for (const name of namespaces.splice(0)) await tryRun('ip', ['netns', 'delete', name]);
+});
+
+// `ip netns add` makes /run/netns (creating it when absent) a mount point of its own, which
+// `ip netns delete` leaves: the test puts the machine back as it found it, or a teardown that
+// later finds the directory busy (the local cluster's, say) blames itself.
+const netnsDir = '/run/netns';
+const netnsDirState = () => ({
+  exists: existsSync(netnsDir),
+  mountPoint: mountPointsNow().includes(netnsDir),
+});
+let netnsDirBefore: ReturnType<typeof netnsDirState>;
+beforeAll(() => {
+  netnsDirBefore = netnsDirState();
+});
+afterAll(async () => {
+  if (!netnsDirBefore.mountPoint && netnsDirState().mountPoint) await run('umount', [netnsDir]);
+  if (!netnsDirBefore.exists && existsSync(netnsDir) && readdirSync(netnsDir).length === 0)
+    rmdirSync(netnsDir);
+  expect(netnsDirState(), `${netnsDir} as the test found it`).toEqual(netnsDirBefore);
 });
 
 /** Calls one of the launcher's exported functions inside `namespace` and returns its result. */

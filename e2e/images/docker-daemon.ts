@@ -8,7 +8,11 @@ import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { cacheDir, logTail, waitUntil } from '@homeostat/testing';
+import { mountPointsNow } from '../cluster/host-leftovers.ts';
 import { tryRun } from '../cluster/run-command.ts';
+
+/** dockerd's exec root when none is given (/var/run is a link to /run, as mountinfo shows it). */
+const defaultExecRoot = '/run/docker';
 
 /** The Docker CLI to use: Debian's own client matches Debian's daemon (API 1.41). */
 export const dockerCli = existsSync('/usr/bin/docker') ? '/usr/bin/docker' : 'docker';
@@ -85,6 +89,8 @@ export async function ensureDockerDaemon(
     const timer = setTimeout(() => daemon.kill('SIGKILL'), 20_000);
     await exit;
     clearTimeout(timer);
+    const left = await releaseDaemonMounts(place?.execRoot ?? defaultExecRoot);
+    if (left.length > 0) throw new Error(`dockerd stopped but left mounts behind: ${left.join(', ')}`);
   };
   try {
     await waitUntil('dockerd', async () => (await tryRun(dockerCli, ['info'], { env })).ok, {
@@ -104,13 +110,16 @@ export async function ensureDockerDaemon(
   return { stop };
 }
 
-/** Stops a daemon kept running at `place` (its pid file says which process), waiting until it has exited. */
-export async function stopDockerDaemon(place: DockerDaemonPlace): Promise<void> {
-  let pid: number;
+/**
+ * Stops a daemon kept running at `place` (its pid file says which process), waiting until it has
+ * exited, and returns the mounts it left that could not be removed (none on a clean stop).
+ */
+export async function stopDockerDaemon(place: DockerDaemonPlace): Promise<string[]> {
+  let pid = 0;
   try {
     pid = Number(readFileSync(place.pidFile, 'utf8').trim());
   } catch {
-    return;
+    // No pid file: no daemon to stop, but a killed one may have left its mounts.
   }
   const alive = () => {
     try {
@@ -120,7 +129,25 @@ export async function stopDockerDaemon(place: DockerDaemonPlace): Promise<void> 
       return false;
     }
   };
-  if (!pid || !alive()) return;
-  process.kill(pid, 'SIGTERM');
-  await waitUntil(`dockerd ${pid} exited`, async () => !alive(), { timeoutMs: 60_000, intervalMs: 250 });
+  if (pid && alive()) {
+    process.kill(pid, 'SIGTERM');
+    await waitUntil(`dockerd ${pid} exited`, async () => !alive(), { timeoutMs: 60_000, intervalMs: 250 });
+  }
+  return releaseDaemonMounts(place.execRoot);
+}
+
+/**
+ * Unmounts the network-namespace mounts a stopped dockerd leaves under its exec root (its
+ * `netns/default`, and one per container a killed daemon never tore down) and returns those still
+ * mounted. Only for a daemon this project started and stopped: the exec root is then its own.
+ */
+export async function releaseDaemonMounts(execRoot: string): Promise<string[]> {
+  const netnsDir = join(execRoot, 'netns');
+  const ours = () => mountPointsNow().filter((p) => p === netnsDir || p.startsWith(`${netnsDir}/`));
+  for (let round = 0; round < 3 && ours().length > 0; round++) {
+    for (const mount of ours().sort((a, b) => b.length - a.length)) {
+      if (!(await tryRun('umount', [mount])).ok) await tryRun('umount', ['-l', mount]);
+    }
+  }
+  return ours();
 }

@@ -11,7 +11,11 @@ const { positionals, values } = parseArgs({
 });
 const command = positionals[0] ?? 'up';
 if (command === 'down') {
-  await kindClusterDown();
+  const { mountsLeft } = await kindClusterDown();
+  if (mountsLeft.length > 0) {
+    note(`left behind (mounts of the kind cluster's Docker daemon): ${mountsLeft.join(', ')}`);
+    process.exitCode = 1;
+  }
 } else if (command === 'up') {
   const nodeImage = values['node-image'];
   if (nodeImage !== 'built' && nodeImage !== 'kind')

@@ -154,7 +154,7 @@ export async function kindClusterUp(options: KindClusterOptions): Promise<KindCl
  * offline path, stops its Docker daemon; the daemon's storage (the node image) stays in the cache
  * for the next run.
  */
-export async function kindClusterDown(): Promise<void> {
+export async function kindClusterDown(): Promise<{ mountsLeft: string[] }> {
   const ownDaemon = !process.env['DOCKER_HOST'];
   if (ownDaemon) process.env['DOCKER_HOST'] = kindDockerPlace.host;
   await removeServiceRoute();
@@ -163,11 +163,13 @@ export async function kindClusterDown(): Promise<void> {
   if (ownDaemon && !(await tryRun('docker', ['info'])).ok && existsSync(kindDockerPlace.dataRoot)) {
     await ensureDockerDaemon(note, { place: kindDockerPlace, keepRunning: true });
   }
-  if (!(await tryRun('docker', ['info'])).ok) return;
-  const kind = await builtComponent('kind');
-  await run(kind, ['delete', 'cluster', '--name', kindClusterName]);
-  await tryRun('docker', ['network', 'rm', kindNetwork]);
-  if (ownDaemon) await stopDockerDaemon(kindDockerPlace);
+  if ((await tryRun('docker', ['info'])).ok) {
+    const kind = await builtComponent('kind');
+    await run(kind, ['delete', 'cluster', '--name', kindClusterName]);
+    await tryRun('docker', ['network', 'rm', kindNetwork]);
+  }
+  // A daemon killed with its session leaves its mounts too: released whether or not one ran.
+  return { mountsLeft: ownDaemon ? await stopDockerDaemon(kindDockerPlace) : [] };
 }
 
 // The configuration a running cluster was made with (a label kind does not set: we keep it in a
