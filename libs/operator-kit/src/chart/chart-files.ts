@@ -1,7 +1,8 @@
 // The files of an operator chart that are generated from TypeScript, formatted as committed.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { format, resolveConfig } from 'prettier';
+import { apiReference, apiReferencePath } from './api-reference.ts';
 import { crdTemplate } from './crd-template.ts';
 import { chartPaths, repoRoot, type OperatorChart } from './operator-chart.ts';
 import { valuesSchema, valuesSchemaJson } from './values-schema.ts';
@@ -14,12 +15,13 @@ export interface GeneratedFile {
 }
 
 // Formatted like the rest of the repository, so `prettier --check` passes on the committed file.
-async function formatted(path: string, text: string, parser: 'json' | 'yaml'): Promise<string> {
+async function formatted(path: string, text: string, parser: 'json' | 'yaml' | 'markdown'): Promise<string> {
   return format(text, { ...(await resolveConfig(path)), parser });
 }
 
 /**
- * Every generated file of `chart`: a CRD template per CRD, values.schema.json and values.yaml.
+ * Every generated file of `chart`: a CRD template and an API reference page (docs/reference) per
+ * CRD, values.schema.json and values.yaml.
  * `npm run generate` writes them; a test compares the committed ones with them.
  */
 export async function chartFiles(chart: OperatorChart): Promise<GeneratedFile[]> {
@@ -31,6 +33,12 @@ export async function chartFiles(chart: OperatorChart): Promise<GeneratedFile[]>
   ].join('\n');
   return [
     ...chart.crds.map((crd) => ({ path: paths.crdTemplate(crd), text: crdTemplate(chart, crd) })),
+    ...(await Promise.all(
+      chart.crds.map(async (crd) => {
+        const path = join(repoRoot, apiReferencePath(crd));
+        return { path, text: await formatted(path, apiReference(chart, crd), 'markdown') };
+      }),
+    )),
     {
       path: paths.valuesSchema,
       text: await formatted(paths.valuesSchema, valuesSchemaJson(chart), 'json'),
