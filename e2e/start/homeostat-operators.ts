@@ -26,8 +26,8 @@ export const homeostatOperators: readonly InstallableOperator[] = [
     image: operatorImages.memcached,
     samples: [join(repoRoot, 'operators', 'memcached', 'config', 'samples', 'memcached.yaml')],
     sampleResource: 'memcacheds.cache.homeostat.dev',
-    // Available: enough pods serve; Progressing=False: every pod is updated and ready.
-    readyConditions: ['Available', 'Progressing=False'],
+    // Available: enough pods serve; Progressing=False: every pod is updated; Degraded=False: all ready.
+    readyConditions: ['Available', 'Progressing=False', 'Degraded=False'],
     tryIt: (namespace) => `kubectl -n ${namespace} scale memcached/sessions --replicas=1`,
   },
   {
@@ -35,8 +35,9 @@ export const homeostatOperators: readonly InstallableOperator[] = [
     image: operatorImages.etcd,
     samples: [join(repoRoot, 'operators', 'etcd', 'config', 'samples', 'etcd-cluster.yaml')],
     sampleResource: 'etcdclusters.etcd.homeostat.dev',
-    // Available: a majority of members healthy; Progressing=False: every member added and a voter.
-    readyConditions: ['Available', 'Progressing=False'],
+    // Available: a majority of members healthy; Progressing=False: every member added and a voter;
+    // Degraded=False: every member healthy.
+    readyConditions: ['Available', 'Progressing=False', 'Degraded=False'],
     tryIt: (namespace) => `kubectl -n ${namespace} scale etcdcluster/orders --replicas=5`,
   },
   {
@@ -44,8 +45,10 @@ export const homeostatOperators: readonly InstallableOperator[] = [
     image: operatorImages.postgres,
     samples: [join(repoRoot, 'operators', 'postgres', 'config', 'samples', 'postgresqlcluster.yaml')],
     sampleResource: 'postgresqlclusters.postgres.homeostat.dev',
-    // Available: the primary takes writes; Progressing=False: every instance is up and as specified.
-    readyConditions: ['Available', 'Progressing=False'],
+    // Available: the primary takes writes; Progressing=False: every instance exists as specified;
+    // Degraded=False: every instance is Ready (replicas cloned and streaming), which Progressing
+    // does not wait for.
+    readyConditions: ['Available', 'Progressing=False', 'Degraded=False'],
     tryIt: (namespace) =>
       `kubectl -n ${namespace} patch pgc/accounts --type=merge -p '{"spec":{"primary":"accounts-1"}}'   # a switchover`,
   },
