@@ -12,8 +12,12 @@
 set -Eeuo pipefail
 
 log() { echo "homeostat-entrypoint[${INSTANCE_NAME:-?}]: $*" >&2; }
+# Why the container stopped, where the kubelet reads it (terminationMessagePath): the operator
+# shows it in the cluster's status and an Event instead of leaving the pod to crash-loop unexplained.
+# A message never holds a secret.
 die() {
   log "error: $*"
+  printf '%s\n' "$*" >"${PG_TERMINATION_LOG:-/dev/termination-log}" 2>/dev/null || true
   exit 1
 }
 require() { # require <variable name>: the variable must be set and non-empty
@@ -256,45 +260,71 @@ CREATE DATABASE $(sql_identifier "$app_db") OWNER $(sql_identifier "$app_user");
 "
   fi
   # Single-user mode runs the bootstrap SQL without opening any socket; exit_on_error turns any
-  # failed statement into a non-zero exit.
-  postgres --single -j -D "$PGDATA" -c exit_on_error=on postgres <<<"$sql" >/dev/null ||
-    die "bootstrap SQL (roles, grants, database) failed"
+  # failed statement into a non-zero exit. The SQL holds passwords in clear (bash cannot compute a
+  # SCRAM verifier), so nothing may log a statement: the user's parameters are not included yet
+  # (write_server_config comes later), and the command line turns off every setting that logs a
+  # statement's text, a failing one's included, whatever postgresql.conf says.
+  local output
+  if ! output="$(postgres --single -j -D "$PGDATA" -c exit_on_error=on -c log_statement=none \
+    -c log_min_duration_statement=-1 -c log_min_duration_sample=-1 -c log_min_error_statement=panic \
+    -c log_duration=off -c debug_print_parse=off -c debug_print_rewritten=off \
+    -c debug_print_plan=off -c shared_preload_libraries= postgres <<<"$sql" 2>&1 >/dev/null)"; then
+    [[ -n "$output" ]] && printf '%s\n' "$output" >&2
+    die "bootstrap SQL (roles, grants, database) failed: $(grep -m1 -E '(ERROR|FATAL):' <<<"$output" | sed -E 's/^.*(ERROR|FATAL): +//')"
+  fi
+  [[ -n "$output" ]] && printf '%s\n' "$output" >&2
+  return 0
 }
 
 write_server_config() {
   local conf="$PGDATA/homeostat.conf"
+  # Three parts, and the order matters: PostgreSQL takes the last value of a setting. First the
+  # operator's defaults a user may change; then the user's parameters (PG_PARAMETERS); then the
+  # settings replication, failover and fencing rest on, last so no line above overrides them (the
+  # API server refuses them in the parameters too; src/api/operator-owned-parameters.ts says why).
   {
     echo "# Written by the homeostat entrypoint at every start; edits here are lost."
-    echo "listen_addresses = $(sql_literal "$listen")"
-    echo "port = $port"
-    echo "unix_socket_directories = $(sql_literal "$run_dir")"
-    echo "cluster_name = $(sql_literal "$INSTANCE_NAME")"
-    echo "wal_level = replica"
-    echo "wal_log_hints = on" # pg_rewind needs it (or data checksums)
-    echo "hot_standby = on"
-    echo "hot_standby_feedback = on"
-    echo "max_wal_senders = 16"
-    echo "max_replication_slots = 16"
-    echo "wal_receiver_status_interval = 1s"
-    # A primary cut off the network sends nothing, not even a FIN: its standbys notice only when
-    # this expires, and a failover waits for them to let go of it. 3 s (CloudNativePG sets 5 s):
-    # with the status sent every second, a standby still hears from a busy primary well within it,
-    # and it keeps a network cut's failover within its 5 s budget.
-    echo "wal_receiver_timeout = 3s"
-    echo "wal_sender_timeout = 3s"
+    echo "# Defaults: the parameters may change these."
     # A standby whose primary restarted (or changed) retries after this, not PostgreSQL's 5 s: in
     # synchronous mode `required` the primary's commits wait for it.
     echo "wal_retrieve_retry_interval = 500ms"
     # A former primary rewound by pg_rewind replays from the last common checkpoint with the new
     # primary's WAL (pg_rewind replaces its own); the new primary, a standby until then, must
     # still have it. Without this, an asynchronous failover's rejoin asked for a segment the new
-    # primary had recycled and never caught up (found by bench:failover --cluster).
+    # primary had recycled and never caught up (found by bench:failover --cluster). Less only
+    # makes a rejoin fall back to a clone more often.
     echo "wal_keep_size = 256MB"
-    echo "password_encryption = scram-sha-256"
     if [[ -n "${PG_PARAMETERS:-}" ]]; then
       echo "# PG_PARAMETERS"
       printf '%s\n' "$PG_PARAMETERS"
     fi
+    echo "# Owned by the operator."
+    echo "listen_addresses = $(sql_literal "$listen")"
+    echo "port = $port"
+    echo "unix_socket_directories = $(sql_literal "$run_dir")"
+    echo "cluster_name = $(sql_literal "$INSTANCE_NAME")"
+    echo "wal_level = replica"
+    echo "wal_log_hints = on"    # pg_rewind needs it (or data checksums)
+    echo "full_page_writes = on" # pg_rewind needs it too
+    echo "hot_standby = on"
+    # Replica queries do not hold up replay (a conflict waits up to max_standby_streaming_delay):
+    # a failover promotes a replica only once it has replayed what it received.
+    echo "hot_standby_feedback = on"
+    echo "recovery_min_apply_delay = 0"
+    echo "max_wal_senders = 16"
+    echo "max_replication_slots = 16"
+    echo "wal_receiver_status_interval = 1s"
+    # A primary cut off the network sends nothing, not even a FIN: its standbys notice only when
+    # this expires, and a failover waits for them to let go of it. 3 s (CloudNativePG sets 5 s):
+    # with the status sent every second, a standby still hears from a busy primary well within it,
+    # and it keeps a network cut's failover within its 5 s budget. The engine counts a receiver
+    # silent for 5 s as cut off, which holds only while this is shorter.
+    echo "wal_receiver_timeout = 3s"
+    echo "wal_sender_timeout = 3s"
+    echo "password_encryption = scram-sha-256"
+    echo "logging_collector = off"
+    echo "archive_mode = off"
+    echo "ssl = off"
   } >"$conf"
   grep -q "^include_if_exists = 'homeostat.conf'" "$PGDATA/postgresql.conf" ||
     echo "include_if_exists = 'homeostat.conf'" >>"$PGDATA/postgresql.conf"

@@ -3,6 +3,7 @@
 import type pg from 'pg';
 import { formatConninfo, parseConninfo } from './conninfo.ts';
 import { parseLsn, type Lsn } from './lsn.ts';
+import { scramVerifier } from './scram-verifier.ts';
 import {
   withConnection,
   errorMessage,
@@ -146,8 +147,9 @@ export async function setSuperuserAccess(
       return true;
     }
     if (login) return false;
+    // The verifier, not the password: the statement may be logged (log_statement) or recorded.
     await client.query(
-      `${exists ? 'ALTER' : 'CREATE'} ROLE ${identifier} WITH SUPERUSER LOGIN PASSWORD ${client.escapeLiteral(password)}`,
+      `${exists ? 'ALTER' : 'CREATE'} ROLE ${identifier} WITH SUPERUSER LOGIN PASSWORD ${client.escapeLiteral(scramVerifier(password))}`,
     );
     return true;
   });

@@ -15,7 +15,16 @@ export const operatorOwnedParameters: Readonly<Record<string, string>> = {
   cluster_name: 'set to the instance name',
   wal_level: 'streaming replication needs replica',
   wal_log_hints: 'pg_rewind needs it on',
+  full_page_writes: 'pg_rewind needs it on',
   hot_standby: 'replicas serve reads (the -ro Service)',
+  hot_standby_feedback:
+    'replica queries must not hold up replay: a failover promotes a replica once it has replayed what it received',
+  recovery_min_apply_delay: 'a replica that delays replay is never eligible for promotion',
+  wal_receiver_timeout:
+    'a standby lets go of a silent primary within 3 s; a failover counts on it (a receiver silent for 5 s is cut off)',
+  wal_sender_timeout:
+    'a primary drops a silent standby within 3 s, so synchronous commits and the failover see it gone',
+  wal_receiver_status_interval: 'standbys report every second, well within wal_sender_timeout',
   max_wal_senders: 'sized for the instances',
   max_replication_slots: 'one slot per instance',
   primary_conninfo: 'set by the operator to the current primary',
@@ -41,6 +50,24 @@ export const operatorOwnedParameters: Readonly<Record<string, string>> = {
   ssl_ca_file: 'TLS is not offered yet',
   logging_collector: 'logs go to the container output',
 };
+
+/**
+ * Parameters a user may set only within a bound, each with its CEL rule (over the parameters
+ * map, `self`) and the message: the guarantee a value outside the bound would break.
+ */
+export const boundedParameters: readonly { name: string; rule: string; message: string }[] = [
+  {
+    name: 'superuser_reserved_connections',
+    rule: "!('superuser_reserved_connections' in self) || (self['superuser_reserved_connections'].matches('^[0-9]{1,4}$') && int(self['superuser_reserved_connections']) >= 3)",
+    message:
+      'postgresql.parameters.superuser_reserved_connections must be a whole number of at least 3: the operator observes and fails over through these connections when clients take all others',
+  },
+  ...['max_standby_streaming_delay', 'max_standby_archive_delay'].map((name) => ({
+    name,
+    rule: `!('${name}' in self) || !self['${name}'].startsWith('-')`,
+    message: `postgresql.parameters.${name} may not be negative: a replica query would hold up replay for ever, and a replica behind cannot be promoted`,
+  })),
+];
 
 /** The names, sorted: what the CRD's CEL rule and its message list. */
 export const operatorOwnedParameterNames: readonly string[] = Object.keys(operatorOwnedParameters).sort();

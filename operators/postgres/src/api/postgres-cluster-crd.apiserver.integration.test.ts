@@ -145,8 +145,13 @@ describe('PostgreSQLCluster CRD on a real kube-apiserver + etcd', () => {
     expect(await rejection('pgdb', { bootstrap: { database: 'postgres' } })).toContain(
       'spec.bootstrap.database: Invalid value: bootstrap.database may not be postgres, template0 or template1',
     );
-    expect(await rejection('pgowner', { bootstrap: { owner: 'streaming_replica' } })).toContain(
-      'bootstrap.owner may not be postgres or streaming_replica',
+    for (const owner of ['postgres', 'streaming_replica', 'homeostat']) {
+      expect(await rejection(`owner-${owner.replace('_', '-')}`, { bootstrap: { owner } })).toContain(
+        'spec.bootstrap.owner: Invalid value: bootstrap.owner may not be homeostat, postgres or streaming_replica: the operator creates and uses these roles',
+      );
+    }
+    expect(await rejection('owner-pg', { bootstrap: { owner: 'pg_monitor' } })).toContain(
+      'bootstrap.owner may not start with pg_: PostgreSQL reserves those names',
     );
     expect(await rejection('quoted', { bootstrap: { owner: 'Robert"; DROP' } })).toContain(
       'spec.bootstrap.owner in body should match',
@@ -156,6 +161,65 @@ describe('PostgreSQLCluster CRD on a real kube-apiserver + etcd', () => {
       'metadata.name: Invalid value: metadata.name must be lowercase letters, digits and "-", starting with a letter',
     );
     expect(await rejection('x'.repeat(49), {})).toContain('metadata.name: Too long: may not be more than 48');
+  });
+
+  it('refuses parameters that would weaken replication, failover or synchronous commits, naming the guarantee', async () => {
+    const parameters = (values: Record<string, string>, synchronous?: string) => ({
+      instances: 3,
+      postgresql: { parameters: values, ...(synchronous ? { synchronous: { mode: synchronous } } : {}) },
+    });
+    // Settings the failover's timing rests on are the operator's.
+    for (const [name, value, why] of [
+      ['wal_receiver_timeout', '60s', 'a standby lets go of a silent primary within 3 s'],
+      ['wal_sender_timeout', '0', 'a primary drops a silent standby within 3 s'],
+      ['wal_receiver_status_interval', '30s', 'standbys report every second'],
+      ['hot_standby_feedback', 'off', 'replica queries must not hold up replay'],
+      ['recovery_min_apply_delay', '1h', 'a replica that delays replay is never eligible for promotion'],
+      ['full_page_writes', 'off', 'pg_rewind needs it on'],
+    ] as const) {
+      expect(await rejection(`owned-${name.replaceAll('_', '-')}`, parameters({ [name]: value }))).toContain(
+        `spec.postgresql.parameters: Invalid value: postgresql.parameters may not set ${name}: the operator owns it (${why}`,
+      );
+    }
+    // synchronous_commit and fsync: anything while asynchronous; nothing weaker than on when synchronous.
+    for (const mode of ['required', 'preferred']) {
+      for (const weak of ['local', 'remote_write', 'off', 'On']) {
+        expect(
+          await rejection(
+            `commit-${mode}-${weak.toLowerCase().replace('_', '-')}`,
+            parameters({ synchronous_commit: weak }, mode),
+          ),
+        ).toContain(
+          'spec.postgresql.parameters: Invalid value: postgresql.parameters.synchronous_commit must be on or remote_apply while postgresql.synchronous.mode is not off: other values acknowledge a commit before a standby has it',
+        );
+      }
+      expect(await rejection(`fsync-${mode}`, parameters({ fsync: 'off' }, mode))).toContain(
+        'postgresql.parameters.fsync may not be off while postgresql.synchronous.mode is not off',
+      );
+    }
+    await create(
+      'commit-strong',
+      parameters({ synchronous_commit: 'remote_apply', fsync: 'on' }, 'required'),
+    );
+    await create('commit-async', parameters({ synchronous_commit: 'local', fsync: 'off' }));
+    // Bounded: a value within the bound is accepted.
+    for (const value of ['2', 'none', '']) {
+      expect(
+        await rejection(
+          `reserved-${value || 'empty'}`,
+          parameters({ superuser_reserved_connections: value }),
+        ),
+      ).toContain(
+        'postgresql.parameters.superuser_reserved_connections must be a whole number of at least 3: the operator observes and fails over through these connections',
+      );
+    }
+    await create('reserved-5', parameters({ superuser_reserved_connections: '5' }));
+    for (const name of ['max_standby_streaming_delay', 'max_standby_archive_delay']) {
+      expect(await rejection(`forever-${name.replaceAll('_', '-')}`, parameters({ [name]: '-1' }))).toContain(
+        `postgresql.parameters.${name} may not be negative: a replica query would hold up replay for ever`,
+      );
+    }
+    await create('delay-60s', parameters({ max_standby_streaming_delay: '60s' }));
   });
 
   it('refuses changes that cannot be made to a cluster that exists', async () => {

@@ -11,7 +11,12 @@ import {
   resourceRequirementsSchema,
   TolerationSchema,
 } from '@homeostat/reconcile';
-import { operatorOwnedParameterNames, operatorOwnedParameters } from './operator-owned-parameters.ts';
+import {
+  boundedParameters,
+  operatorOwnedParameterNames,
+  operatorOwnedParameters,
+} from './operator-owned-parameters.ts';
+import { operatorRoleNames } from './operator-roles.ts';
 import { defaultMajorVersion, supportedMajorVersions } from './postgres-versions.ts';
 
 export const group = 'postgres.homeostat.dev';
@@ -137,7 +142,7 @@ export const Postgresql = Type.Object(
         }),
         {
           maxProperties: 128,
-          description: `postgresql.conf parameters, name to value, e.g. max_connections: "200". The operator owns ${operatorOwnedParameterNames.join(', ')}; setting one is refused.`,
+          description: `postgresql.conf parameters, name to value, e.g. max_connections: "200". The operator owns ${operatorOwnedParameterNames.join(', ')}; setting one is refused. Bounded: superuser_reserved_connections (at least 3), max_standby_streaming_delay and max_standby_archive_delay (not negative), and while synchronous.mode is not off synchronous_commit (on or remote_apply) and fsync (on).`,
           'x-kubernetes-validations': [
             // One rule per parameter: each refusal names its parameter and why the operator owns
             // it, at a CEL cost the API server accepts (a rule listing the offenders is too dear).
@@ -145,6 +150,7 @@ export const Postgresql = Type.Object(
               rule: `!('${name}' in self)`,
               message: `postgresql.parameters may not set ${name}: the operator owns it (${operatorOwnedParameters[name]})`,
             })),
+            ...boundedParameters.map(({ rule, message }) => ({ rule, message })),
             {
               rule: "self.all(k, k.matches('^[a-z][a-z0-9_]*([.][a-z][a-z0-9_]*)?$'))",
               message:
@@ -181,9 +187,13 @@ export const Bootstrap = Type.Object(
         fieldPath: '.database',
       },
       {
-        rule: "!(self.owner in ['postgres', 'streaming_replica']) && !self.owner.startsWith('pg_')",
-        message:
-          'bootstrap.owner may not be postgres or streaming_replica (the operator uses them) nor start with pg_ (reserved by PostgreSQL)',
+        rule: `!(self.owner in [${operatorRoleNames.map((n) => `'${n}'`).join(', ')}])`,
+        message: `bootstrap.owner may not be ${operatorRoleNames.slice(0, -1).join(', ')} or ${operatorRoleNames.at(-1) ?? ''}: the operator creates and uses these roles`,
+        fieldPath: '.owner',
+      },
+      {
+        rule: "!self.owner.startsWith('pg_')",
+        message: 'bootstrap.owner may not start with pg_: PostgreSQL reserves those names',
         fieldPath: '.owner',
       },
     ],
@@ -268,6 +278,20 @@ export const PostgresClusterSpec = Type.Object(
         message:
           'postgresql.synchronous.number must be less than instances: each synchronous standby is another instance',
         fieldPath: '.postgresql.synchronous.number',
+      },
+      // Synchronous replication promises that no acknowledged commit is lost; these settings
+      // would acknowledge a commit before a standby (or the primary's own disk) holds it.
+      {
+        rule: "self.postgresql.synchronous.mode == 'off' || !has(self.postgresql.parameters) || !('synchronous_commit' in self.postgresql.parameters) || self.postgresql.parameters['synchronous_commit'] in ['on', 'remote_apply']",
+        message:
+          'postgresql.parameters.synchronous_commit must be on or remote_apply while postgresql.synchronous.mode is not off: other values acknowledge a commit before a standby has it, and a failover could lose it',
+        fieldPath: '.postgresql.parameters',
+      },
+      {
+        rule: "self.postgresql.synchronous.mode == 'off' || !has(self.postgresql.parameters) || !('fsync' in self.postgresql.parameters) || self.postgresql.parameters['fsync'] in ['on', 'true', 'yes', '1']",
+        message:
+          'postgresql.parameters.fsync may not be off while postgresql.synchronous.mode is not off: an acknowledged commit must be on disk',
+        fieldPath: '.postgresql.parameters',
       },
       ...requestsWithinLimitsRules(),
     ],

@@ -3,6 +3,7 @@
 // reach a log, an Event or the status.
 import { randomBytes } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
+import { operatorUser, replicationUser, superuserName } from '../api/operator-roles.ts';
 import type { PostgresCluster } from '../api/postgres-cluster-types.ts';
 import { postgresPort, readWriteHost, secretNames } from './cluster-names.ts';
 import { ownedObjectMeta } from './operand-labels.ts';
@@ -12,14 +13,7 @@ export function newPassword(): string {
   return randomBytes(24).toString('base64url');
 }
 
-/** The role the entrypoint creates for streaming replication (LOGIN REPLICATION, not superuser). */
-export const replicationUser = 'streaming_replica';
-
-/** The superuser initdb creates, which the operator connects as. */
-export const operatorUser = 'homeostat';
-
-/** The superuser published when `superuserAccess` is on. */
-export const superuserName = 'postgres';
+export { operatorUser, replicationUser, superuserName } from '../api/operator-roles.ts';
 
 function basicAuth(
   cluster: PostgresCluster,

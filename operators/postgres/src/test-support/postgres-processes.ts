@@ -110,6 +110,8 @@ export interface StartOptions {
   parameters?: string;
   /** More environment variables for the entrypoint (they win over the bed's). */
   env?: Record<string, string>;
+  /** The application role and database the bootstrap creates (PG_APP_SECRET_DIR), if any. */
+  app?: { username: string; password: string; database: string };
 }
 
 /** A set of instances sharing secrets under one temporary root; `cleanup()` stops and removes all. */
@@ -247,6 +249,7 @@ export class PostgresTestBed {
     }
     const dataDir = join(home, 'data');
     const logFile = join(this.root, `${name}.log`);
+    if (options.app) this.#writeSecret(`app-${name}`, options.app.username, options.app.password);
     const env: NodeJS.ProcessEnv = {
       PATH: `${postgresBinDir}:/usr/bin:/bin`,
       HOME: home,
@@ -260,6 +263,13 @@ export class PostgresTestBed {
       PG_SUPERUSER_SECRET_DIR: join(this.root, 'secrets', 'superuser'),
       PG_REPLICATION_SECRET_DIR: join(this.root, 'secrets', 'replication'),
       PG_NO_SYNC: 'true',
+      PG_TERMINATION_LOG: this.terminationLog(name),
+      ...(options.app
+        ? {
+            PG_APP_SECRET_DIR: join(this.root, 'secrets', `app-${name}`),
+            PG_APP_DATABASE: options.app.database,
+          }
+        : {}),
       PG_PRIMARY_WAIT_SECONDS: '20',
       PG_PARAMETERS: options.parameters ? `${testParameters}\n${options.parameters}` : testParameters,
       ...(options.primary
@@ -289,6 +299,19 @@ export class PostgresTestBed {
     // the checkout may be out of the postgres user's reach.
     const proc = startProcess({ name, command, args, logFile, env, cwd: home });
     return { proc, port, dataDir, logFile };
+  }
+
+  /** Where the entrypoint of `name` writes why it stopped (a container's terminationMessagePath). */
+  terminationLog(name: string): string {
+    return join(this.root, name, 'termination-log');
+  }
+
+  /** Every log the bed's instances wrote (entrypoint and server), concatenated. */
+  allLogs(): string {
+    return readdirSync(this.root)
+      .filter((f) => f.endsWith('.log'))
+      .map((f) => readFileSync(join(this.root, f), 'utf8'))
+      .join('\n');
   }
 
   /** The entrypoint's own log lines for `name` (bootstrap, clone, rejoin method). */
