@@ -52,6 +52,8 @@ export interface PostgresClusterControllerOptions {
   readonly connect?: ConnectOptions;
   /** A replica further behind than this is never promoted (default 16 MiB). */
   readonly maxLagBytes?: bigint;
+  /** How long a failover waits for an eligible replica before the old primary is brought back. */
+  readonly electionTimeoutMs?: number;
 }
 
 const clusterLabel = labelKeys.cluster;
@@ -84,6 +86,7 @@ const eventReasons: Partial<Record<EngineEvent['type'], [string, 'Normal' | 'War
   'switchover-started': ['SwitchoverStarted', 'Normal'],
   fenced: ['Fenced', 'Normal'],
   promoted: ['Promoted', 'Normal'],
+  reinstating: ['Reinstating', 'Warning'],
   routed: ['Routed', 'Normal'],
   'rejoin-requested': ['Rejoining', 'Normal'],
 };
@@ -253,6 +256,7 @@ export function addPostgresClusterController(
         ...(desiredPrimary === undefined ? {} : { desiredPrimary }),
         ...(last === undefined ? {} : { lastPrimaryLsn: last }),
         ...(options.maxLagBytes === undefined ? {} : { maxLagBytes: options.maxLagBytes }),
+        ...(options.electionTimeoutMs === undefined ? {} : { electionTimeoutMs: options.electionTimeoutMs }),
         emit: (event) => {
           events.push(event);
           ctx.log.info({ engineEvent: event.type, instance: event.instance }, event.message);
@@ -271,6 +275,13 @@ export function addPostgresClusterController(
         outcome.kind === 'failover' ? 'FailoverCompleted' : 'SwitchoverCompleted',
         outcome.kind === 'failover' ? 'Failover' : 'Switchover',
         `${outcome.newPrimary} is primary (timeline ${outcome.timeline ?? '?'}), replacing ${outcome.oldPrimary}, in ${outcome.durationMs} ms`,
+      );
+    } else if (outcome?.outcome === 'reinstated') {
+      await ctx.events.normal(
+        cluster,
+        'PrimaryReinstated',
+        'Failover',
+        `${outcome.primary} is primary again (timeline ${outcome.timeline ?? '?'}) after ${outcome.durationMs} ms: no replica could replace it`,
       );
     } else if (outcome?.outcome === 'refused') {
       // Once per distinct refusal: the condition carries it while it lasts.
