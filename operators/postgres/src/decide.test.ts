@@ -110,6 +110,27 @@ describe('decide', () => {
     expect(later.events.map((e) => e.type)).toEqual(['failover-started']);
   });
 
+  it('never fails over a primary that answers with an error: it is alive, refusing or busy', () => {
+    const refusing: InstanceStatus = {
+      name: 'pg-0',
+      reachable: false,
+      error: 'sorry, too many clients already',
+      sqlState: '53300',
+    };
+    const failing = { ...settledState('pg-0'), failingSince: 50_000 };
+    const d = decide(input(failing, [refusing, replica('pg-1', 100n), replica('pg-2', 100n)]));
+    expect(d.next).toEqual(failing);
+    expect(d.action).toEqual({ type: 'none' });
+    expect(d.refusal).toEqual({
+      code: 'primary-refusing',
+      reason:
+        'the primary pg-0 answers but refuses the operator (sorry, too many clients already; SQLSTATE 53300): it is alive, so it is not failed over',
+    });
+    // No answer at all, past the delay: a failover.
+    const dead = decide(input(failing, [down('pg-0'), replica('pg-1', 100n), replica('pg-2', 100n)]));
+    expect(dead.next.operation?.step).toBe('fencing');
+  });
+
   it('fences before electing, and records the fenced instance', () => {
     const d = decide(input(inStep('fencing'), [down('pg-0'), replica('pg-1', 100n), replica('pg-2', 100n)]));
     expect(d.action).toEqual({ type: 'fence', instance: 'pg-0' });

@@ -273,6 +273,21 @@ function decideSettled(input: DecideInput): Decision {
     };
   }
 
+  if (!primary.reachable && primary.sqlState !== undefined) {
+    // It answered, with an error (too many clients, authentication failed, starting up, shutting
+    // down): alive, refusing or busy, and a failover would fence a live primary (ADR 0207). The
+    // failing clock is kept, not reset: a crash-looping primary (down, starting up, down) is not
+    // held alive by its moments of starting up.
+    return {
+      action: { type: 'none' },
+      next: state,
+      events: [],
+      refusal: {
+        code: 'primary-refusing',
+        reason: `the primary ${name} answers but refuses the operator (${primary.error}; SQLSTATE ${primary.sqlState}): it is alive, so it is not failed over`,
+      },
+    };
+  }
   const why = primary.reachable ? 'not accepting writes (in recovery)' : `unreachable (${primary.error})`;
   const failingSince = state.failingSince ?? now;
   const events =

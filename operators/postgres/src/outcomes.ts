@@ -30,6 +30,8 @@ export type RefusalCode =
   | 'unknown-instance'
   | 'already-primary'
   | 'primary-unreachable'
+  /** The primary answers with an error: alive, so not failed over. */
+  | 'primary-refusing'
   | 'target-unreachable'
   | 'target-not-replica'
   | 'target-not-streaming'

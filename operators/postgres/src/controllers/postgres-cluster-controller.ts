@@ -19,7 +19,7 @@ import { postgresClusters, type PostgresCluster } from '../api/postgres-cluster-
 import type { MajorVersion } from '../api/postgres-versions.ts';
 import { defaultConnectOptions, type ConnectOptions, type InstanceEndpoint } from '../instance.ts';
 import type { Lsn } from '../lsn.ts';
-import { observeInstance } from '../observe.ts';
+import { stillAnswers } from '../observe.ts';
 import { setSuperuserAccess } from '../control.ts';
 import { superuserName } from './desired-secrets.ts';
 import type { EngineEvent } from '../outcomes.ts';
@@ -250,8 +250,7 @@ export function addPostgresClusterController(
           client: ctx.client,
           routingClient,
           namespace,
-          answers: async (instance) =>
-            (await observeInstance(instance, { user, password }, connect)).reachable,
+          answers: (instance) => stillAnswers(instance, { user, password }, connect),
         }),
         ...(desiredPrimary === undefined ? {} : { desiredPrimary }),
         ...(last === undefined ? {} : { lastPrimaryLsn: last }),
