@@ -110,6 +110,27 @@ describe('decide', () => {
     expect(later.events.map((e) => e.type)).toEqual(['failover-started']);
   });
 
+  it('never fails over a primary that answers with an error: it is alive, refusing or busy', () => {
+    const refusing: InstanceStatus = {
+      name: 'pg-0',
+      reachable: false,
+      error: 'sorry, too many clients already',
+      sqlState: '53300',
+    };
+    const failing = { ...settledState('pg-0'), failingSince: 50_000 };
+    const d = decide(input(failing, [refusing, replica('pg-1', 100n), replica('pg-2', 100n)]));
+    expect(d.next).toEqual(failing);
+    expect(d.action).toEqual({ type: 'none' });
+    expect(d.refusal).toEqual({
+      code: 'primary-refusing',
+      reason:
+        'the primary pg-0 answers but refuses the operator (sorry, too many clients already; SQLSTATE 53300): it is alive, so it is not failed over',
+    });
+    // No answer at all, past the delay: a failover.
+    const dead = decide(input(failing, [down('pg-0'), replica('pg-1', 100n), replica('pg-2', 100n)]));
+    expect(dead.next.operation?.step).toBe('fencing');
+  });
+
   it('fences before electing, and records the fenced instance', () => {
     const d = decide(input(inStep('fencing'), [down('pg-0'), replica('pg-1', 100n), replica('pg-2', 100n)]));
     expect(d.action).toEqual({ type: 'fence', instance: 'pg-0' });
@@ -208,6 +229,81 @@ describe('decide', () => {
     expect(rejoining.action).toEqual({ type: 'rejoin', instances: ['pg-0'], primary: 'pg-1' });
     expect(rejoining.next).toEqual(settledState('pg-1'));
     expect(rejoining.completes).toBe(true);
+  });
+
+  it('waits for an eligible replica until the election deadline, saying when the old primary comes back', () => {
+    const observed = [down('pg-0'), down('pg-1'), down('pg-2')];
+    const fenced = decide(input(inStep('fencing'), observed));
+    expect(fenced.next.operation).toMatchObject({ step: 'electing', deadline: 100_000 + 10_000 });
+    const waiting = decide(input(fenced.next, observed, { now: 105_000 }));
+    expect(waiting.refusal?.code).toBe('no-eligible-replica');
+    expect(waiting.refusal?.reason).toMatch(
+      /^no eligible replica: .*; pg-0 \(the old primary: nothing was promoted, so its data is the newest\) is brought back at 1970-01-01T00:01:50\.000Z unless a replica becomes eligible first$/,
+    );
+    expect(waiting.next).toEqual(fenced.next);
+  });
+
+  it('brings the old primary back when no replica became eligible by the deadline', () => {
+    // pg-2 is too far behind the old primary's last position to be promoted.
+    const state = inStep('electing', { deadline: 100_000, referenceLsn: 64n << 20n });
+    const d = decide(input(state, [down('pg-0'), down('pg-1'), replica('pg-2', 10n)]));
+    expect(d.action).toEqual({ type: 'none' });
+    expect(d.next).toMatchObject({
+      currentPrimary: 'pg-0',
+      targetPrimary: 'pg-0',
+      operation: { step: 'reinstating', fenced: ['pg-0'], deadline: 100_000 + 60_000 },
+    });
+    expect(d.events.map((e) => [e.type, e.instance])).toContainEqual(['reinstating', 'pg-0']);
+    // An election deadline of a state saved without one counts from the step's start.
+    const old = decide(
+      input(inStep('electing'), [down('pg-0'), down('pg-1'), down('pg-2')], { now: 109_001 }),
+    );
+    expect(old.next.operation?.step).toBe('reinstating');
+  });
+
+  it('never brings the old primary back next to another writer', () => {
+    const state = inStep('electing', { deadline: 100_000, fenced: ['pg-0', 'pg-2'] }, 'pg-0');
+    const d = decide(input(state, [down('pg-0'), down('pg-1'), primary('pg-2', 10n)]));
+    expect(d.refusal?.code).toBe('second-primary');
+    expect(d.next).toEqual(state);
+  });
+
+  it('waits for the old primary to come back, then routes writes to it and rejoins no one else', () => {
+    const state = inStep('reinstating', { deadline: 160_000 });
+    const starting = decide(input(state, [down('pg-0'), down('pg-1'), down('pg-2')]));
+    expect(starting.action).toEqual({ type: 'wait', retryAfterMs: 500 });
+    expect(starting.yields).toBe(true);
+    expect(starting.next).toEqual(state);
+    const up = decide(input(state, [primary('pg-0', 100n), down('pg-1'), down('pg-2')]));
+    expect(up.next).toMatchObject({ targetPrimary: 'pg-0', operation: { step: 'routing' } });
+    const routing = decide(input(up.next, [primary('pg-0', 100n), down('pg-1'), replica('pg-2', 100n)]));
+    expect(routing.action).toEqual({
+      type: 'route',
+      primary: 'pg-0',
+      slotsFor: ['pg-1', 'pg-2'],
+      repoint: ['pg-2'],
+    });
+    const rejoining = decide(input(routing.next, [primary('pg-0', 100n), down('pg-1'), down('pg-2')]));
+    expect(rejoining.action).toEqual({ type: 'rejoin', instances: [], primary: 'pg-0' });
+    expect(rejoining.next).toEqual(settledState('pg-0'));
+  });
+
+  it('past its deadline, gives up on an old primary that does not come back once a replica is eligible', () => {
+    const state = inStep('reinstating', { deadline: 100_000, referenceLsn: 64n << 20n });
+    const lagging = decide(input(state, [down('pg-0'), replica('pg-1', 1n), down('pg-2')]));
+    expect(lagging.next).toEqual(state); // nothing better: keep waiting (a long crash recovery)
+    const d = decide(input(state, [down('pg-0'), replica('pg-1', 64n << 20n), down('pg-2')]));
+    expect(d.next).toMatchObject({ targetPrimary: 'pg-0', operation: { step: 'fencing', fenced: ['pg-0'] } });
+    expect(d.events.map((e) => e.type)).toContain('warning');
+    // Still inside its deadline: the old primary is waited for, whatever the replicas say.
+    const early = decide(
+      input(inStep('reinstating', { deadline: 160_000 }), [
+        down('pg-0'),
+        replica('pg-1', 100n),
+        down('pg-2'),
+      ]),
+    );
+    expect(early.next.operation?.step).toBe('reinstating');
   });
 
   it('refuses a switchover to a lagging replica and changes nothing', () => {

@@ -37,6 +37,19 @@ export interface FailoverPolicy {
    * well within the standbys' `wal_receiver_timeout` (3 s; they ping it halfway through).
    */
   readonly silentReceiverMs: number;
+  /**
+   * How long a failover waits for an eligible replica before it brings the old primary back. Until
+   * a replica is promoted the old primary holds every commit any replica has (a primary sends only
+   * WAL it has flushed), so it is always a safe way out; waiting first lets a lagging replica catch
+   * up and take over from a primary that may be broken.
+   */
+  readonly electionTimeoutMs: number;
+  /**
+   * How long the old primary, brought back, has to take writes again before a replica that became
+   * eligible meanwhile is promoted instead (with nothing better it is waited for: crash recovery
+   * may take long, and fencing it would start that over).
+   */
+  readonly reinstateTimeoutMs: number;
   readonly synchronous?: SynchronousReplication;
 }
 
@@ -47,6 +60,8 @@ export const defaultPolicy: FailoverPolicy = {
   switchoverCatchUpTimeoutMs: 30_000,
   isolatedPrimaryStopsWithinMs: 0,
   silentReceiverMs: 5000,
+  electionTimeoutMs: 10_000,
+  reinstateTimeoutMs: 60_000,
 };
 
 export interface DecideInput {
@@ -119,6 +134,11 @@ export interface Decision {
   readonly verdicts?: readonly CandidateVerdict[];
   /** Once `action` succeeds, the operation is complete. */
   readonly completes?: boolean;
+  /**
+   * The step waits for something outside the engine (the controller creating a pod, a process
+   * starting): the run ends after `action`, and the next probe goes on.
+   */
+  readonly yields?: boolean;
 }
 
 /** The next action and state for `input.state`. */
@@ -142,6 +162,8 @@ export function decide(input: DecideInput): Decision {
       return decideRouting(input, operation);
     case 'rejoining':
       return decideRejoining(input, operation);
+    case 'reinstating':
+      return decideReinstating(input, operation);
   }
 }
 
@@ -164,8 +186,28 @@ function withStep(
   return {
     ...input.state,
     ...changes,
-    operation: { ...operation, ...operationChanges, step, stepStartedAt: input.now },
+    // A deadline belongs to its step: the next one has none unless it sets its own.
+    operation: { ...withoutDeadline(operation), ...operationChanges, step, stepStartedAt: input.now },
   };
+}
+
+function withoutDeadline(operation: Operation): Operation {
+  const { deadline, ...rest } = operation;
+  void deadline; // left out on purpose
+  return rest;
+}
+
+/** The electing step, with the deadline after which the old primary is brought back. */
+function electingStep(
+  input: DecideInput,
+  operation: Operation,
+  changes: Partial<FailoverState> = {},
+  operationChanges: Partial<Operation> = {},
+): FailoverState {
+  return withStep(input, operation, 'electing', changes, {
+    ...operationChanges,
+    deadline: input.now + input.policy.electionTimeoutMs,
+  });
 }
 
 /** The state once an operation is over, with `primary` taking writes. */
@@ -231,6 +273,21 @@ function decideSettled(input: DecideInput): Decision {
     };
   }
 
+  if (!primary.reachable && primary.sqlState !== undefined) {
+    // It answered, with an error (too many clients, authentication failed, starting up, shutting
+    // down): alive, refusing or busy, and a failover would fence a live primary (ADR 0207). The
+    // failing clock is kept, not reset: a crash-looping primary (down, starting up, down) is not
+    // held alive by its moments of starting up.
+    return {
+      action: { type: 'none' },
+      next: state,
+      events: [],
+      refusal: {
+        code: 'primary-refusing',
+        reason: `the primary ${name} answers but refuses the operator (${primary.error}; SQLSTATE ${primary.sqlState}): it is alive, so it is not failed over`,
+      },
+    };
+  }
   const why = primary.reachable ? 'not accepting writes (in recovery)' : `unreachable (${primary.error})`;
   const failingSince = state.failingSince ?? now;
   const events =
@@ -402,7 +459,7 @@ function decideFencing(input: DecideInput, operation: Operation): Decision {
   const name = input.state.currentPrimary;
   return {
     action: { type: 'fence', instance: name },
-    next: withStep(input, operation, 'electing', {}, { fenced: addName(operation.fenced, name) }),
+    next: electingStep(input, operation, {}, { fenced: addName(operation.fenced, name) }),
     onFailure: {
       code: 'fence-failed',
       reason: (cause) => `could not fence ${name}: ${cause}; nothing promoted`,
@@ -443,15 +500,7 @@ function decideElecting(input: DecideInput, operation: Operation): Decision {
     .map((v) => `${v.name}: ${v.eligible ? 'eligible' : 'not eligible'}, ${v.reason}`)
     .join('; ');
   const events = [event('candidates', undefined, verdictLine)];
-  if (!choice.ok) {
-    return {
-      action: { type: 'none' },
-      next: input.state,
-      refusal: { code: 'no-eligible-replica', reason: choice.reason },
-      events,
-      verdicts: choice.verdicts,
-    };
-  }
+  if (!choice.ok) return noEligibleReplica(input, operation, choice.reason, events, choice.verdicts);
   return {
     action: { type: 'none' },
     next: withStep(input, operation, 'promoting', { targetPrimary: choice.candidate.name }),
@@ -460,21 +509,108 @@ function decideElecting(input: DecideInput, operation: Operation): Decision {
   };
 }
 
+/**
+ * No replica can be promoted. Until the step's deadline a replica may yet become eligible (one
+ * replaying what it has received, one restarting); after it the old primary is brought back:
+ * nothing was promoted, so it holds every commit any replica has (ADR 0206).
+ */
+function noEligibleReplica(
+  input: DecideInput,
+  operation: Operation,
+  why: string,
+  events: readonly EngineEvent[],
+  verdicts: readonly CandidateVerdict[],
+): Decision {
+  const old = input.state.currentPrimary;
+  const deadline = operation.deadline ?? operation.stepStartedAt + input.policy.electionTimeoutMs;
+  if (input.now < deadline) {
+    const reason = `${why}; ${old} (the old primary: nothing was promoted, so its data is the newest) is brought back at ${new Date(deadline).toISOString()} unless a replica becomes eligible first`;
+    return {
+      action: { type: 'none' },
+      next: input.state,
+      refusal: { code: 'no-eligible-replica', reason },
+      events,
+      verdicts,
+    };
+  }
+  const writer = input.observed.find(isPrimary);
+  if (writer) return secondWriter(input, writer.name, old);
+  return {
+    action: { type: 'none' },
+    next: withStep(
+      input,
+      operation,
+      'reinstating',
+      { targetPrimary: old },
+      { deadline: input.now + input.policy.reinstateTimeoutMs },
+    ),
+    events: [
+      ...events,
+      event(
+        'reinstating',
+        old,
+        `${why}; bringing ${old} back as the primary: nothing was promoted, so its data is the newest`,
+      ),
+    ],
+    verdicts,
+  };
+}
+
+function secondWriter(input: DecideInput, writer: string, target: string): Decision {
+  return {
+    action: { type: 'none' },
+    next: input.state,
+    refusal: {
+      code: 'second-primary',
+      reason: `${writer} already accepts writes; refusing to make ${target} primary next to it`,
+    },
+    events: [],
+  };
+}
+
+/**
+ * The old primary is coming back (the controller creates its pod as a primary). Once it takes
+ * writes, they are routed to it. Past the deadline a replica eligible by then is promoted instead,
+ * after fencing the old primary again; with none, the old primary is waited for.
+ */
+function decideReinstating(input: DecideInput, operation: Operation): Decision {
+  const old = input.state.currentPrimary;
+  const writer = input.observed.find((s) => isPrimary(s) && s.name !== old);
+  if (writer) return secondWriter(input, writer.name, old);
+  if (isPrimary(statusOf(input, old))) {
+    return {
+      action: { type: 'none' },
+      next: withStep(input, operation, 'routing', { targetPrimary: old }),
+      events: [],
+    };
+  }
+  const deadline = operation.deadline ?? operation.stepStartedAt + input.policy.reinstateTimeoutMs;
+  if (input.now >= deadline) {
+    const excluded = new Set([old, ...operation.fenced]);
+    const others = input.instances.filter((i) => !excluded.has(i.name)).map((i) => statusOf(input, i.name));
+    const choice = chooseFailoverCandidate(others, operation.referenceLsn, input.policy.maxLagBytes);
+    if (choice.ok) {
+      return {
+        action: { type: 'none' },
+        next: withStep(input, operation, 'fencing', { targetPrimary: old }),
+        events: [
+          event(
+            'warning',
+            old,
+            `${old} did not come back as the primary by ${new Date(deadline).toISOString()}; fencing it again, ${choice.candidate.name} is eligible now`,
+          ),
+        ],
+      };
+    }
+  }
+  return { action: { type: 'wait', retryAfterMs: 500 }, next: input.state, events: [], yields: true };
+}
+
 function decidePromoting(input: DecideInput, operation: Operation): Decision {
   const targetName = input.state.targetPrimary;
   const target = statusOf(input, targetName);
   const writer = input.observed.find((s) => isPrimary(s) && s.name !== targetName);
-  if (writer) {
-    return {
-      action: { type: 'none' },
-      next: input.state,
-      refusal: {
-        code: 'second-primary',
-        reason: `${writer.name} already accepts writes; refusing to promote ${targetName} next to it`,
-      },
-      events: [],
-    };
-  }
+  if (writer) return secondWriter(input, writer.name, targetName);
   // Promoted already (by the engine that stopped before it could record it): never again.
   if (isPrimary(target))
     return { action: { type: 'none' }, next: withStep(input, operation, 'routing'), events: [] };
@@ -483,10 +619,9 @@ function decidePromoting(input: DecideInput, operation: Operation): Decision {
     // choose among the others.
     return {
       action: { type: 'fence', instance: targetName },
-      next: withStep(
+      next: electingStep(
         input,
         operation,
-        'electing',
         { targetPrimary: input.state.currentPrimary },
         { fenced: addName(operation.fenced, targetName) },
       ),

@@ -57,13 +57,24 @@ export function observeAll(
   );
 }
 
+const stepsAfterElection: ReadonlySet<Operation['step']> = new Set([
+  'reinstating',
+  'promoting',
+  'routing',
+  'rejoining',
+]);
+
 /**
- * The instances a step need not observe: those fenced already, and the primary a failover is
- * about to fence (the fencing step acts on it whatever it answers).
+ * The instances a step need not observe: those fenced already (but an old primary being brought
+ * back, from the step that waits for it to answer on), and the primary a failover is about to
+ * fence (the fencing step acts on it whatever it answers).
  */
 function notObserved(state: FailoverState): ReadonlySet<string> {
   const operation = state.operation;
   if (!operation) return new Set();
+  if (stepsAfterElection.has(operation.step)) {
+    return new Set(operation.fenced.filter((name) => name !== state.targetPrimary));
+  }
   const fencing = operation.kind === 'failover' && operation.step === 'fencing';
   return new Set([...operation.fenced, ...(fencing ? [state.currentPrimary] : [])]);
 }
@@ -143,13 +154,31 @@ export async function runSteps(run: StepRun): Promise<StepRunResult> {
       );
       return { ...base, state, outcome };
     }
-    await save(decision.next, decision.completes && operation ? operation.kind : undefined);
+    // An operation that ends on the primary it started from (brought back) replaced nobody: not counted.
+    const replaced = operation !== undefined && !operation.fenced.includes(state.currentPrimary);
+    const reinstated = decision.completes === true && operation !== undefined && !replaced;
+    await save(decision.next, decision.completes && operation && replaced ? operation.kind : undefined);
     if (decision.refusal) {
       return { ...base, state, outcome: refusal(decision.refusal.code, decision.refusal.reason) };
     }
     if (decision.completes && operation) {
       const newPrimary = state.currentPrimary;
       const seen = statuses.find((s) => s.name === newPrimary);
+      const seenTimeline = seen?.reachable ? seen.timeline : undefined;
+      if (reinstated) {
+        const durationMs = Date.now() - operation.startedAt;
+        return {
+          ...base,
+          state,
+          outcome: {
+            outcome: 'reinstated',
+            kind: operation.kind,
+            primary: newPrimary,
+            timeline: seenTimeline,
+            durationMs,
+          },
+        };
+      }
       return {
         ...base,
         state,
@@ -158,14 +187,14 @@ export async function runSteps(run: StepRun): Promise<StepRunResult> {
           kind: operation.kind,
           oldPrimary: operation.fenced[0] ?? newPrimary,
           newPrimary,
-          timeline: timeline ?? (seen?.reachable ? seen.timeline : undefined),
+          timeline: timeline ?? seenTimeline,
           verdicts,
           durationMs: Date.now() - operation.startedAt,
           rejoin,
         },
       };
     }
-    if (!state.operation) {
+    if (!state.operation || decision.yields) {
       const wait = decision.action.type === 'wait' ? decision.action.retryAfterMs : undefined;
       return { ...base, state, ...(wait === undefined ? {} : { retryAfterMs: wait }) };
     }

@@ -101,6 +101,8 @@ export class FailoverEngine {
       isolatedPrimaryStopsWithinMs:
         options.isolatedPrimaryStopsWithinMs ?? defaultPolicy.isolatedPrimaryStopsWithinMs,
       silentReceiverMs: defaultPolicy.silentReceiverMs,
+      electionTimeoutMs: defaultPolicy.electionTimeoutMs,
+      reinstateTimeoutMs: defaultPolicy.reinstateTimeoutMs,
       ...(options.synchronous ? { synchronous: options.synchronous } : {}),
     };
     this.#world = {

@@ -5,7 +5,16 @@ import type { Lsn } from './lsn.ts';
 
 /** Steps of a failover or switchover, in the order they run (see decide.ts for each one's work). */
 export type OperationStep =
-  'quiescing' | 'catching-up' | 'stopping' | 'fencing' | 'electing' | 'promoting' | 'routing' | 'rejoining';
+  | 'quiescing'
+  | 'catching-up'
+  | 'stopping'
+  | 'fencing'
+  | 'electing'
+  /** No replica could be elected: the old primary comes back as the primary (ADR 0206). */
+  | 'reinstating'
+  | 'promoting'
+  | 'routing'
+  | 'rejoining';
 
 /** A failover or switchover in progress. */
 export interface Operation {
@@ -26,6 +35,11 @@ export interface Operation {
   readonly referenceLsn?: Lsn;
   /** Switchover: the old primary's WAL position once it took no more writes. */
   readonly quiescedLsn?: Lsn;
+  /**
+   * When the current step stops waiting (ms since the epoch): electing brings the old primary
+   * back, reinstating lets an eligible replica replace it. Saved, so a restart keeps the clock.
+   */
+  readonly deadline?: number;
 }
 
 export interface FailoverState {
@@ -84,6 +98,7 @@ function sameOperation(a: Operation | undefined, b: Operation | undefined): bool
     a.startedAt === b.startedAt &&
     a.stepStartedAt === b.stepStartedAt &&
     a.quiescedLsn === b.quiescedLsn &&
+    a.deadline === b.deadline &&
     a.referenceLsn === b.referenceLsn &&
     a.fenced.length === b.fenced.length &&
     a.fenced.every((name, i) => b.fenced[i] === name)

@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { parseLsn, type Lsn } from './lsn.ts';
 import {
   withConnection,
@@ -54,6 +55,12 @@ export interface UnreachableStatus {
   readonly name: string;
   readonly reachable: false;
   readonly error: string;
+  /**
+   * The SQLSTATE the server answered with (too many clients, authentication failed, starting up,
+   * shutting down, a statement cancelled): it is alive, refusing or busy. Absent when nothing
+   * answered: connection refused, reset or timed out.
+   */
+  readonly sqlState?: string;
 }
 
 export type InstanceStatus = PrimaryStatus | ReplicaStatus | UnreachableStatus;
@@ -145,8 +152,29 @@ export async function observeInstance(
       } satisfies ReplicaStatus;
     });
   } catch (error) {
-    return { name: endpoint.name, reachable: false, error: errorMessage(error) };
+    // Only the server itself sends an error with a SQLSTATE; socket errors carry none.
+    const sqlState = error instanceof pg.DatabaseError ? error.code : undefined;
+    return {
+      name: endpoint.name,
+      reachable: false,
+      error: errorMessage(error),
+      ...(sqlState === undefined ? {} : { sqlState }),
+    };
   }
+}
+
+/**
+ * Whether the instance's server answers at all, with data or with an error (too many clients,
+ * shutting down): a fence waits until it does not, so an instance refusing connections is never
+ * taken for stopped.
+ */
+export async function stillAnswers(
+  endpoint: InstanceEndpoint,
+  credentials: Credentials,
+  options: ConnectOptions,
+): Promise<boolean> {
+  const status = await observeInstance(endpoint, credentials, options);
+  return status.reachable || status.sqlState !== undefined;
 }
 
 /** The furthest WAL position a replica is known to hold: received, else replayed. */

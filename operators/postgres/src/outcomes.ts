@@ -11,6 +11,8 @@ export interface EngineEvent {
     | 'fenced'
     | 'candidates'
     | 'promoted'
+    /** No replica could be elected: the old primary is being brought back. */
+    | 'reinstating'
     | 'repointed'
     | 'routed'
     | 'rejoin-requested'
@@ -28,6 +30,8 @@ export type RefusalCode =
   | 'unknown-instance'
   | 'already-primary'
   | 'primary-unreachable'
+  /** The primary answers with an error: alive, so not failed over. */
+  | 'primary-refusing'
   | 'target-unreachable'
   | 'target-not-replica'
   | 'target-not-streaming'
@@ -55,6 +59,15 @@ export interface Promotion {
   readonly rejoin: string;
 }
 
+/** A failover that ended with the old primary taking writes again, no replica having been eligible. */
+export interface Reinstatement {
+  readonly outcome: 'reinstated';
+  readonly kind: 'failover' | 'switchover';
+  readonly primary: string;
+  readonly timeline: number | undefined;
+  readonly durationMs: number;
+}
+
 /** A request the engine turned down, or a step it could not take (it is retried on the next probe). */
 export interface Refusal {
   readonly outcome: 'refused';
@@ -63,4 +76,4 @@ export interface Refusal {
   readonly reason: string;
 }
 
-export type EngineOutcome = Promotion | Refusal;
+export type EngineOutcome = Promotion | Reinstatement | Refusal;

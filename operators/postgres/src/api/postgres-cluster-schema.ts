@@ -321,13 +321,14 @@ export const InstanceStatus = Type.Object({
   ),
 });
 
-/** Steps of a failover or a switchover, in the order they run. */
+/** Steps of a failover or a switchover, in the order they run (reinstating instead of promoting when no replica can be). */
 export const operationSteps = [
   'quiescing',
   'catching-up',
   'stopping',
   'fencing',
   'electing',
+  'reinstating',
   'promoting',
   'routing',
   'rejoining',
@@ -361,6 +362,13 @@ export const Operation = Type.Object(
       Type.String({
         description:
           "Switchover: the old primary's WAL position once it stopped taking writes; the target must have received it before it is promoted.",
+      }),
+    ),
+    deadline: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description:
+          'When the current step stops waiting. electing: no replica eligible by then, the old primary is brought back as the primary (nothing was promoted, so its data is the newest). reinstating: the old primary not back by then, a replica eligible by then is promoted instead.',
       }),
     ),
   },

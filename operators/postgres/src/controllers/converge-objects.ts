@@ -8,7 +8,7 @@ import type { FailoverState } from '../failover-state.ts';
 import { instanceName, ordinalOf } from './cluster-names.ts';
 import { desiredClaim } from './desired-claim.ts';
 import { desiredDisruptionBudgets } from './desired-pdbs.ts';
-import { desiredInstancePod, instancePodSpec, specHash } from './desired-pod.ts';
+import { desiredInstancePod, instancePodSpec, specHash, type InstanceRole } from './desired-pod.ts';
 import { desiredSecrets, superuserSecret } from './desired-secrets.ts';
 import { desiredServices } from './desired-services.ts';
 import { setPodRole, type PodRole } from './kubernetes-world.ts';
@@ -42,6 +42,38 @@ export interface ConvergeResult {
 function failoverRefused(cluster: PostgresCluster): boolean {
   const degraded = cluster.status?.conditions?.find((c) => c.type === 'Degraded');
   return degraded?.status === 'True' && degraded.reason === 'FailoverRefused';
+}
+
+/**
+ * The role a missing instance's pod is created in while a failover or switchover runs, or none.
+ * The old primary is created as a primary only once the engine brings it back (no replica could
+ * replace it; it was fenced, its pod gone, before that step began); the instances the operation
+ * fenced or is promoting come back when it is over; any other is a replica, which takes no write
+ * and waits for a primary, so it cannot make a second writer (ADR 0206).
+ */
+function roleDuringOperation(instance: string, state: FailoverState): InstanceRole | undefined {
+  const operation = state.operation;
+  if (!operation) return undefined;
+  if (instance === state.currentPrimary) return operation.step === 'reinstating' ? 'primary' : undefined;
+  if (instance === state.targetPrimary || operation.fenced.includes(instance)) return undefined;
+  return 'replica';
+}
+
+/**
+ * The role a missing instance's pod is created in with no operation running, or none. A primary
+ * whose pod is gone is the failover's to replace (or bring back): a new pod on the same claim
+ * could start while the kubelet is still killing the old one (a force deletion does not wait),
+ * and it would come back as a primary. Only a primary nobody can replace is recreated in place.
+ */
+function settledRole(
+  instance: string,
+  primary: string,
+  state: FailoverState | undefined,
+  cluster: PostgresCluster,
+): InstanceRole | undefined {
+  if (instance !== primary) return 'replica';
+  if (state && cluster.spec.instances > 1 && !failoverRefused(cluster)) return undefined;
+  return 'primary';
 }
 
 /** The instance that is (or, before the first primary came up, will be) primary. */
@@ -124,14 +156,11 @@ export async function convergeObjects(
     await writeStep(`applying PersistentVolumeClaim ${instance}`, () =>
       client.applyIfChanged(builtin.persistentVolumeClaims, claim, currentClaim),
     );
-    // No pod is created while a failover or switchover runs: the fenced ones come back as
-    // replicas once it is over, and nothing may start as a primary in the middle of it.
-    if (pods.has(instance) || operation) continue;
-    // A primary whose pod is gone is the failover's to replace: a new pod on the same claim could
-    // start while the kubelet is still killing the old one (a force deletion does not wait), and
-    // it would come back as a primary. Only a primary nobody can replace is recreated in place.
-    if (instance === primary && state && cluster.spec.instances > 1 && !failoverRefused(cluster)) continue;
-    const role = instance === primary ? 'primary' : 'replica';
+    if (pods.has(instance)) continue;
+    const role = state?.operation
+      ? roleDuringOperation(instance, state)
+      : settledRole(instance, primary, state, cluster);
+    if (!role) continue;
     const pod = desiredInstancePod(cluster, instance, { image: inputs.image, role });
     await writeStep(`creating Pod ${instance}`, () => client.apply(builtin.pods, pod));
     created.push(instance);

@@ -46,6 +46,7 @@ export function stateFromStatus(cluster: PostgresCluster): FailoverState | undef
     fenced: op.fenced,
     ...(op.referenceLsn ? { referenceLsn: parseLsn(op.referenceLsn) } : {}),
     ...(op.quiescedLsn ? { quiescedLsn: parseLsn(op.quiescedLsn) } : {}),
+    ...(op.deadline ? { deadline: Date.parse(op.deadline) } : {}),
   };
   return {
     currentPrimary: status.currentPrimary,
@@ -75,6 +76,7 @@ export function statusFromState(state: FailoverState, counts: OperationCounts): 
             fenced: [...op.fenced],
             ...(op.referenceLsn === undefined ? {} : { referenceLsn: formatLsn(op.referenceLsn) }),
             ...(op.quiescedLsn === undefined ? {} : { quiescedLsn: formatLsn(op.quiescedLsn) }),
+            ...(op.deadline === undefined ? {} : { deadline: time(op.deadline) }),
           },
         }
       : {}),

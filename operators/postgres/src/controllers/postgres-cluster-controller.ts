@@ -19,7 +19,7 @@ import { postgresClusters, type PostgresCluster } from '../api/postgres-cluster-
 import type { MajorVersion } from '../api/postgres-versions.ts';
 import { defaultConnectOptions, type ConnectOptions, type InstanceEndpoint } from '../instance.ts';
 import type { Lsn } from '../lsn.ts';
-import { observeInstance } from '../observe.ts';
+import { stillAnswers } from '../observe.ts';
 import { setSuperuserAccess } from '../control.ts';
 import { superuserName } from './desired-secrets.ts';
 import type { EngineEvent } from '../outcomes.ts';
@@ -52,6 +52,8 @@ export interface PostgresClusterControllerOptions {
   readonly connect?: ConnectOptions;
   /** A replica further behind than this is never promoted (default 16 MiB). */
   readonly maxLagBytes?: bigint;
+  /** How long a failover waits for an eligible replica before the old primary is brought back. */
+  readonly electionTimeoutMs?: number;
 }
 
 const clusterLabel = labelKeys.cluster;
@@ -84,6 +86,7 @@ const eventReasons: Partial<Record<EngineEvent['type'], [string, 'Normal' | 'War
   'switchover-started': ['SwitchoverStarted', 'Normal'],
   fenced: ['Fenced', 'Normal'],
   promoted: ['Promoted', 'Normal'],
+  reinstating: ['Reinstating', 'Warning'],
   routed: ['Routed', 'Normal'],
   'rejoin-requested': ['Rejoining', 'Normal'],
 };
@@ -247,12 +250,12 @@ export function addPostgresClusterController(
           client: ctx.client,
           routingClient,
           namespace,
-          answers: async (instance) =>
-            (await observeInstance(instance, { user, password }, connect)).reachable,
+          answers: (instance) => stillAnswers(instance, { user, password }, connect),
         }),
         ...(desiredPrimary === undefined ? {} : { desiredPrimary }),
         ...(last === undefined ? {} : { lastPrimaryLsn: last }),
         ...(options.maxLagBytes === undefined ? {} : { maxLagBytes: options.maxLagBytes }),
+        ...(options.electionTimeoutMs === undefined ? {} : { electionTimeoutMs: options.electionTimeoutMs }),
         emit: (event) => {
           events.push(event);
           ctx.log.info({ engineEvent: event.type, instance: event.instance }, event.message);
@@ -271,6 +274,13 @@ export function addPostgresClusterController(
         outcome.kind === 'failover' ? 'FailoverCompleted' : 'SwitchoverCompleted',
         outcome.kind === 'failover' ? 'Failover' : 'Switchover',
         `${outcome.newPrimary} is primary (timeline ${outcome.timeline ?? '?'}), replacing ${outcome.oldPrimary}, in ${outcome.durationMs} ms`,
+      );
+    } else if (outcome?.outcome === 'reinstated') {
+      await ctx.events.normal(
+        cluster,
+        'PrimaryReinstated',
+        'Failover',
+        `${outcome.primary} is primary again (timeline ${outcome.timeline ?? '?'}) after ${outcome.durationMs} ms: no replica could replace it`,
       );
     } else if (outcome?.outcome === 'refused') {
       // Once per distinct refusal: the condition carries it while it lasts.

@@ -2,15 +2,20 @@
 // PostgreSQL processes standing in for the pods (test-support/pod-processes.ts plays kubelet and
 // kube-proxy). The operator sees the instances only through SQL and the API server, as in a cluster.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installCrds, waitUntil } from '@homeostat/testing';
+import { waitUntil } from '@homeostat/testing';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
-import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
+import { KubeClient, type Manager } from '@homeostat/reconcile';
 import { memoryLogger } from '@homeostat/reconcile/testing';
-import { postgresClusterCrd } from '../api/postgres-cluster-crd.ts';
-import { postgresClusters, type PostgresCluster } from '../api/postgres-cluster-types.ts';
+import { postgresClusters } from '../api/postgres-cluster-types.ts';
 import { defaultConnectOptions, withConnection } from '../instance.ts';
 import { PodProcesses } from '../test-support/pod-processes.ts';
-import { testOperator } from '../test-support/test-operator.ts';
+import {
+  clusterReader,
+  createRequiredCluster,
+  podOperator,
+  prepareNamespace,
+  settled,
+} from '../test-support/pod-cluster.ts';
 import { ackedTable, loopbackTarget, startWriteLoad } from '../test-support/write-load.ts';
 import { missingIds } from '../test-support/test-cluster.ts';
 
@@ -19,26 +24,7 @@ const namespace = `pg-ha-${process.pid}`;
 const cluster = 'ha';
 const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
 const { log, lines } = memoryLogger();
-let lastSeen = '';
-// A wait that fails prints the cluster's last status and the operator's last log lines.
-const logTail = () =>
-  lines
-    .slice(-30)
-    .map((l) => `${String(l['msg'])} ${String(l['err'] ?? '')}`)
-    .join('\n');
-const slow = { timeoutMs: 100_000, intervalMs: 100, describe: () => `${lastSeen}\n${logTail()}` };
-
-const get = async () => {
-  const found = await client.get(postgresClusters, cluster, namespace);
-  lastSeen = JSON.stringify(found.status, null, 1);
-  return found;
-};
-const settled = (c: PostgresCluster) =>
-  !c.status?.operation && c.status?.phase === 'Healthy' && c.status.readyInstances === 3;
-const events = async (reason: string) =>
-  (await client.list(builtin.events, { namespace })).items
-    .filter((e) => e.regarding?.name === cluster && e.reason === reason)
-    .sort((a, b) => String(a.eventTime).localeCompare(String(b.eventTime)));
+const { get, events, slow } = clusterReader(client, namespace, cluster, lines);
 
 describe('failover through the PostgreSQLCluster controller: real kube-apiserver, real PostgreSQL processes as pods', () => {
   lines
@@ -48,11 +34,11 @@ describe('failover through the PostgreSQLCluster controller: real kube-apiserver
   const pods = new PodProcesses(client, namespace, cluster);
   let manager: Manager;
   const operator = () =>
-    testOperator(kubeConfig, namespace, log, {
-      instanceEndpoint: (_cluster, instance) => pods.endpoint(instance),
-      connect: { connectTimeoutMs: 1000, statementTimeoutMs: 5000 },
-      probeIntervalMs: 250,
+    podOperator(kubeConfig, namespace, log, pods, {
       maxLagBytes: 1024n * 1024n,
+      // A failover held in electing across an operator restart (below) must not end by bringing
+      // the old primary back in the meantime.
+      electionTimeoutMs: 120_000,
     });
   const sql = (instance: string, text: string) =>
     withConnection(pods.endpoint(instance), pods.bed.superuser, defaultConnectOptions, (c) => c.query(text));
@@ -64,19 +50,10 @@ describe('failover through the PostgreSQLCluster controller: real kube-apiserver
     ).rows.map((r) => Number(r.id));
 
   beforeAll(async () => {
-    await installCrds(kubeConfig, [postgresClusterCrd]);
-    await client.create(builtin.namespaces, { metadata: { name: namespace } });
-    await client.create(builtin.serviceAccounts, { metadata: { name: 'default', namespace } });
+    await prepareNamespace(kubeConfig, client, namespace);
     manager = operator();
     await manager.start();
-    await client.create(postgresClusters, {
-      metadata: { name: cluster, namespace },
-      spec: {
-        instances: 3,
-        failoverDelay: '1s',
-        postgresql: { synchronous: { mode: 'required', number: 1 } },
-      },
-    } as unknown as PostgresCluster);
+    await createRequiredCluster(client, namespace, cluster);
     await pods.start();
   });
 

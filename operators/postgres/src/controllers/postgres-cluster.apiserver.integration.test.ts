@@ -3,13 +3,13 @@
 // status, conditions, Events) and what it refuses. Failover through the controller, with real
 // PostgreSQL processes standing in for the pods, is proven in postgres-cluster-failover.*.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installCrds, waitUntil } from '@homeostat/testing';
+import { waitUntil } from '@homeostat/testing';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
 import { builtin, findCondition, KubeClient, type Manager } from '@homeostat/reconcile';
 import { memoryLogger } from '@homeostat/reconcile/testing';
-import { postgresClusterCrd } from '../api/postgres-cluster-crd.ts';
 import { postgresClusters, type PostgresCluster } from '../api/postgres-cluster-types.ts';
 import type { PartialSpec } from '../test-support/cluster-fixtures.ts';
+import { prepareNamespace } from '../test-support/pod-cluster.ts';
 import { testOperator } from '../test-support/test-operator.ts';
 
 const kubeConfig = sharedKubeConfig();
@@ -44,9 +44,7 @@ describe('PostgreSQLCluster controller on a real kube-apiserver + etcd', () => {
   let manager: Manager;
 
   beforeAll(async () => {
-    await installCrds(kubeConfig, [postgresClusterCrd]);
-    await client.create(builtin.namespaces, { metadata: { name: namespace } });
-    await client.create(builtin.serviceAccounts, { metadata: { name: 'default', namespace } });
+    await prepareNamespace(kubeConfig, client, namespace);
     // Instances are "reached" on a closed loopback port: refused at once, as a pod not yet running.
     manager = testOperator(kubeConfig, namespace, log, {
       instanceEndpoint: (_cluster, instance) => ({ name: instance, host: '127.0.0.1', port: 1 }),

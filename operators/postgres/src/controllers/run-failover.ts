@@ -32,6 +32,7 @@ export interface FailoverRunInputs {
   readonly desiredPrimary?: string;
   readonly lastPrimaryLsn?: Lsn;
   readonly maxLagBytes?: bigint;
+  readonly electionTimeoutMs?: number;
   readonly emit: (event: EngineEvent) => void;
 }
 
@@ -52,13 +53,18 @@ export function durationMs(text: string): number {
 }
 
 /** The engine's policy from the cluster's spec. */
-export function policyOf(cluster: PostgresCluster, maxLagBytes?: bigint): FailoverPolicy {
+export function policyOf(
+  cluster: PostgresCluster,
+  maxLagBytes?: bigint,
+  electionTimeoutMs?: number,
+): FailoverPolicy {
   const { synchronous } = cluster.spec.postgresql;
   return {
     ...defaultPolicy,
     failoverDelayMs: durationMs(cluster.spec.failoverDelay),
     isolatedPrimaryStopsWithinMs,
     ...(maxLagBytes === undefined ? {} : { maxLagBytes }),
+    ...(electionTimeoutMs === undefined ? {} : { electionTimeoutMs }),
     ...(synchronous.mode === 'off'
       ? {}
       : { synchronous: { number: synchronous.number, dataDurability: synchronous.mode } }),
@@ -96,7 +102,7 @@ export async function runFailover(inputs: FailoverRunInputs): Promise<FailoverRu
   const result = await runSteps({
     world,
     store,
-    policy: policyOf(cluster, inputs.maxLagBytes),
+    policy: policyOf(cluster, inputs.maxLagBytes, inputs.electionTimeoutMs),
     ...(inputs.desiredPrimary === undefined ? {} : { desiredPrimary: inputs.desiredPrimary }),
     ...(inputs.lastPrimaryLsn === undefined ? {} : { lastPrimaryLsn: inputs.lastPrimaryLsn }),
   });

@@ -1,0 +1,80 @@
+// The setup the controller tests share: a namespace ready for a PostgreSQLCluster, and the operator
+// reaching its instances at the PostgreSQL processes that play the pods (pod-processes.ts).
+import type { Logger } from 'pino';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { installCrds } from '@homeostat/testing';
+import { builtin, type KubeClient, type Manager } from '@homeostat/reconcile';
+import { postgresClusterCrd } from '../api/postgres-cluster-crd.ts';
+import { postgresClusters, type PostgresCluster } from '../api/postgres-cluster-types.ts';
+import type { PostgresClusterControllerOptions } from '../controllers/postgres-cluster-controller.ts';
+import type { PodProcesses } from './pod-processes.ts';
+import { testOperator } from './test-operator.ts';
+
+/** The CRD, `namespace` and its default ServiceAccount (pods name it). */
+export async function prepareNamespace(kubeConfig: KubeConfig, client: KubeClient, namespace: string) {
+  await installCrds(kubeConfig, [postgresClusterCrd]);
+  await client.create(builtin.namespaces, { metadata: { name: namespace } });
+  await client.create(builtin.serviceAccounts, { metadata: { name: 'default', namespace } });
+}
+
+/** The operator (not started), reaching each instance at its process in `pods`, probing often. */
+export function podOperator(
+  kubeConfig: KubeConfig,
+  namespace: string,
+  log: Logger,
+  pods: PodProcesses,
+  controller: Partial<PostgresClusterControllerOptions> = {},
+): Manager {
+  return testOperator(kubeConfig, namespace, log, {
+    instanceEndpoint: (_cluster, instance) => pods.endpoint(instance),
+    connect: { connectTimeoutMs: 1000, statementTimeoutMs: 5000 },
+    probeIntervalMs: 250,
+    ...controller,
+  });
+}
+
+/** A 3-instance cluster in `required` mode (one synchronous standby), failing over after 1 s. */
+export async function createRequiredCluster(client: KubeClient, namespace: string, name: string) {
+  await client.create(postgresClusters, {
+    metadata: { name, namespace },
+    spec: {
+      instances: 3,
+      failoverDelay: '1s',
+      postgresql: { synchronous: { mode: 'required', number: 1 } },
+    },
+  } as unknown as PostgresCluster);
+}
+
+/** A three-instance cluster with nothing in progress, Healthy, every instance ready. */
+export const settled = (c: PostgresCluster): boolean =>
+  !c.status?.operation && c.status?.phase === 'Healthy' && c.status.readyInstances === 3;
+
+/**
+ * Reads of one cluster for assertions: `get` (remembering the status), `events` of a reason
+ * (oldest first), and `slow`, wait options under which a wait that fails prints the cluster's last
+ * status and the operator's last log lines.
+ */
+export function clusterReader(
+  client: KubeClient,
+  namespace: string,
+  cluster: string,
+  lines: readonly Record<string, unknown>[],
+) {
+  let lastSeen = '';
+  const logTail = () =>
+    lines
+      .slice(-30)
+      .map((l) => `${String(l['msg'])} ${String(l['err'] ?? '')}`)
+      .join('\n');
+  const get = async () => {
+    const found = await client.get(postgresClusters, cluster, namespace);
+    lastSeen = JSON.stringify(found.status, null, 1);
+    return found;
+  };
+  const events = async (reason: string) =>
+    (await client.list(builtin.events, { namespace })).items
+      .filter((e) => e.regarding?.name === cluster && e.reason === reason)
+      .sort((a, b) => String(a.eventTime).localeCompare(String(b.eventTime)));
+  const slow = { timeoutMs: 100_000, intervalMs: 100, describe: () => `${lastSeen}\n${logTail()}` };
+  return { get, events, slow };
+}
