@@ -344,6 +344,11 @@ mark_complete() { echo "$INSTANCE_NAME" >"$ready_marker"; }
 
 if [[ "$INSTANCE_ROLE" == "primary" ]]; then
   if ! has_cluster; then
+    # The operator refuses initdb once the cluster has had a primary (PG_INITDB=refused): an empty
+    # volume then means this instance's data was lost, and a new empty primary would be followed
+    # by the replicas that still hold the data, and found empty by the application.
+    [[ "${PG_INITDB:-allowed}" == "allowed" ]] ||
+      die "$PGDATA is empty but this cluster was bootstrapped before: refusing to make a new, empty primary (the data is on the replicas, or in a backup); the operator promotes a replica instead"
     initdb_primary
     mark_complete
   elif ! is_complete; then
@@ -353,6 +358,18 @@ if [[ "$INSTANCE_ROLE" == "primary" ]]; then
   else
     log "start: existing primary data directory"
   fi
+elif has_cluster && is_complete && [[ -e "$PGDATA/standby.signal" ]]; then
+  # A standby with intact data starts without waiting for the primary: it streams once one answers
+  # (primary_conninfo names the read-write Service), and until then it answers the operator, which
+  # may need to promote it when the primary and its volume are gone.
+  require PRIMARY_HOST
+  log "start: existing standby data directory"
+  if pg_isready -q -h "$PRIMARY_HOST" -p "${PRIMARY_PORT:-5432}" -t 2; then
+    ensure_slot_on_primary
+  else
+    log "start: the primary does not answer yet; starting as a standby without it"
+  fi
+  write_standby_settings
 else
   require PRIMARY_HOST
   wait_for_primary
@@ -366,9 +383,6 @@ else
       clone_from_primary
       log "rejoin: method=clone"
     fi
-  else
-    log "start: existing standby data directory"
-    ensure_slot_on_primary
   fi
   write_standby_settings
   mark_complete

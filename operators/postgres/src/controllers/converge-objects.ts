@@ -161,7 +161,11 @@ export async function convergeObjects(
       ? roleDuringOperation(instance, state)
       : settledRole(instance, primary, state, cluster);
     if (!role) continue;
-    const pod = desiredInstancePod(cluster, instance, { image: inputs.image, role });
+    const pod = desiredInstancePod(cluster, instance, {
+      image: inputs.image,
+      role,
+      initdb: state ? 'refused' : 'allowed',
+    });
     await writeStep(`creating Pod ${instance}`, () => client.apply(builtin.pods, pod));
     created.push(instance);
   }

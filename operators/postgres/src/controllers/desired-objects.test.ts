@@ -56,7 +56,11 @@ describe('the instance pod', () => {
     postgresql: { parameters: { max_connections: '200' } },
     bootstrap: { database: 'orders', owner: 'orders' },
   });
-  const pod = desiredInstancePod(cluster, 'orders-1', { image: 'example.test/postgres:17', role: 'replica' });
+  const pod = desiredInstancePod(cluster, 'orders-1', {
+    image: 'example.test/postgres:17',
+    role: 'replica',
+    initdb: 'refused',
+  });
   const container = pod.spec?.containers[0];
   const env = Object.fromEntries((container?.env ?? []).map((e) => [e.name, e.value ?? e.valueFrom]));
 
@@ -131,21 +135,28 @@ describe('the instance pod', () => {
     const strict = storedCluster('orders', 'shop', {
       scheduling: { antiAffinity: 'required', topologyKey: 'topology.kubernetes.io/zone' },
     });
-    const required = desiredInstancePod(strict, 'orders-0', { image: 'i', role: 'primary' }).spec?.affinity;
+    const required = desiredInstancePod(strict, 'orders-0', {
+      image: 'i',
+      role: 'primary',
+      initdb: 'allowed',
+    }).spec?.affinity;
     expect(required?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.[0]?.topologyKey).toBe(
       'topology.kubernetes.io/zone',
     );
     const none = storedCluster('orders', 'shop', { scheduling: { antiAffinity: 'none' } });
     expect(
-      desiredInstancePod(none, 'orders-0', { image: 'i', role: 'primary' }).spec?.affinity,
+      desiredInstancePod(none, 'orders-0', { image: 'i', role: 'primary', initdb: 'allowed' }).spec?.affinity,
     ).toBeUndefined();
   });
 
-  it('hashes what all instances share: a change of parameters changes it, the role does not', () => {
+  it('hashes what all instances share: a change of parameters changes it, the role and initdb do not', () => {
     const primary = desiredInstancePod(cluster, 'orders-0', {
       image: 'example.test/postgres:17',
       role: 'primary',
+      initdb: 'allowed',
     });
+    expect(primary.spec?.containers[0]?.env).toContainEqual({ name: 'PG_INITDB', value: 'allowed' });
+    expect(env['PG_INITDB'], 'a pod made once the cluster was bootstrapped').toBe('refused');
     const hash = pod.metadata?.annotations?.['postgres.homeostat.dev/spec-hash'];
     expect(primary.metadata?.annotations?.['postgres.homeostat.dev/spec-hash']).toBe(hash);
     const changed = storedCluster('orders', 'shop', {

@@ -47,6 +47,11 @@ export interface PodInputs {
   readonly image: string;
   /** The role the instance starts in when its pod is created. */
   readonly role: InstanceRole;
+  /**
+   * Whether an empty volume may become a new primary (initdb): only before the cluster has ever
+   * had one. Afterwards an empty primary volume means lost data, which the replicas still hold.
+   */
+  readonly initdb: 'allowed' | 'refused';
 }
 
 function affinityOf(cluster: PostgresCluster): V1Affinity | undefined {
@@ -234,6 +239,13 @@ export function desiredInstancePod(cluster: PostgresCluster, instance: string, i
     },
     spec: {
       ...shared,
+      // Not part of the hash: it changes once the cluster is bootstrapped, which must not restart
+      // the pods that already run; it only matters when a pod is created.
+      containers: (shared.containers ?? []).map((c) =>
+        c.name === 'postgres'
+          ? { ...c, env: [...(c.env ?? []), { name: 'PG_INITDB', value: inputs.initdb }] }
+          : c,
+      ),
       hostname: instance,
       volumes: [{ name: 'data', persistentVolumeClaim: { claimName: instance } }, ...(shared.volumes ?? [])],
     },

@@ -149,6 +149,10 @@ export class PodProcesses {
       if (running?.starting || (running?.uid === uid && running.instance?.isRunning())) continue;
       if (running && running.uid !== uid) continue; // the old pod's process goes first (above)
       const role = pod.metadata?.annotations?.[annotationKeys.instanceRole] ?? '';
+      // What the operator decided at the pod's creation, as the container's environment gives it.
+      const initdb = pod.spec?.containers
+        .find((c) => c.name === 'postgres')
+        ?.env?.find((e) => e.name === 'PG_INITDB')?.value;
       // A replica starts from the read-write Service; the entrypoint would wait for it.
       const upstream = target && target !== name ? this.endpoint(target) : undefined;
       if (role !== 'primary' && !upstream) continue;
@@ -160,6 +164,7 @@ export class PodProcesses {
           role: role === 'primary' ? 'primary' : 'replica',
           ...(upstream ? { primary: upstream } : {}),
           ...(this.#parameters ? { parameters: this.#parameters } : {}),
+          ...(initdb ? { env: { PG_INITDB: initdb } } : {}),
         })
         .then(async (instance) => {
           record.instance = instance;
