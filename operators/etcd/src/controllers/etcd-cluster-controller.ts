@@ -345,6 +345,14 @@ async function upgradeMembers(round: Round, health: ClusterHealth): Promise<Upgr
       `moved leadership from ${outcome.member} to ${outcome.to} before restarting ${outcome.member} on etcd ${round.cluster.spec.version}, so no election runs with a member down`,
     );
   }
+  if (outcome.kind === 'recreated') {
+    await round.ctx.events.normal(
+      round.cluster,
+      'MemberRecreated',
+      'Upgrade',
+      `recreating the pod of ${outcome.member} with its claim: ${outcome.why}; the next member waits until it is healthy`,
+    );
+  }
   if (outcome.kind === 'rolled') {
     await round.ctx.events.normal(
       round.cluster,
