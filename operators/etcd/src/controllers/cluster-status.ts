@@ -35,6 +35,11 @@ export interface ClusterObservation {
   readonly problem?: Problem | undefined;
   readonly clientEndpoint: string;
   readonly clientSecret?: string | undefined;
+  /**
+   * The operator reads no quorum but the members' side shows one (quorum-evidence.ts): why, in a
+   * sentence. QuorumLost is then Unknown, not True.
+   */
+  readonly operatorCutOff?: string | undefined;
   /** Where a disaster recovery stands (quorum-recovery.ts), if one was ever started. */
   readonly recovery?: RecoveryStatusFields | undefined;
 }
@@ -139,6 +144,9 @@ function quorumLost(facts: Facts, o: ClusterObservation): ConditionInput {
       reason: facts.bootstrapped ? 'QuorumPresent' : 'NotCreated',
       message: '',
     };
+  }
+  if (o.operatorCutOff) {
+    return { type, status: 'Unknown', reason: 'MembersUnreachable', message: o.operatorCutOff };
   }
   const health = o.health;
   const what = health

@@ -6,7 +6,13 @@ import type { V1Secret } from '@kubernetes/client-node';
 import { builtin, type KubeClient } from '@homeostat/reconcile';
 import type { EtcdCluster } from '../api/etcd-cluster-types.ts';
 import type { EtcdConnection } from '../connection.ts';
-import { createCertificateAuthority, issueCertificate, type CertificatePem } from '../tls/certificates.ts';
+import {
+  commonNameOf,
+  createCertificateAuthority,
+  issueCertificate,
+  type CertificatePem,
+  type CertificateRequest,
+} from '../tls/certificates.ts';
 import { caSecretName, nameOf, namespaceOf, ownedMeta, tlsSecretNames } from './cluster-names.ts';
 import type { MemberAddressing } from './member-addressing.ts';
 import type { OwnedObjects } from './owned-objects.ts';
@@ -28,6 +34,24 @@ function tlsSecret(cluster: EtcdCluster, name: string, ca: string, pem: Certific
     metadata: ownedMeta(cluster, name),
     type: 'kubernetes.io/tls',
     data: { 'tls.crt': encode(pem.certificate), 'tls.key': encode(pem.privateKey), 'ca.crt': encode(ca) },
+  };
+}
+
+/**
+ * The certificates a generated CA issues for cluster `name`: one serving clients, one for peers
+ * (server and client use), one for clients. The peer certificate's CN is the only one members
+ * accept on their peer port (`--peer-cert-allowed-cn`), so the client certificate, signed by the
+ * same CA, cannot speak raft.
+ */
+export function clusterCertificateRequests(
+  name: string,
+  hosts: { readonly dnsNames: readonly string[]; readonly ipAddresses: readonly string[] },
+): Record<'server' | 'peer' | 'client', CertificateRequest> {
+  const validDays = certificateValidDays;
+  return {
+    server: { commonName: `${name}-server`, usages: ['server', 'client'], validDays, ...hosts },
+    peer: { commonName: `${name}-peer`, usages: ['server', 'client'], validDays, ...hosts },
+    client: { commonName: `${name}-client`, usages: ['client'], validDays },
   };
 }
 
@@ -59,27 +83,13 @@ export async function ensureGeneratedTls(
     certificate: decode(caSecret, 'ca.crt') ?? '',
     privateKey: decode(caSecret, 'ca.key') ?? '',
   };
-  const { dnsNames, ipAddresses } = addressing.certificateNames(cluster);
-  const wanted = [
-    {
-      secret: names.server,
-      commonName: `${name}-server`,
-      usages: ['server', 'client'] as const,
-      hosts: true,
-    },
-    { secret: names.peer, commonName: `${name}-peer`, usages: ['server', 'client'] as const, hosts: true },
-    { secret: names.client, commonName: `${name}-client`, usages: ['client'] as const, hosts: false },
-  ];
-  for (const want of wanted) {
-    if (owned.secret(cluster, want.secret)) continue;
-    const pem = await issueCertificate(ca, {
-      commonName: want.commonName,
-      usages: want.usages,
-      validDays: certificateValidDays,
-      ...(want.hosts ? { dnsNames, ipAddresses } : {}),
-    });
-    await client.create(builtin.secrets, tlsSecret(cluster, want.secret, ca.certificate, pem));
-    made.push(want.secret);
+  const requests = clusterCertificateRequests(name, addressing.certificateNames(cluster));
+  for (const role of ['server', 'peer', 'client'] as const) {
+    const secretName = names[role];
+    if (owned.secret(cluster, secretName)) continue;
+    const pem = await issueCertificate(ca, requests[role]);
+    await client.create(builtin.secrets, tlsSecret(cluster, secretName, ca.certificate, pem));
+    made.push(secretName);
   }
   return made;
 }
@@ -105,4 +115,46 @@ export async function clientCredentials(
     );
   }
   return { rootCertificate: Buffer.from(ca), certChain: Buffer.from(cert), privateKey: Buffer.from(key) };
+}
+
+/** A Secret's certificate (tls.crt) as PEM, read from the cache or, for a provided one, the API server. */
+async function certificateOf(
+  cluster: EtcdCluster,
+  client: KubeClient,
+  owned: OwnedObjects,
+  secretName: string,
+): Promise<string | undefined> {
+  const secret =
+    owned.secret(cluster, secretName) ?? (await client.find(builtin.secrets, secretName, namespaceOf(cluster)));
+  return decode(secret, 'tls.crt');
+}
+
+/**
+ * The CN members accept on their peer port (`--peer-cert-allowed-cn`): the peer certificate's.
+ * Every certificate of a cluster may be signed by one CA, so the CA alone would let a client
+ * certificate speak raft; refused (with why) when the peer certificate has no CN or the client
+ * certificate carries the same one, since peers could then not tell the two apart.
+ */
+export async function peerCommonName(
+  cluster: EtcdCluster,
+  client: KubeClient,
+  owned: OwnedObjects,
+): Promise<string | undefined> {
+  const names = tlsSecretNames(cluster);
+  if (!names) return undefined;
+  const peerPem = await certificateOf(cluster, client, owned, names.peer);
+  if (!peerPem) throw new Error(`Secret ${names.peer} holds no peer certificate (tls.crt)`);
+  const peer = commonNameOf(peerPem);
+  if (!peer) {
+    throw new Error(
+      `the certificate in Secret ${names.peer} has no common name (CN): members accept peers by the peer certificate's CN; issue it with one`,
+    );
+  }
+  const clientPem = await certificateOf(cluster, client, owned, names.client);
+  if (clientPem && commonNameOf(clientPem) === peer) {
+    throw new Error(
+      `the client certificate in Secret ${names.client} has the peer certificate's CN ${peer}: members would accept it on their peer port; issue it with another CN`,
+    );
+  }
+  return peer;
 }

@@ -56,9 +56,25 @@ export interface MemberJoin {
 export const serverTlsDir = '/etc/etcd/tls/server';
 export const peerTlsDir = '/etc/etcd/tls/peer';
 
+/** A member's TLS: the Secrets it mounts, and the CN of the only certificates its peer port accepts. */
+export interface MemberTls {
+  readonly serverSecret: string;
+  readonly peerSecret: string;
+  readonly peerCommonName: string;
+}
+
+/** The flag that limits a member's peer port to peer certificates (pods made before it lack it). */
+export const peerAllowedCnFlag = '--peer-cert-allowed-cn';
+
+/** Whether a member pod's etcd accepts only peer certificates on its peer port (TLS on). */
+export function acceptsOnlyPeers(pod: V1Pod): boolean {
+  const args = pod.spec?.containers.find((c) => c.name === 'etcd')?.args ?? [];
+  return args.some((a) => a.startsWith(`${peerAllowedCnFlag}=`));
+}
+
 export interface MemberPodInput {
   /** The Secrets members serve clients and peers with; undefined when TLS is off. */
-  readonly tls?: { readonly serverSecret: string; readonly peerSecret: string } | undefined;
+  readonly tls?: MemberTls | undefined;
   readonly member: string;
   readonly image: string;
   readonly urls: MemberUrls;
@@ -93,6 +109,9 @@ export function memberFlags(cluster: EtcdCluster, input: MemberPodInput): string
           `--peer-key-file=${peerTlsDir}/tls.key`,
           `--peer-trusted-ca-file=${peerTlsDir}/ca.crt`,
           '--peer-client-cert-auth=true',
+          // One CA signs the server, peer and client certificates: without this, the client
+          // certificate applications get would be accepted on the peer port and could speak raft.
+          `${peerAllowedCnFlag}=${input.tls.peerCommonName}`,
           // A peer is who its CA-signed certificate says; etcd would also match the connecting
           // pod's IP against the certificate's names by reverse DNS, which fails for a pod whose
           // record is not published yet (a member just started) and makes the joining member crash.

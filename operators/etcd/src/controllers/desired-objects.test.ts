@@ -4,7 +4,12 @@ import { describe, expect, it } from 'vitest';
 import { testCluster } from '../test-support/test-cluster.ts';
 import { desiredMemberNames, memberName, ordinalOf } from './cluster-names.ts';
 import { claimMemberId, desiredMemberClaim } from './desired-member-claim.ts';
-import { desiredMemberPod, memberFlags, type MemberPodInput } from './desired-member-pod.ts';
+import {
+  acceptsOnlyPeers,
+  desiredMemberPod,
+  memberFlags,
+  type MemberPodInput,
+} from './desired-member-pod.ts';
 import { desiredPodDisruptionBudget } from './desired-pdb.ts';
 import { desiredClientService, desiredPeerService } from './desired-services.ts';
 import { dnsAddressing } from './member-addressing.ts';
@@ -130,7 +135,7 @@ describe('member pod', () => {
   it('with TLS, serves clients and peers with the mounted Secrets and asks both for certificates', () => {
     const pod = desiredMemberPod(
       cluster({ tls: { enabled: true } }),
-      input({ tls: { serverSecret: 's', peerSecret: 'p' } }),
+      input({ tls: { serverSecret: 's', peerSecret: 'p', peerCommonName: 'orders-peer' } }),
     );
     const args = pod.spec?.containers[0]?.args ?? [];
     expect(args.slice(10)).toEqual([
@@ -142,8 +147,10 @@ describe('member pod', () => {
       '--peer-key-file=/etc/etcd/tls/peer/tls.key',
       '--peer-trusted-ca-file=/etc/etcd/tls/peer/ca.crt',
       '--peer-client-cert-auth=true',
+      '--peer-cert-allowed-cn=orders-peer',
       '--peer-skip-client-san-verification=true',
     ]);
+    expect(acceptsOnlyPeers(pod)).toBe(true);
     expect(pod.spec?.volumes?.slice(1)).toEqual([
       { name: 'server-tls', secret: { secretName: 's', defaultMode: 0o440 } },
       { name: 'peer-tls', secret: { secretName: 'p', defaultMode: 0o440 } },

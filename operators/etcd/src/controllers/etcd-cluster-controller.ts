@@ -234,7 +234,8 @@ async function restartMembers(round: Round): Promise<void> {
 /**
  * Members etcd lists as started whose pods or claims are gone: a missing pod is made again (its
  * claim still holds the data); a claim deleted or being deleted means the data is lost, so the
- * member is replaced (its pod goes first, which lets a claim in use finish deleting).
+ * member is replaced once removing it is safe (then its pod goes first, which lets a claim in use
+ * finish deleting); until then it serves on and the status says why it waits.
  */
 async function healMembers(round: Round, health: ClusterHealth): Promise<StepOutcome | undefined> {
   const { cluster, deps, ctx } = round;
@@ -248,6 +249,7 @@ async function healMembers(round: Round, health: ClusterHealth): Promise<StepOut
     })
     .filter(Boolean)
     .join(',');
+  let waiting: Refusal | undefined;
   for (const listed of started) {
     const desired = round.desired.find((d) =>
       listed.member.peerUrls.some((u) => normalizeUrl(u) === normalizeUrl(d.peerUrl)),
@@ -259,10 +261,22 @@ async function healMembers(round: Round, health: ClusterHealth): Promise<StepOut
       // Replacing needs a membership change, which needs quorum: without it the member waits (a
       // lost majority is the recovery's, quorum-recovery.ts), and the status still gets written.
       if (!health.hasQuorum) continue;
-      await replaceMember(round.connection, desired, {
-        runtime: kubeMemberRuntime(deps),
-        allowTwoMemberRemoval: false,
-      });
+      try {
+        await replaceMember(round.connection, desired, {
+          runtime: kubeMemberRuntime(deps),
+          allowTwoMemberRemoval: false,
+        });
+      } catch (error) {
+        if (!(error instanceof EtcdEngineError)) throw error;
+        // Refused before anything was stopped: the member serves on while its claim waits, and the
+        // other members are still looked after; the status and an Event say why.
+        waiting ??= new Refusal(
+          error.reason,
+          `${desired.name} lost its data (its claim is deleted) but is not replaced yet: ${error.message}`,
+          { cause: error },
+        );
+        continue;
+      }
       await ctx.events.warning(
         cluster,
         'MemberReplaced',
@@ -282,6 +296,7 @@ async function healMembers(round: Round, health: ClusterHealth): Promise<StepOut
       );
     }
   }
+  if (waiting) throw waiting;
   return undefined;
 }
 
@@ -343,6 +358,14 @@ async function upgradeMembers(round: Round, health: ClusterHealth): Promise<Upgr
       'LeadershipMoved',
       'Upgrade',
       `moved leadership from ${outcome.member} to ${outcome.to} before restarting ${outcome.member} on etcd ${round.cluster.spec.version}, so no election runs with a member down`,
+    );
+  }
+  if (outcome.kind === 'recreated') {
+    await round.ctx.events.normal(
+      round.cluster,
+      'MemberRecreated',
+      'Upgrade',
+      `recreating the pod of ${outcome.member} with its claim: ${outcome.why}; the next member waits until it is healthy`,
     );
   }
   if (outcome.kind === 'rolled') {

@@ -8,6 +8,7 @@ import { memberIdHex } from '../member-id.ts';
 import { normalizeUrl } from '../membership/members.ts';
 import type { DesiredMember, JoinSpec, MemberRuntime } from '../membership/membership-reconciler.ts';
 import { claimName, memberIdAnnotation, namespaceOf, tlsSecretNames } from './cluster-names.ts';
+import { peerCommonName } from './cluster-tls.ts';
 import { claimMemberId, desiredMemberClaim } from './desired-member-claim.ts';
 import { desiredMemberPod, type MemberJoin } from './desired-member-pod.ts';
 import type { MemberAddressing } from './member-addressing.ts';
@@ -49,6 +50,7 @@ export async function ensureMemberObjects(
       addressing.listen(cluster, member),
     ]);
     const tls = tlsSecretNames(cluster);
+    const peerCn = await peerCommonName(cluster, client, owned);
     await client.create(
       builtin.pods,
       decorate(
@@ -59,7 +61,10 @@ export async function ensureMemberObjects(
           listen,
           join,
           memberId,
-          tls: tls ? { serverSecret: tls.server, peerSecret: tls.peer } : undefined,
+          tls:
+            tls && peerCn
+              ? { serverSecret: tls.server, peerSecret: tls.peer, peerCommonName: peerCn }
+              : undefined,
         }),
       ),
     );

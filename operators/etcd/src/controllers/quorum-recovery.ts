@@ -1,5 +1,6 @@
 // Disaster recovery after quorum loss (spec.recovery, ADR 0303): with RestoreNewestBackup, a
-// majority that stays unreachable for afterSeconds makes the operator build the cluster again from
+// majority that stays lost for afterSeconds, as the members' side shows it (quorum-evidence.ts,
+// ADR 0305: never the operator's failure to connect), makes the operator build the cluster again from
 // the newest Succeeded EtcdBackup whose file verifies, in a bucket (read by the operator) or in a
 // claim (read by a check pod; never one of the member claims the recovery deletes). Each step is
 // recorded in status.recovery before the next one is taken, so an operator restarted at any line
@@ -23,6 +24,7 @@ import { verifyClaimBackup } from './backup/claim-verify.ts';
 import { memberLabel, nameOf, namespaceOf, ordinalOf } from './cluster-names.ts';
 import type { Problem } from './cluster-status.ts';
 import { deleteMemberObjects, type KubeMemberRuntimeDeps } from './kube-member-runtime.ts';
+import { quorumEvidence, type QuorumEvidence } from './quorum-evidence.ts';
 
 export interface RecoveryRound {
   readonly cluster: EtcdCluster;
@@ -48,6 +50,8 @@ export interface RecoveryDecision {
   readonly inCharge: boolean;
   /** Look again this soon (a wait running out, a step to follow). */
   readonly requeueAfterMs?: number;
+  /** The operator reads no quorum but the members' side shows one: why (cluster-status.ts). */
+  readonly operatorCutOff?: string;
   /** Something a person must know about: Degraded. */
   readonly problem?: Problem;
   /**
@@ -94,18 +98,26 @@ const isOpen = (recovery: RecoveryStatusFields | undefined) =>
  * taken again, its Event emitted twice (and a new quorumLostAt moving the wait on).
  */
 export async function superviseQuorum(round: RecoveryRound): Promise<RecoveryDecision> {
-  const lost = Boolean(round.cluster.status?.clusterId) && !round.health?.hasQuorum;
-  if (!lost && !isOpen(round.cluster.status?.recovery)) {
-    return { status: round.cluster.status?.recovery, inCharge: false, seen: round.cluster };
+  // Lost only on the members' evidence: the operator's failure to connect deletes nothing.
+  const evidence = quorumEvidence(round.cluster, round.health, round.deps.owned.podsOf(round.cluster));
+  const cutOff = evidence.operatorCutOff
+    ? {
+        operatorCutOff: evidence.operatorCutOff,
+        problem: { reason: 'MembersUnreachable', message: evidence.operatorCutOff },
+      }
+    : {};
+  if (!evidence.lost && !isOpen(round.cluster.status?.recovery)) {
+    return { status: round.cluster.status?.recovery, inCharge: false, seen: round.cluster, ...cutOff };
   }
   const seen =
     (await round.deps.client.find(etcdClusters, nameOf(round.cluster), namespaceOf(round.cluster))) ??
     round.cluster;
-  const decision = await decide({ ...round, cluster: seen }, lost);
-  return { ...decision, seen };
+  const decision = await decide({ ...round, cluster: seen }, evidence);
+  return { ...cutOff, ...decision, seen };
 }
 
-async function decide(round: RecoveryRound, lost: boolean): Promise<RecoveryDecision> {
+async function decide(round: RecoveryRound, evidence: QuorumEvidence): Promise<RecoveryDecision> {
+  const { lost } = evidence;
   const { cluster, now } = round;
   const previous = cluster.status?.recovery;
   if (previous?.phase === 'Restoring') return continueRestore(round, previous);
@@ -116,7 +128,9 @@ async function decide(round: RecoveryRound, lost: boolean): Promise<RecoveryDeci
     if (!open) return { status: previous, inCharge: false };
     const message = lost
       ? 'spec.recovery.onQuorumLoss is no longer RestoreNewestBackup: nothing restored'
-      : `a majority answers again ${seconds(now.getTime() - Date.parse(open.quorumLostAt))} s after quorum was lost: nothing restored`;
+      : evidence.operatorCutOff
+        ? `${evidence.operatorCutOff} (${seconds(now.getTime() - Date.parse(open.quorumLostAt))} s after the operator lost it)`
+        : `a majority answers again ${seconds(now.getTime() - Date.parse(open.quorumLostAt))} s after quorum was lost: nothing restored`;
     await round.events.normal(cluster, 'RecoveryCancelled', 'Recover', message);
     return {
       status: { ...open, phase: 'Cancelled', finishedAt: now.toISOString(), message },

@@ -7,6 +7,9 @@
 // last; before the leader is restarted, leadership is handed to an upgraded member (etcd's
 // MoveLeader), so the cluster never holds an election with one member down. The API server
 // already refused downgrades and skipped minors.
+// The same roll moves members made before their peer port accepted only peer certificates
+// (`--peer-cert-allowed-cn`, ADR 0305) to a pod with that flag: a pod's flags cannot change, so the
+// pod is deleted and made again at once with its claim (its data and identity kept).
 import type { V1Pod } from '@kubernetes/client-node';
 import { builtin } from '@homeostat/reconcile';
 import type { EtcdConnection } from '../connection.ts';
@@ -15,14 +18,17 @@ import type { MemberHealth } from '../health/member-status.ts';
 import { handOverLeadership } from '../membership/membership-changes.ts';
 import { normalizeUrl } from '../membership/members.ts';
 import type { DesiredMember } from '../membership/membership-reconciler.ts';
-import { namespaceOf, ordinalOf, nameOf } from './cluster-names.ts';
-import { podImage, readinessPeriodSeconds } from './desired-member-pod.ts';
+import { namespaceOf, ordinalOf, nameOf, tlsSecretNames } from './cluster-names.ts';
+import { peerCommonName } from './cluster-tls.ts';
+import { acceptsOnlyPeers, podImage, readinessPeriodSeconds } from './desired-member-pod.ts';
 import type { KubeMemberRuntimeDeps } from './kube-member-runtime.ts';
 
 export type UpgradeOutcome =
   | { readonly kind: 'at-version' }
   | { readonly kind: 'waiting'; readonly reason: string }
   | { readonly kind: 'rolled'; readonly member: string; readonly from: string; readonly to: string }
+  /** `member`'s pod deleted to be made again with the flags it lacks (`why`), its claim kept. */
+  | { readonly kind: 'recreated'; readonly member: string; readonly why: string }
   /** Leadership handed from `member` (the next to restart) to `to` first; the restart comes next. */
   | { readonly kind: 'leader-moved'; readonly member: string; readonly to: string };
 
@@ -92,7 +98,8 @@ export async function rollUpgradeStep(
     pod: owned.pod(cluster, d.name),
     health: healthOf(health, d),
   }));
-  const behind = members.filter((m) => m.pod && podImage(m.pod) !== deps.image);
+  const lacksTrust = (pod: V1Pod) => tlsSecretNames(cluster) !== undefined && !acceptsOnlyPeers(pod);
+  const behind = members.filter((m) => m.pod && (podImage(m.pod) !== deps.image || lacksTrust(m.pod)));
   if (behind.length === 0) return { kind: 'at-version' };
 
   // Healthy in etcd's eyes and Ready in the kubelet's, settled: the Service and the
@@ -142,6 +149,19 @@ export async function rollUpgradeStep(
       const to = members.find((m) => m.health?.member.id === successor.member.id)?.desired.name;
       return { kind: 'leader-moved', member: next.desired.name, to: to ?? successor.member.name };
     }
+  }
+  if (lacksTrust(next.pod)) {
+    // Checked before the pod goes: a peer certificate the new pod could not be made with would
+    // leave the member down.
+    const peerCn = await peerCommonName(cluster, client, owned);
+    await client.delete(builtin.pods, next.desired.name, namespaceOf(cluster), {
+      uid: next.pod.metadata?.uid ?? '',
+    });
+    return {
+      kind: 'recreated',
+      member: next.desired.name,
+      why: `its peer port accepted any certificate of the cluster's CA; the new pod accepts only the peer certificate (CN ${peerCn ?? '?'})`,
+    };
   }
   const from = next.health?.status?.version ?? versionOfImage(podImage(next.pod)) ?? 'unknown';
   // Strategic merge: the containers list is merged by name, so only etcd's image changes.

@@ -64,6 +64,35 @@ describe('member recovery on real etcd processes', () => {
     expect(hashes.consistent).toBe(true);
   });
 
+  it('refuses to replace a member whose removal would break quorum, and leaves its process running', async () => {
+    cluster = await startEtcdCluster({ size: 3 });
+    const runtime = localMemberRuntime(cluster);
+    const desired = await desiredMembers(cluster, names(3));
+    const connection: EtcdConnection = { endpoints: desired.map((d) => d.clientUrl) };
+    const before = await writeKeys(connection, 'before/', 20);
+
+    // Another member is down: etcd-0 and etcd-2 are the majority of three.
+    await must(cluster.members.get('etcd-1'), 'etcd-1 process').process.stop(2000);
+    await waitUntil(
+      'etcd-1 reported down',
+      async () => (await readClusterHealth(connection)).healthyVoters === 2,
+      { timeoutMs: 30_000 },
+    );
+
+    // Replacing etcd-2 (its data said lost) would leave one healthy member of two.
+    await expect(replaceMember(connection, must(desired[2], 'etcd-2'), { runtime })).rejects.toMatchObject({
+      reason: 'WouldLoseQuorum',
+    });
+    // Checked before acting: etcd-2 still runs, the cluster still has quorum and takes writes.
+    expect(must(cluster.members.get('etcd-2'), 'etcd-2 process').process.isRunning()).toBe(true);
+    const health = await readClusterHealth(connection);
+    expect(health.hasQuorum).toBe(true);
+    expect(health.members).toHaveLength(3);
+    const live = [must(desired[0], 'etcd-0').clientUrl, must(desired[2], 'etcd-2').clientUrl];
+    const after = await writeKeys({ endpoints: live }, 'after/', 5);
+    await expectKeyspaceOnEveryMember(connection, live, new Map([...before, ...after]));
+  });
+
   it('converges after a crash right after memberAdd, without a duplicate member', async () => {
     cluster = await startEtcdCluster({ size: 1 });
     const runtime = localMemberRuntime(cluster);

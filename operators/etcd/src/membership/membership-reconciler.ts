@@ -4,7 +4,7 @@ import { readClusterHealth, type ClusterHealth } from '../health/cluster-health.
 import type { MemberHealth } from '../health/member-status.ts';
 import { describeMember, memberByPeerUrl, normalizeUrl } from './members.ts';
 import { addLearner, promoteLearner, removeMember } from './membership-changes.ts';
-import { checkPromote, type RemoveOptions } from './safety.ts';
+import { checkPromote, checkRemove, enforce, type RemoveOptions } from './safety.ts';
 
 /** A member the cluster should have: a stable name and the URLs it will listen on. */
 export interface DesiredMember {
@@ -184,7 +184,9 @@ export async function convergeMembership(
 
 /**
  * Replaces a member that lost its data: removes it (if still listed) so the next convergence adds it
- * back as a fresh learner with an empty data directory.
+ * back as a fresh learner with an empty data directory. Whether the removal is safe is checked
+ * before its process is stopped: stopping first would take a healthy member away from a cluster
+ * that may need it for quorum (another member down), and only then find out.
  */
 export async function replaceMember(
   connection: EtcdConnection,
@@ -192,11 +194,11 @@ export async function replaceMember(
   options: ReconcileOptions,
 ): Promise<{ removed: boolean }> {
   const health = await readClusterHealth(connection);
-  const listed = memberByPeerUrl(
-    health.members.map((m) => m.member),
-    member.peerUrl,
+  const listed = health.members.find((m) =>
+    m.member.peerUrls.some((u) => normalizeUrl(u) === normalizeUrl(member.peerUrl)),
   );
+  if (listed) enforce(checkRemove(health, listed, options), 'replace member', member.name);
   await options.runtime.ensureStopped({ name: member.name, peerUrl: member.peerUrl });
   if (!listed) return { removed: false };
-  return removeMember(connection, listed.id, options);
+  return removeMember(connection, listed.member.id, options);
 }

@@ -102,3 +102,9 @@ export async function issueCertificate(
   });
   return { certificate: certificate.toString('pem'), privateKey: await privateKeyPem(keys.privateKey) };
 }
+
+/** The subject common name (CN) of a PEM certificate, or undefined when it has none. */
+export function commonNameOf(certificatePem: string): string | undefined {
+  const certificate = new x509.X509Certificate(certificatePem);
+  return certificate.subjectName.getField('CN')[0];
+}
