@@ -559,6 +559,7 @@ export function addEtcdClusterController(
         desired,
         health: observed.health,
         unreachable: observed.unreachable,
+        operatorCutOff: recovery?.operatorCutOff,
         step,
         problem,
         clientEndpoint: options.addressing.clientEndpoint(cluster),
