@@ -4,7 +4,7 @@
 import type { V1Pod, V1Secret, V1Service } from '@kubernetes/client-node';
 import { waitUntil } from '@homeostat/testing';
 import { getObject, listObjects } from './cluster-access.ts';
-import { queryOnce, type PostgresTarget } from './postgres-client.ts';
+import { pollRoleInPod, queryOnce, type PostgresTarget, type RoleSample } from './postgres-client.ts';
 import { isPodReady } from './workloads.ts';
 
 export interface PostgresClusterObject {
@@ -96,6 +96,37 @@ export class PostgresClusterUnderTest {
       user: decode(secret, 'username'),
       password: decode(secret, 'password'),
       database: decode(secret, 'dbname'),
+    };
+  }
+
+  /**
+   * Polls pg_is_in_recovery() in every instance pod there is, pods created later included, each
+   * through its own Unix socket (so a pod whose network is cut still answers).
+   */
+  watchRoles(intervalMs = 200): { samples: RoleSample[]; stop(): Promise<void> } {
+    const samples: RoleSample[] = [];
+    const polled = new Map<string, ReturnType<typeof pollRoleInPod>>();
+    let stopped = false;
+    const scan = (async () => {
+      while (!stopped) {
+        for (const pod of await this.pods().catch(() => [])) {
+          const uid = pod.metadata?.uid ?? '';
+          if (polled.has(uid) || pod.status?.phase !== 'Running') continue;
+          polled.set(
+            uid,
+            pollRoleInPod(this.namespace, pod.metadata?.name ?? '', (s) => samples.push(s), intervalMs),
+          );
+        }
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    })();
+    return {
+      samples,
+      async stop() {
+        stopped = true;
+        await scan;
+        for (const poll of polled.values()) poll.stop();
+      },
     };
   }
 

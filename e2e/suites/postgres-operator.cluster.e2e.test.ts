@@ -51,7 +51,6 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
 
   let pgc: PostgresClusterUnderTest;
   const cluster = () => pgc.get();
-  const instancePods = () => pgc.pods();
   const waitHealthy = (instances: number, what?: string) => pgc.waitHealthy(instances, what);
   const readWriteTarget = () => pgc.readWriteTarget();
   const primaryPod = () => pgc.primaryPod();
@@ -69,32 +68,7 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
     ]);
 
   /** Polls pg_is_in_recovery() in every instance pod there is, including pods created later. */
-  function pollEveryInstance(): { samples: RoleSample[]; stop(): Promise<void> } {
-    const samples: RoleSample[] = [];
-    const polled = new Map<string, ReturnType<typeof pollRoleInPod>>();
-    let stopped = false;
-    const scan = (async () => {
-      while (!stopped) {
-        for (const pod of await instancePods().catch(() => [])) {
-          const uid = pod.metadata?.uid ?? '';
-          if (polled.has(uid) || pod.status?.phase !== 'Running') continue;
-          polled.set(
-            uid,
-            pollRoleInPod(ns, pod.metadata?.name ?? '', (s) => samples.push(s)),
-          );
-        }
-        await new Promise((r) => setTimeout(r, 1000));
-      }
-    })();
-    return {
-      samples,
-      async stop() {
-        stopped = true;
-        await scan;
-        for (const poll of polled.values()) poll.stop();
-      },
-    };
-  }
+  const pollEveryInstance = () => pgc.watchRoles();
 
   /**
    * Prints the operator's log of each step of the failovers and switchovers since `since` (the

@@ -1,0 +1,150 @@
+// The faults `bench:chaos:postgres` causes on a PostgreSQLCluster, each as a user or a cluster
+// causes it: a blunt `kubectl delete`, a SIGKILL on the node, a network cut inside the pod, the
+// operator killed while it fails over, a replica restarted mid-failover, a synchronous standby
+// whose replay is paused. Each fault returns once it is caused; ending it (a cut restored, replay
+// resumed) is its `settle`, run before the cluster is expected healthy again.
+import type { V1Pod } from '@kubernetes/client-node';
+import { kubectl, listObjects } from '../../e2e/harness/cluster-access.ts';
+import { cutPodNetwork, killOnNode, podOnNode, postmasterOf } from '../../e2e/harness/pod-processes.ts';
+import type { PostgresClusterUnderTest } from '../../e2e/harness/postgres-cluster.ts';
+import { waitUntil } from '@homeostat/testing';
+
+export const faultKinds = [
+  'primary-pod-force-deleted',
+  'primary-postgres-sigkill',
+  'all-pods-deleted',
+  'primary-network-cut',
+  'operator-killed-mid-failover',
+  'replica-restarted-mid-failover',
+  'sync-standby-replay-paused',
+] as const;
+export type FaultKind = (typeof faultKinds)[number];
+
+/** What a fault needs to reach: the cluster, and the operator's release (to kill its pod). */
+export interface FaultTarget {
+  cluster: PostgresClusterUnderTest;
+  operatorRelease: string;
+  /** A number in [0, 1), from the run's seeded generator (random delays inside a fault). */
+  random: () => number;
+}
+
+/** A fault that has happened; `settle` ends it (restores the network, resumes replay). */
+export interface CausedFault {
+  settle: () => Promise<void>;
+}
+
+const noSettle: CausedFault = { settle: async () => {} };
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function forceDelete(namespace: string, pods: readonly string[]): Promise<void> {
+  await kubectl(['-n', namespace, 'delete', 'pod', ...pods, '--grace-period=0', '--force', '--wait=false']);
+}
+
+async function killPostgres(pod: V1Pod): Promise<void> {
+  const onNode = podOnNode(pod);
+  let postmaster: Awaited<ReturnType<typeof postmasterOf>>;
+  await waitUntil(
+    `the postgres process of pod ${pod.metadata?.name}`,
+    async () => (postmaster = await postmasterOf(onNode)) !== undefined,
+    { timeoutMs: 60_000, intervalMs: 200 },
+  );
+  if (postmaster) await killOnNode(onNode, postmaster);
+}
+
+/** Runs SQL as the operator's role through the pod's own socket (its network may be cut). */
+async function sqlInPod(namespace: string, pod: string, sql: string): Promise<string> {
+  const script = [
+    'export PGPASSWORD="$(cat /etc/homeostat/operator/password)"',
+    `psql -h /var/run/postgresql -U "$(cat /etc/homeostat/operator/username)" -d postgres -qAtX -c ${JSON.stringify(sql)}`,
+  ].join('\n');
+  return kubectl(['-n', namespace, 'exec', pod, '-c', 'postgres', '--', 'bash', '-c', script]);
+}
+
+/** The replica the primary names synchronous (sync_state 'quorum' or 'sync'), if any. */
+async function synchronousStandby(namespace: string, primary: string): Promise<string | undefined> {
+  const names = await sqlInPod(
+    namespace,
+    primary,
+    "SELECT application_name FROM pg_stat_replication WHERE sync_state IN ('sync', 'quorum') ORDER BY 1",
+  ).catch(() => '');
+  return names.split('\n').find((n) => n.trim() !== '');
+}
+
+/** Causes one fault of `kind` on the cluster, which must be healthy. */
+export async function causeFault(kind: FaultKind, target: FaultTarget): Promise<CausedFault> {
+  const { cluster, random } = target;
+  const namespace = cluster.namespace;
+  const primary = await cluster.primaryPod();
+  const primaryName = primary.metadata?.name ?? '';
+  const replicas = (await cluster.pods()).filter((p) => p.metadata?.name !== primaryName);
+  switch (kind) {
+    case 'primary-pod-force-deleted':
+      await forceDelete(namespace, [primaryName]);
+      return noSettle;
+    case 'primary-postgres-sigkill':
+      await killPostgres(primary);
+      return noSettle;
+    case 'all-pods-deleted':
+      // A plain, graceful delete of every instance, as `kubectl delete pod a b c` does.
+      await kubectl([
+        '-n',
+        namespace,
+        'delete',
+        'pod',
+        ...[primary, ...replicas].map((p) => p.metadata?.name ?? ''),
+        '--wait=false',
+      ]);
+      return noSettle;
+    case 'primary-network-cut': {
+      const restore = await cutPodNetwork(podOnNode(primary));
+      return {
+        settle: async () => {
+          // The cut lasts until another instance took over (or 30 s), as a real partition would.
+          await waitUntil(
+            'another primary during the cut',
+            async () => (await cluster.get())?.status?.currentPrimary !== primaryName,
+            { timeoutMs: 30_000, intervalMs: 500 },
+          ).catch(() => undefined);
+          await restore();
+        },
+      };
+    }
+    case 'operator-killed-mid-failover': {
+      await killPostgres(primary);
+      await pause(500 + random() * 3000);
+      const operatorPods = await listObjects<V1Pod>(
+        'pods',
+        namespace,
+        `app.kubernetes.io/instance=${target.operatorRelease}`,
+      );
+      await forceDelete(
+        namespace,
+        operatorPods.map((p) => p.metadata?.name ?? ''),
+      );
+      return noSettle;
+    }
+    case 'replica-restarted-mid-failover': {
+      await forceDelete(namespace, [primaryName]);
+      await pause(random() * 2500);
+      const replica = replicas[Math.floor(random() * replicas.length)];
+      if (replica)
+        await kubectl(['-n', namespace, 'delete', 'pod', replica.metadata?.name ?? '', '--wait=false']);
+      return noSettle;
+    }
+    case 'sync-standby-replay-paused': {
+      // The synchronous standby keeps receiving (and acknowledging) but stops replaying; then the
+      // primary dies: only a standby holding every acknowledged commit may be promoted.
+      const standby = (await synchronousStandby(namespace, primaryName)) ?? replicas[0]?.metadata?.name ?? '';
+      await sqlInPod(namespace, standby, 'SELECT pg_wal_replay_pause()');
+      await pause(2000 + random() * 3000);
+      await killPostgres(primary);
+      return {
+        settle: async () => {
+          await pause(5000);
+          // Promotion ends a pause by itself; a standby still paused is resumed.
+          await sqlInPod(namespace, standby, 'SELECT pg_wal_replay_resume()').catch(() => '');
+        },
+      };
+    }
+  }
+}

@@ -1,0 +1,167 @@
+// npm run bench:chaos:postgres [-- --faults N] [--seed S] [--kinds a,b]: the PostgreSQL operator's
+// promises under faults, as figures. The operator is installed from its chart into a namespace of
+// its own on the cluster in KUBECONFIG (or the local cluster, brought up or reused with its
+// images, as `npm run e2e` does); one three-instance PostgreSQLCluster in synchronous mode
+// `required` takes a write load through its -rw Service that records every acknowledged id, while
+// a watcher asks every instance every 200 ms whether it accepts writes. Then N faults (default 50;
+// 2 under BENCH_SMOKE=1) drawn at random from chaos-faults.ts, each once the cluster is healthy
+// again. It prints one line per fault, then one JSON line: acknowledged rows lost (the promise:
+// 0), moments with two writable instances (0), whether the cluster came back healthy by itself
+// after every fault, and the time to writes accepted again per fault kind. It asserts nothing.
+import { parseArgs } from 'node:util';
+import { apply, kubectl } from '../../e2e/harness/cluster-access.ts';
+import { operatorCharts } from '../../e2e/harness/operator-charts.ts';
+import { installOperator } from '../../e2e/harness/operator-release.ts';
+import {
+  ackedTable,
+  missingRows,
+  overlappingWriters,
+  queryOnce,
+  startWriteLoad,
+  writeOutageSeconds,
+} from '../../e2e/harness/postgres-client.ts';
+import { PostgresClusterUnderTest, requiredSyncCluster } from '../../e2e/harness/postgres-cluster.ts';
+import { createTestNamespace } from '../../e2e/harness/test-namespace.ts';
+import { localClusterWithImages } from '../../e2e/local-cluster.ts';
+import { waitUntil } from '@homeostat/testing';
+import { sized } from '../support/bench-size.ts';
+import { loadAverage } from '../support/load-average.ts';
+import { Teardown } from '../support/teardown.ts';
+import { causeFault, faultKinds, type FaultKind } from './chaos-faults.ts';
+
+const teardown = new Teardown();
+teardown.exitOnSignals('bench:chaos:postgres');
+const { values } = parseArgs({
+  options: { faults: { type: 'string' }, seed: { type: 'string' }, kinds: { type: 'string' } },
+});
+const faultCount = Number(values.faults ?? sized(50, 2));
+const seed = Number(values.seed ?? Date.now() % 1_000_000);
+// The smoke run causes the two most common faults, so CI proves the harness end to end cheaply.
+const kinds = (values.kinds?.split(',') ??
+  sized([...faultKinds], ['primary-postgres-sigkill', 'primary-pod-force-deleted'])) as FaultKind[];
+for (const kind of kinds) {
+  if (!faultKinds.includes(kind))
+    throw new Error(`unknown fault kind ${kind}: one of ${faultKinds.join(', ')}`);
+}
+/** How long the cluster has to be healthy again after a fault before it counts as not recovered. */
+const recoveryTimeoutMs = 240_000;
+
+/** mulberry32: a small seeded generator, so a run can be repeated with --seed. */
+function seeded(state: number): () => number {
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const random = seeded(seed);
+const firstLine = (error: unknown) =>
+  (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
+
+interface FaultResult {
+  kind: FaultKind;
+  /** From the fault to the first write acknowledged after writes began to fail (0: none failed). */
+  writesBackSeconds: number;
+  /** From the fault to the cluster healthy again with every instance ready. */
+  healthySeconds: number;
+  recovered: boolean;
+  problem?: string;
+}
+
+if (!process.env['KUBECONFIG']) process.env['KUBECONFIG'] = (await localClusterWithImages()).kubeconfig;
+const namespace = await createTestNamespace('bench-chaos-postgres');
+teardown.add(`delete namespace ${namespace.name}`, () => namespace.remove());
+const operator = await installOperator(operatorCharts.postgres, namespace.name);
+teardown.add('uninstall the operator', () => operator.cleanup());
+const name = 'chaos';
+await apply([requiredSyncCluster(namespace.name, name)]);
+const cluster = new PostgresClusterUnderTest(namespace.name, name);
+await cluster.waitHealthy(3);
+const target = await cluster.readWriteTarget();
+await queryOnce(target, ackedTable);
+
+const roles = cluster.watchRoles();
+teardown.add('stop watching roles', () => roles.stop());
+const load = startWriteLoad(target);
+teardown.add('stop the write load', () => load.stop());
+await waitUntil('writes flowing', async () => load.acked.length >= 100, { timeoutMs: 60_000 });
+
+const results: FaultResult[] = [];
+console.error(
+  `bench:chaos:postgres: ${faultCount} faults from ${kinds.join(', ')} (seed ${seed}), load ${loadAverage()}`,
+);
+for (let i = 0; i < faultCount; i++) {
+  const kind = kinds[Math.floor(random() * kinds.length)] ?? 'primary-postgres-sigkill';
+  const at = Date.now();
+  let result: FaultResult;
+  try {
+    const caused = await causeFault(kind, { cluster, operatorRelease: operator.release, random });
+    await caused.settle();
+    let recovered = true;
+    let problem = '';
+    await cluster.waitHealthy(3, 'healthy after the fault', recoveryTimeoutMs).catch((error: unknown) => {
+      recovered = false;
+      problem = firstLine(error);
+    });
+    const healthySeconds = (Date.now() - at) / 1000;
+    // Writes may come back a moment after the status reads healthy (the Service's endpoints).
+    await waitUntil(
+      'writes accepted again',
+      async () => writeOutageSeconds(load, at, Date.now()) !== undefined,
+      {
+        timeoutMs: 60_000,
+        intervalMs: 100,
+      },
+    ).catch(() => undefined);
+    const writesBackSeconds = writeOutageSeconds(load, at, Date.now()) ?? Number.NaN;
+    result = { kind, writesBackSeconds, healthySeconds, recovered, ...(problem ? { problem } : {}) };
+  } catch (error) {
+    result = {
+      kind,
+      writesBackSeconds: Number.NaN,
+      healthySeconds: Number.NaN,
+      recovered: false,
+      problem: firstLine(error),
+    };
+  }
+  results.push(result);
+  console.error(
+    `fault ${i + 1}/${faultCount} ${kind}: writes back after ${result.writesBackSeconds.toFixed(2)} s, healthy after ${result.healthySeconds.toFixed(1)} s${result.recovered ? '' : ` NOT RECOVERED: ${result.problem}`}`,
+  );
+  // A cluster that did not come back is left as it is: the next faults would measure nothing.
+  if (!result.recovered) break;
+}
+
+await load.stop();
+await roles.stop();
+const lost = missingRows(load, await cluster.presentRows());
+const twoWriters = overlappingWriters(roles.samples, 1000);
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? Number((s[Math.floor((s.length - 1) / 2)] ?? 0).toFixed(2)) : null;
+};
+const max = (xs: number[]) => (xs.length ? Number(Math.max(...xs).toFixed(2)) : null);
+const perKind = Object.fromEntries(
+  kinds.map((kind) => {
+    const of = results.filter((r) => r.kind === kind);
+    const back = of.map((r) => r.writesBackSeconds).filter(Number.isFinite);
+    return [kind, { faults: of.length, writes_back_median_s: median(back), writes_back_max_s: max(back) }];
+  }),
+);
+const figures = {
+  faults: results.length,
+  seed,
+  synchronous: 'required',
+  acknowledged_rows: load.acked.length,
+  acknowledged_rows_lost: lost.length,
+  two_writer_moments: twoWriters.length,
+  recovered_every_time: results.every((r) => r.recovered),
+  longest_writes_back_s: max(results.map((r) => r.writesBackSeconds).filter(Number.isFinite)),
+  per_kind: perKind,
+  not_recovered: results.filter((r) => !r.recovered).map((r) => `${r.kind}: ${r.problem ?? ''}`),
+  load_average: loadAverage(),
+};
+await kubectl(['-n', namespace.name, 'delete', 'postgresqlcluster', name, '--wait=true']).catch(() => '');
+await teardown.run();
+process.stdout.write(`${JSON.stringify(figures)}\n`);
