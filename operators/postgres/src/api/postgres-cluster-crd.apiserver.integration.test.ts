@@ -153,6 +153,11 @@ describe('PostgreSQLCluster CRD on a real kube-apiserver + etcd', () => {
     expect(await rejection('owner-pg', { bootstrap: { owner: 'pg_monitor' } })).toContain(
       'bootstrap.owner may not start with pg_: PostgreSQL reserves those names',
     );
+    for (const owner of ['public', 'current_user']) {
+      expect(await rejection(`owner-${owner.replace('_', '-')}`, { bootstrap: { owner } })).toContain(
+        'bootstrap.owner may not be public, none, current_user, current_role or session_user',
+      );
+    }
     expect(await rejection('quoted', { bootstrap: { owner: 'Robert"; DROP' } })).toContain(
       'spec.bootstrap.owner in body should match',
     );

@@ -196,6 +196,12 @@ export const Bootstrap = Type.Object(
         message: 'bootstrap.owner may not start with pg_: PostgreSQL reserves those names',
         fieldPath: '.owner',
       },
+      {
+        rule: "!(self.owner in ['public', 'none', 'current_user', 'current_role', 'session_user'])",
+        message:
+          'bootstrap.owner may not be public, none, current_user, current_role or session_user: PostgreSQL gives these names another meaning',
+        fieldPath: '.owner',
+      },
     ],
   },
 );
