@@ -88,6 +88,21 @@ teardown.add('stop the write load', () => load.stop());
 await waitUntil('writes flowing', async () => load.acked.length >= 100, { timeoutMs: 60_000 });
 
 const results: FaultResult[] = [];
+
+/** Prints the pods, the recent Events and the operator's last log lines: why a cluster is stuck. */
+async function explainStuck(result: FaultResult): Promise<void> {
+  const ns = namespace.name;
+  const show = async (what: string, args: string[]) =>
+    console.error(`--- ${what}\n${await kubectl(['-n', ns, ...args]).catch((e: unknown) => String(e))}`);
+  console.error(`--- ${result.kind} left the cluster unhealthy: ${result.problem ?? ''}`);
+  await show('pods', ['get', 'pods', '-o', 'wide']);
+  await show('events', ['get', 'events', '--sort-by=.lastTimestamp']);
+  await show('the operator', ['logs', '-l', `app.kubernetes.io/instance=${operator.release}`, '--tail=80']);
+  for (const pod of await cluster.pods().catch(() => [])) {
+    const podName = pod.metadata?.name ?? '';
+    await show(`${podName} postgres`, ['logs', podName, '-c', 'postgres', '--tail=30']);
+  }
+}
 console.error(
   `bench:chaos:postgres: ${faultCount} faults from ${kinds.join(', ')} (seed ${seed}), load ${loadAverage()}`,
 );
@@ -103,6 +118,7 @@ for (let i = 0; i < faultCount; i++) {
     await cluster.waitHealthy(3, 'healthy after the fault', recoveryTimeoutMs).catch((error: unknown) => {
       recovered = false;
       problem = firstLine(error);
+      console.error(error instanceof Error ? error.message : String(error));
     });
     const healthySeconds = (Date.now() - at) / 1000;
     // Writes may come back a moment after the status reads healthy (the Service's endpoints).
@@ -129,8 +145,12 @@ for (let i = 0; i < faultCount; i++) {
   console.error(
     `fault ${i + 1}/${faultCount} ${kind}: writes back after ${result.writesBackSeconds.toFixed(2)} s, healthy after ${result.healthySeconds.toFixed(1)} s${result.recovered ? '' : ` NOT RECOVERED: ${result.problem}`}`,
   );
-  // A cluster that did not come back is left as it is: the next faults would measure nothing.
-  if (!result.recovered) break;
+  // A cluster that did not come back is left as it is, with what explains it: the next faults
+  // would measure nothing, and the namespace stays for a person to look at.
+  if (!result.recovered) {
+    await explainStuck(result);
+    break;
+  }
 }
 
 await load.stop();
@@ -162,6 +182,12 @@ const figures = {
   not_recovered: results.filter((r) => !r.recovered).map((r) => `${r.kind}: ${r.problem ?? ''}`),
   load_average: loadAverage(),
 };
-await kubectl(['-n', namespace.name, 'delete', 'postgresqlcluster', name, '--wait=true']).catch(() => '');
-await teardown.run();
+if (figures.recovered_every_time) {
+  await kubectl(['-n', namespace.name, 'delete', 'postgresqlcluster', name, '--wait=true']).catch(() => '');
+  await teardown.run();
+} else {
+  console.error(
+    `left namespace ${namespace.name} as it is; remove it with: kubectl delete namespace ${namespace.name} (and helm uninstall ${operator.release} -n ${namespace.name})`,
+  );
+}
 process.stdout.write(`${JSON.stringify(figures)}\n`);

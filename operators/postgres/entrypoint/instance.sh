@@ -194,7 +194,7 @@ clone_from_primary() {
 }
 
 rewind_from_primary() { # returns non-zero when pg_rewind cannot bring this data directory back
-  log "rejoin: this data directory was a primary; running pg_rewind against $PRIMARY_HOST:${PRIMARY_PORT:-5432}"
+  log "rejoin: running pg_rewind against $PRIMARY_HOST:${PRIMARY_PORT:-5432}"
   ensure_slot_on_primary
   rm -f "$ready_marker" # an interrupted pg_rewind leaves an unusable directory: re-clone next time
   # A freshly promoted primary still has the old timeline in pg_control until its first
@@ -202,6 +202,29 @@ rewind_from_primary() { # returns non-zero when pg_rewind cannot bring this data
   psql "$(source_conninfo)" -v ON_ERROR_STOP=1 -qAt -c CHECKPOINT >/dev/null ||
     log "warning: CHECKPOINT on the primary failed; pg_rewind may misjudge the timelines"
   pg_rewind --target-pgdata="$PGDATA" --source-server="$(source_conninfo)" "${no_sync[@]}"
+}
+
+# A standby that received WAL the promoted primary never had (the old primary's last records, or
+# its shutdown checkpoint) cannot follow the new timeline ("requested timeline is not a child of
+# this server's history"), and would crash-loop for good. When the primary's timeline is not the
+# one of this standby's last checkpoint, pg_rewind puts it on the primary's history (it does
+# nothing when the standby is merely behind on it); when it cannot, the standby is cloned again:
+# a standby holds nothing the primary lacks that anyone was told was committed.
+follow_primary_timeline() {
+  local ours theirs
+  ours="$(pg_controldata "$PGDATA" 2>/dev/null | sed -n "s/^Latest checkpoint's TimeLineID: *//p")"
+  # The timeline the primary writes now (pg_control lags a fresh promotion until its checkpoint).
+  theirs="$(psql "$(source_conninfo)" -qAtX -c \
+    "SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int" 2>/dev/null)" || return 0
+  [[ -z "$ours" || -z "$theirs" || "$ours" == "$theirs" ]] && return 0
+  log "rejoin: the primary writes timeline $theirs, this standby's last checkpoint is on $ours; running pg_rewind"
+  if rewind_from_primary; then
+    log "rejoin: method=pg_rewind"
+  else
+    log "rejoin: pg_rewind failed; falling back to a fresh clone"
+    clone_from_primary
+    log "rejoin: method=clone"
+  fi
 }
 
 # Rewrites the settings that make this data directory a standby of $PRIMARY_HOST. They live in
@@ -366,10 +389,12 @@ elif has_cluster && is_complete && [[ -e "$PGDATA/standby.signal" ]]; then
   log "start: existing standby data directory"
   if pg_isready -q -h "$PRIMARY_HOST" -p "${PRIMARY_PORT:-5432}" -t 2; then
     ensure_slot_on_primary
+    follow_primary_timeline
   else
     log "start: the primary does not answer yet; starting as a standby without it"
   fi
   write_standby_settings
+  mark_complete
 else
   require PRIMARY_HOST
   wait_for_primary
