@@ -314,7 +314,10 @@ export class Controller<T extends KubeObject> {
     metrics.activeWorkers.inc(labels);
     const timer = metrics.reconcileTime.startTimer(labels);
     const object = this.#deps.cache.informer(this.#options.for).store.get(key);
-    const writes = this.#writes.begin(key, object?.metadata?.generation);
+    // A refused write is not thrown to here, so it is logged where it is refused.
+    const writes = this.#writes.begin(key, object?.metadata?.generation, (failure, retryInMs) =>
+      logger().warn({ err: failure, retryInMs }, 'write refused; sending it again after its own backoff'),
+    );
     const started = performance.now();
     const watchdog = setInterval(
       () =>

@@ -12,12 +12,13 @@ function setup() {
   let now = 0;
   const backoff = new WriteBackoff({ baseMs: 100, maxMs: 1000, now: () => now });
   let sent = 0;
+  const heard: number[] = [];
   const refused = () => {
     sent++;
     return Promise.reject(quota);
   };
   const reconcile = async (generation = 1, what = 'creating PersistentVolumeClaim db-3') => {
-    const writes = backoff.begin('n/db', generation);
+    const writes = backoff.begin('n/db', generation, (_failure, retryInMs) => heard.push(retryInMs));
     const error = await writes.step(what, refused).catch((e: unknown) => e);
     writes.finish();
     return error as WriteFailure;
@@ -26,6 +27,7 @@ function setup() {
     backoff,
     reconcile,
     sent: () => sent,
+    heard,
     advance: (ms: number) => (now += ms),
   };
 }
@@ -61,6 +63,7 @@ describe('WriteBackoff', () => {
     await t.reconcile();
     expect(t.backoff.nextDueMs('n/db')).toBe(1000); // capped
     expect(t.sent()).toBe(5);
+    expect(t.heard).toEqual([100, 200, 400, 800, 1000]); // each refusal told once, repeats not
   });
 
   it('keeps the writes of a reconcile going past a refused one with attempt, listing each refusal', async () => {

@@ -40,8 +40,15 @@ export class WriteBackoff {
     this.#now = options.now ?? (() => performance.now());
   }
 
-  /** The writes of one reconcile of `key`, whose object is at `generation`. */
-  begin(key: string, generation: number | undefined): Writes & { finish(): void } {
+  /**
+   * The writes of one reconcile of `key`, whose object is at `generation`; `onRefused` hears of each
+   * refusal the API server gives (not of repeats), with how long the write now waits.
+   */
+  begin(
+    key: string,
+    generation: number | undefined,
+    onRefused: (failure: WriteFailure, retryInMs: number) => void = () => undefined,
+  ): Writes & { finish(): void } {
     const entries = this.#entries.get(key) ?? new Map<string, Entry>();
     this.#entries.set(key, entries);
     const touched = new Set<string>();
@@ -66,6 +73,7 @@ export class WriteBackoff {
         const count = (current?.failures ?? 0) + 1;
         const waitMs = Math.min(this.#maxMs, this.#baseMs * 2 ** (count - 1));
         entries.set(what, { failure, failures: count, notBefore: this.#now() + waitMs, generation });
+        onRefused(failure, waitMs);
         return refuse(what, failure);
       }
     };
