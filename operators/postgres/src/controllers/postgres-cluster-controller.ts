@@ -159,14 +159,6 @@ export function addPostgresClusterController(
         if (!(error instanceof WriteFailure)) throw error;
         owned = error;
       }
-      const refusals = [...(owned ? [owned] : []), ...ctx.writes.failures];
-      // One Warning Event per distinct refusal: none while a write waits out its backoff, nor for
-      // one the Degraded condition already names (the Event series would be patched every probe).
-      const reported = cluster.status?.conditions?.find((c) => c.type === 'Degraded')?.message ?? '';
-      for (const refusal of refusals.filter((f) => !f.repeated && !reported.includes(f.message))) {
-        await ctx.events.warning(cluster, 'ApplyFailed', 'Reconcile', refusal.message);
-      }
-
       const rollout = nextRolloutStep({
         cluster: name,
         primary: primaryOf(cluster, state),
@@ -177,6 +169,13 @@ export function addPostgresClusterController(
         busy: !state || state.operation !== undefined,
       });
       await restartForRollout(rollout, cluster, podMap, ctx);
+      const refusals = [...(owned ? [owned] : []), ...ctx.writes.failures];
+      // One Warning Event per distinct refusal: none while a write waits out its backoff, nor for
+      // one the Degraded condition already names (the Event series would be patched every probe).
+      const reported = cluster.status?.conditions?.find((c) => c.type === 'Degraded')?.message ?? '';
+      for (const refusal of refusals.filter((f) => !f.repeated && !reported.includes(f.message))) {
+        await ctx.events.warning(cluster, 'ApplyFailed', 'Reconcile', refusal.message);
+      }
       const rolloutPrimary = rollout.type === 'switchover' ? rollout.to : undefined;
       const run = await turnEngine(cluster, state, podMap, secretMap, key, ctx, rolloutPrimary);
       const observation: ClusterObservation = {
