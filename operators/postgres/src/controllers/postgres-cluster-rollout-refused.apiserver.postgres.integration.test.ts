@@ -4,13 +4,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '@homeostat/testing';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
-import { KubeClient, resourceType, type KubeObject, type Manager } from '@homeostat/reconcile';
+import { builtin, KubeClient, resourceType, type KubeObject, type Manager } from '@homeostat/reconcile';
 import { memoryLogger } from '@homeostat/reconcile/testing';
 import { postgresClusters } from '../api/postgres-cluster-types.ts';
 import { PodProcesses } from '../test-support/pod-processes.ts';
 import {
   clusterReader,
   createRequiredCluster,
+  failOverWhileRefused,
   podOperator,
   prepareNamespace,
   settled,
@@ -39,7 +40,8 @@ const policy = `keep-replica-pods-${process.pid}`;
 const cluster = 'orders';
 const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
 const { log, lines } = memoryLogger();
-const { get, events, slow } = clusterReader(client, namespace, cluster, lines);
+const reader = clusterReader(client, namespace, cluster, lines);
+const { get, events, slow } = reader;
 
 describe('a rolling restart refused by an admission policy: real kube-apiserver, real PostgreSQL processes', () => {
   const pods = new PodProcesses(client, namespace, cluster);
@@ -64,7 +66,8 @@ describe('a rolling restart refused by an admission policy: real kube-apiserver,
   it('fails over from a quiet primary while the restart of a replica is refused, and says so', async () => {
     await waitUntil('orders Healthy with 3 ready instances', async () => settled(await get()), slow);
     const old = (await get()).status?.currentPrimary ?? '';
-    // Only the primary's pod may be deleted (the failover's fence); every replica's deletion is refused.
+    // Only the primary's pod may be deleted (the failover's fence); every replica's deletion is
+    // refused, and so is the sentinel ConfigMap's, which shows when the policy is in force.
     await client.create(policies, {
       apiVersion: admission,
       kind: 'ValidatingAdmissionPolicy',
@@ -73,7 +76,12 @@ describe('a rolling restart refused by an admission policy: real kube-apiserver,
         failurePolicy: 'Fail',
         matchConstraints: {
           resourceRules: [
-            { apiGroups: [''], apiVersions: ['v1'], operations: ['DELETE'], resources: ['pods'] },
+            {
+              apiGroups: [''],
+              apiVersions: ['v1'],
+              operations: ['DELETE'],
+              resources: ['pods', 'configmaps'],
+            },
           ],
         },
         validations: [{ expression: `oldObject.metadata.name == '${old}'`, message: 'replica pods stay' }],
@@ -89,6 +97,19 @@ describe('a rolling restart refused by an admission policy: real kube-apiserver,
         matchResources: { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': namespace } } },
       },
     });
+    const sentinel = { metadata: { name: 'sentinel', namespace } };
+    await waitUntil(
+      'the policy in force',
+      async () => {
+        // Made again while a deletion still goes through.
+        await client.create(builtin.configMaps, sentinel).catch(() => undefined);
+        return client.delete(builtin.configMaps, 'sentinel', namespace).then(
+          () => false,
+          () => true,
+        );
+      },
+      slow,
+    );
     // A new pod spec: the rolling restart deletes a replica first, which the policy refuses.
     await client.patch(
       postgresClusters,
@@ -97,24 +118,8 @@ describe('a rolling restart refused by an admission policy: real kube-apiserver,
       { spec: { resources: { requests: { cpu: '50m' } } } },
       { patchType: 'merge' },
     );
-    // Long enough for a key backing off on this refusal (5 ms doubling) to wait longer than the
-    // failover below is given.
-    await new Promise((r) => setTimeout(r, 30_000));
-
-    pods.instance(old).freeze();
-    await waitUntil(
-      'a replica promoted in place of the quiet primary',
-      async () => {
-        const status = (await get()).status;
-        return status?.currentPrimary !== old && !status?.operation;
-      },
-      { ...slow, timeoutMs: 30_000 },
-    );
-    await waitUntil(
-      'FailoverCompleted recorded',
-      async () => (await events('FailoverCompleted')).length > 0,
-      slow,
-    );
+    const completed = await failOverWhileRefused(pods, reader, old);
+    expect(completed?.note).toMatch(new RegExp(`replacing ${old}`));
     await waitUntil(
       'the refused restart in status',
       async () =>

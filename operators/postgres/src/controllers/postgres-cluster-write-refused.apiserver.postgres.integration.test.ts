@@ -12,6 +12,7 @@ import { PodProcesses } from '../test-support/pod-processes.ts';
 import {
   clusterReader,
   createRequiredCluster,
+  failOverWhileRefused,
   podOperator,
   prepareNamespace,
   settled,
@@ -22,7 +23,8 @@ const namespace = `pg-write-refused-${process.pid}`;
 const cluster = 'ledger';
 const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
 const { log, lines } = memoryLogger();
-const { get, events, slow } = clusterReader(client, namespace, cluster, lines);
+const reader = clusterReader(client, namespace, cluster, lines);
+const { get, events, slow } = reader;
 
 describe('a write refused for good: real kube-apiserver, real PostgreSQL processes as pods', () => {
   const pods = new PodProcesses(client, namespace, cluster);
@@ -52,30 +54,12 @@ describe('a write refused for good: real kube-apiserver, real PostgreSQL process
       { spec: { storage: { size: '2Gi' } } },
       { patchType: 'merge' },
     );
-    const refused = () => (c: Awaited<ReturnType<typeof get>>) =>
+    const refused = (c: Awaited<ReturnType<typeof get>>) =>
       c.status?.conditions?.find((x) => x.type === 'Degraded' && x.reason === 'ApplyFailed')?.message;
-    await waitUntil('the resize refused, in status', async () => refused()(await get()) !== undefined, slow);
-    expect(refused()(await get())).toMatch(/PersistentVolumeClaim ledger-\d.*(immutable|forbidden)/i);
-    // Long enough for a key backing off on this refusal (5 ms doubling) to wait longer than the
-    // failover below is given.
-    await new Promise((r) => setTimeout(r, 30_000));
-
-    pods.instance(old).freeze(); // alive, answering nothing: no Kubernetes event says so
-    await waitUntil(
-      'a replica promoted in place of the quiet primary',
-      async () => {
-        const status = (await get()).status;
-        return status?.currentPrimary !== old && !status?.operation;
-      },
-      { ...slow, timeoutMs: 30_000 },
-    );
-    // Events are written in the background: wait for it rather than race it.
-    await waitUntil(
-      'FailoverCompleted recorded',
-      async () => (await events('FailoverCompleted')).length > 0,
-      slow,
-    );
-    expect((await events('FailoverCompleted'))[0]?.note).toMatch(new RegExp(`replacing ${old}`));
+    await waitUntil('the resize refused, in status', async () => refused(await get()) !== undefined, slow);
+    expect(refused(await get())).toMatch(/PersistentVolumeClaim ledger-\d.*(immutable|forbidden)/i);
+    const completed = await failOverWhileRefused(pods, reader, old);
+    expect(completed?.note).toMatch(new RegExp(`replacing ${old}`));
     // The old primary is healed back as a replica; the refusal is still in status all along.
     await waitUntil(
       `${old} back as a ready replica`,
@@ -87,8 +71,8 @@ describe('a write refused for good: real kube-apiserver, real PostgreSQL process
     );
     const status = (await get()).status;
     expect(status?.phase).toBe('Degraded');
-    expect(refused()(await get())).toMatch(/PersistentVolumeClaim ledger-\d/);
-    // The refused write is retried with its own backoff, each refusal one Warning Event at most.
+    expect(refused(await get())).toMatch(/PersistentVolumeClaim ledger-\d/);
+    // The refusal has its Warning Event.
     expect((await events('ApplyFailed')).length).toBeGreaterThan(0);
   }, 300_000);
 });
