@@ -81,6 +81,7 @@ export {
   type CacheReader,
   type WatchSpec,
 } from './controller/controller.ts';
+export { WriteBackoff, type Writes } from './controller/write-backoff.ts';
 export {
   generationChanged,
   labelsChanged,

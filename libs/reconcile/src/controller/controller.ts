@@ -11,10 +11,14 @@ import { WorkQueue } from '../queue/work-queue.ts';
 import type { RateLimiter } from '../queue/rate-limiter.ts';
 import { PermanentError } from '../client/errors.ts';
 import type { ChangeEvent, Predicate } from './predicates.ts';
+import { WriteBackoff, type Writes } from './write-backoff.ts';
 
 /** What a reconcile asks for next. Returning nothing means "converged, wait for a change". */
 export interface ReconcileResult {
-  /** Reconcile again after this many milliseconds (resets the backoff). */
+  /**
+   * Reconcile again after this many milliseconds (resets the backoff); sooner when a write refused
+   * earlier (`context.writes`) is due to be tried again.
+   */
   requeueAfterMs?: number;
   /** Reconcile again with backoff, without counting an error. */
   requeue?: boolean;
@@ -32,6 +36,11 @@ export interface ReconcileContext {
   /** The manager's client; its calls stop when `signal` aborts. */
   client: KubeClient;
   events: EventRecorder;
+  /**
+   * Writes with a backoff of their own: a refused one is skipped until it is due again, and the
+   * key is reconciled again by then, without the key's error backoff (ADR 0603).
+   */
+  writes: Writes;
   /** Reads from the shared informer caches (never from the API server). */
   cache: CacheReader;
   /** Aborted when the manager shuts down and the drain deadline passes, or leadership is lost. */
@@ -153,7 +162,7 @@ export interface ControllerDeps {
 /**
  * Turns informer changes into keys on a work queue and runs the reconcile function on them with
  * bounded concurrency. A thrown error or rejected promise backs off that key and is logged with
- * it; it never crashes the process.
+ * it; it never crashes the process. A write refused through `context.writes` backs off alone.
  */
 export class Controller<T extends KubeObject> {
   readonly name: string;
@@ -164,6 +173,7 @@ export class Controller<T extends KubeObject> {
   readonly #reader: CacheReader;
   readonly #client: KubeClient;
   readonly #events: EventRecorder;
+  readonly #writes = new WriteBackoff();
   #workers: Promise<void>[] = [];
   #abort = new AbortController();
   #running = false;
@@ -304,6 +314,10 @@ export class Controller<T extends KubeObject> {
     metrics.activeWorkers.inc(labels);
     const timer = metrics.reconcileTime.startTimer(labels);
     const object = this.#deps.cache.informer(this.#options.for).store.get(key);
+    // A refused write is not thrown to here, so it is logged where it is refused.
+    const writes = this.#writes.begin(key, object?.metadata?.generation, (failure, retryInMs) =>
+      logger().warn({ err: failure, retryInMs }, 'write refused; sending it again after its own backoff'),
+    );
     const started = performance.now();
     const watchdog = setInterval(
       () =>
@@ -320,20 +334,26 @@ export class Controller<T extends KubeObject> {
           },
           client: this.#client,
           events: this.#events,
+          writes,
           cache: this.#reader,
           signal: this.#abort.signal,
           reconcileId,
         },
       );
+      writes.finish();
+      if (!object) this.#writes.forget(key);
+      // A refused write comes back when its own backoff ends, not with the key's error backoff.
+      const writeDueMs = this.#writes.nextDueMs(key);
       if (result?.requeueAfterMs !== undefined) {
         this.queue.forget(key);
-        this.queue.addAfter(key, result.requeueAfterMs);
+        this.queue.addAfter(key, Math.min(result.requeueAfterMs, writeDueMs ?? Infinity));
         metrics.reconcileTotal.inc({ ...labels, result: 'requeue_after' });
       } else if (result?.requeue) {
         this.queue.addRateLimited(key);
         metrics.reconcileTotal.inc({ ...labels, result: 'requeue' });
       } else {
         this.queue.forget(key);
+        if (writeDueMs !== undefined) this.queue.addAfter(key, writeDueMs);
         metrics.reconcileTotal.inc({ ...labels, result: 'success' });
       }
     } catch (error) {

@@ -1,12 +1,16 @@
 // A write the operator could not make, as a sentence for `kubectl describe`: the step and the API
 // server's own message, never the body that was sent (a Secret's would hold passwords). Operators
-// turn it into a status condition and a Warning Event, then throw it so the queue backs off.
+// turn it into a status condition and a Warning Event and go on observing; the write itself is
+// retried with its own backoff (controller/write-backoff.ts, ADR 0603).
 import { KubeApiError } from '../client/errors.ts';
 import type { KubeObject } from '../client/resource-type.ts';
 import { isControlledBy } from './owner-references.ts';
 
 export class WriteFailure extends Error {
-  constructor(step: string, cause: unknown) {
+  readonly step: string;
+  /** True when the write was not sent: it still backs off after this same refusal. */
+  readonly repeated: boolean;
+  constructor(step: string, cause: unknown, options: { repeated?: boolean } = {}) {
     const detail =
       cause instanceof KubeApiError
         ? (cause.status.message ?? cause.message)
@@ -15,6 +19,13 @@ export class WriteFailure extends Error {
           : String(cause);
     super(`${step}: ${detail}`, { cause });
     this.name = 'WriteFailure';
+    this.step = step;
+    this.repeated = options.repeated ?? false;
+  }
+
+  /** The same refusal, reported again without sending the write (same message, `repeated`). */
+  repeat(): WriteFailure {
+    return new WriteFailure(this.step, this.cause, { repeated: true });
   }
 }
 

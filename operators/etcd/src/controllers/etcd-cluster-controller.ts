@@ -1,10 +1,12 @@
 // The EtcdCluster reconciler: Services and PodDisruptionBudget by server-side apply; members as
 // pods and claims driven one step at a time by the engine (ADR 0301); status from etcd's own view.
 // Every line is safe to repeat: what exists is read from the caches and etcd, never remembered.
+// A write the API server refuses backs off on its own (ctx.writes) and is reported in status;
+// observation, membership and recovery supervision run regardless (ADR 0603).
 import type { V1Pod } from '@kubernetes/client-node';
 import {
-  KubeApiError,
   PermanentError,
+  WriteFailure,
   builtin,
   generationChanged,
   isBeingDeleted,
@@ -96,13 +98,16 @@ class Refusal extends Error {
   }
 }
 
-/** A write the API server refused, as a sentence for `kubectl describe`. */
-async function write<T>(what: string, action: () => Promise<T>): Promise<T> {
+/**
+ * A write an engine step cannot go on without: sent through `ctx.writes` (its own backoff), a
+ * refusal stops the step as an ApplyFailed Refusal.
+ */
+async function write<T>(ctx: ReconcileContext, what: string, action: () => Promise<T>): Promise<T> {
   try {
-    return await action();
+    return await ctx.writes.step(what, action);
   } catch (error) {
-    const detail = error instanceof KubeApiError ? (error.status.message ?? error.message) : messageOf(error);
-    throw new Refusal('ApplyFailed', `${what}: ${detail}`, { cause: error });
+    if (!(error instanceof WriteFailure)) throw error;
+    throw new Refusal('ApplyFailed', error.message, { cause: error });
   }
 }
 
@@ -129,6 +134,11 @@ interface Round {
   readonly connection: EtcdConnection;
 }
 
+/**
+ * Services and the PodDisruptionBudget. Nothing after them waits on a refused write (it is only
+ * recorded in `ctx.writes`); a Service name someone else holds stops everything (NameTaken), as
+ * clients would reach their Service.
+ */
 async function applyClusterObjects(round: Round): Promise<void> {
   const { cluster, ctx, deps } = round;
   for (const service of [desiredPeerService(cluster), desiredClientService(cluster)]) {
@@ -138,18 +148,18 @@ async function applyClusterObjects(round: Round): Promise<void> {
       deps.owned.service(cluster, name) ??
       (await ctx.client.find(builtin.services, name, namespaceOf(cluster)));
     assertOwnedOrAbsent(current, cluster, 'Service', name);
-    await write(`applying Service ${name}`, () =>
+    await ctx.writes.attempt(`applying Service ${name}`, () =>
       ctx.client.applyIfChanged(builtin.services, service, current),
     );
   }
   const pdb = desiredPodDisruptionBudget(cluster);
   const current = deps.owned.podDisruptionBudget(cluster, nameOf(cluster));
   if (pdb) {
-    await write(`applying PodDisruptionBudget ${nameOf(cluster)}`, () =>
+    await ctx.writes.attempt(`applying PodDisruptionBudget ${nameOf(cluster)}`, () =>
       ctx.client.applyIfChanged(builtin.podDisruptionBudgets, pdb, current),
     );
   } else if (current && isControlledBy(current, cluster)) {
-    await write(`deleting PodDisruptionBudget ${nameOf(cluster)}`, () =>
+    await ctx.writes.attempt(`deleting PodDisruptionBudget ${nameOf(cluster)}`, () =>
       ctx.client.delete(builtin.podDisruptionBudgets, nameOf(cluster), namespaceOf(cluster), {
         uid: current.metadata?.uid ?? '',
       }),
@@ -197,7 +207,7 @@ async function seed(round: Round, operatorImage: string, fromBackup?: EtcdBackup
     }
     throw error;
   }
-  await write(`creating member ${first.name}`, () =>
+  await write(round.ctx, `creating member ${first.name}`, () =>
     ensureMemberObjects(
       round.deps,
       first.name,
@@ -220,7 +230,7 @@ async function restartMembers(round: Round): Promise<void> {
   for (const member of withData) {
     if (deps.owned.pod(cluster, member.name)) continue;
     const claim = deps.owned.claim(cluster, claimName(member.name));
-    await write(`recreating pod ${member.name}`, () =>
+    await write(round.ctx, `recreating pod ${member.name}`, () =>
       ensureMemberObjects(
         deps,
         member.name,
@@ -286,7 +296,8 @@ async function healMembers(round: Round, health: ClusterHealth): Promise<StepOut
       return { kind: 'changed', action: 'remove', member: desired.name };
     }
     if (!deps.owned.pod(cluster, desired.name)) {
-      await write(`recreating pod ${desired.name}`, () =>
+      // Each member's pod on its own: one refused does not keep the others from coming back.
+      await ctx.writes.attempt(`recreating pod ${desired.name}`, () =>
         ensureMemberObjects(
           deps,
           desired.name,
@@ -315,7 +326,9 @@ async function collectLeftovers(round: Round, health: ClusterHealth): Promise<vo
     const listed = health.members.some((m) =>
       m.member.peerUrls.some((u) => normalizeUrl(u) === normalizeUrl(urls.peerUrl)),
     );
-    if (!listed) await write(`deleting the pod and claim of ${name}`, () => deleteMemberObjects(deps, name));
+    if (!listed) {
+      await write(round.ctx, `deleting the pod and claim of ${name}`, () => deleteMemberObjects(deps, name));
+    }
   }
 }
 
@@ -349,7 +362,7 @@ async function convergeMembers(round: Round, health: ClusterHealth): Promise<Ste
 
 /** One member moved to spec.version once membership has settled (rolling-upgrade.ts). */
 async function upgradeMembers(round: Round, health: ClusterHealth): Promise<UpgradeOutcome> {
-  const outcome = await write('upgrading a member', () =>
+  const outcome = await write(round.ctx, 'upgrading a member', () =>
     rollUpgradeStep(round.deps, round.desired, health, round.connection),
   );
   if (outcome.kind === 'leader-moved') {
@@ -495,10 +508,10 @@ export function addEtcdClusterController(
         }
         if (!cluster.spec.paused) {
           // Certificates first: no member pod may start without the Secrets it mounts.
-          const made = await write('making the TLS Secrets', () =>
+          const made = await ctx.writes.attempt('making the TLS Secrets', () =>
             ensureGeneratedTls(cluster, ctx.client, owned, options.addressing),
           );
-          if (made.length) {
+          if (made?.length) {
             await ctx.events.normal(
               cluster,
               'CertificatesCreated',
@@ -518,6 +531,7 @@ export function addEtcdClusterController(
             credentials: await credentialsOf(cluster, ctx, owned),
           },
         };
+        // Observation and healing never wait on these (ADR 0603).
         if (!cluster.spec.paused) await applyClusterObjects(round);
         observed = await observe(round);
         if (!cluster.spec.paused) {
@@ -546,11 +560,25 @@ export function addEtcdClusterController(
         if (!(error instanceof Refusal)) throw error;
         problem = { reason: error.reason, message: error.message };
         refusal = error;
-        // A permanent refusal's Event comes with the PermanentError below.
-        if (!error.permanent) await ctx.events.warning(cluster, error.reason, 'Reconcile', error.message);
+        // A permanent refusal's Event comes with the PermanentError below; a refused write's with
+        // the other refused writes, below.
+        if (!error.permanent && !(error.cause instanceof WriteFailure)) {
+          await ctx.events.warning(cluster, error.reason, 'Reconcile', error.message);
+        }
       }
 
       problem ??= recovery?.problem;
+      // What slows the next look (an engine that cannot go on) is the problem above; refused writes
+      // are reported, but the cluster is looked after at the usual pace.
+      const engineProblem = problem;
+      const refused = ctx.writes.failures;
+      if (refused.length)
+        problem ??= { reason: 'ApplyFailed', message: refused.map((f) => f.message).join('; ') };
+      // One Warning Event per distinct refusal, none while a write waits out its backoff.
+      const reported = conditionMessage(cluster, 'Degraded');
+      for (const failure of refused.filter((f) => !f.repeated && !reported.includes(f.message))) {
+        await ctx.events.warning(cluster, 'ApplyFailed', 'Reconcile', failure.message);
+      }
       // While quorum is lost or a recovery runs, the status as last written (the cache may lag
       // this operator's own last write): what transitions, and their Events, are decided from.
       const latest = recovery?.seen ?? cluster;
@@ -591,21 +619,26 @@ export function addEtcdClusterController(
         { metadata: { name, namespace: namespaceOf(cluster) }, status },
         latest,
       );
-      // After the status says why: a spec that cannot be carried out waits for a change of it; a
-      // refused write is retried with backoff.
+      // After the status says why: a spec that cannot be carried out waits for a change of it. A
+      // refused write is not thrown: it comes back on its own backoff (the controller requeues
+      // sooner when it is due), and health is looked at meanwhile as always.
       if (refusal?.permanent) throw new PermanentError(refusal.reason, refusal.message);
-      if (refusal?.reason === 'ApplyFailed') throw refusal;
       // Membership moves in steps: come back soon while it does, otherwise poll health.
       const busy =
         (step !== undefined && step.kind !== 'converged') ||
         (upgrade !== undefined && upgrade.kind !== 'at-version') ||
         !status.clusterId ||
         !observed.health;
-      const requeueAfterMs = busy && !problem ? stepIntervalMs : healthIntervalMs;
+      const requeueAfterMs = busy && !engineProblem ? stepIntervalMs : healthIntervalMs;
       // A recovery step to follow, or the end of its wait, may come sooner.
       return { requeueAfterMs: Math.min(requeueAfterMs, recovery?.requeueAfterMs ?? requeueAfterMs) };
     },
   });
+}
+
+/** The message of a condition of `cluster` as last written, '' without one. */
+function conditionMessage(cluster: EtcdCluster, type: string): string {
+  return cluster.status?.conditions?.find((c) => c.type === type)?.message ?? '';
 }
 
 /** When the newest Succeeded EtcdBackup of `cluster` finished, if any. */

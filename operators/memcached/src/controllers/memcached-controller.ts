@@ -1,5 +1,6 @@
 // The Memcached reconciler: Deployment + headless Service (+ PodDisruptionBudget) by server-side
-// apply, status from the Deployment and its pods, Events on scaling and on failures.
+// apply, status from the Deployment and its pods, Events on scaling and on failures. A refused
+// write backs off on its own (ctx.writes, ADR 0603); it is reported, not thrown.
 import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
 import {
   WriteFailure,
@@ -9,7 +10,6 @@ import {
   isBeingDeleted,
   isControlledBy,
   watch,
-  writeStep,
   type Controller,
   type Manager,
   type ObjectKey,
@@ -35,12 +35,12 @@ async function converge(
 ): Promise<V1Deployment | undefined> {
   const name = memcached.metadata?.name ?? '';
   const namespace = memcached.metadata?.namespace ?? 'default';
-  const { cache, client, events } = ctx;
+  const { cache, client, events, writes } = ctx;
 
   const deployment = desiredDeployment(memcached, image);
   const currentDeployment = cache.get(builtin.deployments, name, namespace);
   assertOwnedOrAbsent(currentDeployment, memcached, 'Deployment');
-  const applied = await writeStep(`applying Deployment ${name}`, () =>
+  const applied = await writes.step(`applying Deployment ${name}`, () =>
     client.applyIfChanged(builtin.deployments, deployment, currentDeployment),
   );
   if (applied.written) {
@@ -67,7 +67,7 @@ async function converge(
   const service = desiredService(memcached);
   const currentService = cache.get(builtin.services, name, namespace);
   assertOwnedOrAbsent(currentService, memcached, 'Service');
-  await writeStep(`applying Service ${name}`, () =>
+  await writes.step(`applying Service ${name}`, () =>
     client.applyIfChanged(builtin.services, service, currentService),
   );
 
@@ -75,11 +75,11 @@ async function converge(
   const currentPdb = cache.get(builtin.podDisruptionBudgets, name, namespace);
   if (pdb) {
     assertOwnedOrAbsent(currentPdb, memcached, 'PodDisruptionBudget');
-    await writeStep(`applying PodDisruptionBudget ${name}`, () =>
+    await writes.step(`applying PodDisruptionBudget ${name}`, () =>
       client.applyIfChanged(builtin.podDisruptionBudgets, pdb, currentPdb),
     );
   } else if (currentPdb && isControlledBy(currentPdb, memcached)) {
-    await writeStep(`deleting PodDisruptionBudget ${name}`, () =>
+    await writes.step(`deleting PodDisruptionBudget ${name}`, () =>
       client.delete(builtin.podDisruptionBudgets, name, namespace, { uid: currentPdb.metadata?.uid ?? '' }),
     );
     await events.normal(
@@ -125,7 +125,8 @@ export function addMemcachedController(
         if (!(error instanceof WriteFailure)) throw error;
         failure = error;
         deployment = ctx.cache.get(builtin.deployments, name, namespace);
-        await ctx.events.warning(memcached, 'ApplyFailed', 'Reconcile', error.message);
+        // None while the write waits out its backoff: the status still says it.
+        if (!error.repeated) await ctx.events.warning(memcached, 'ApplyFailed', 'Reconcile', error.message);
       }
 
       const status = memcachedStatus(memcached, {
@@ -134,8 +135,9 @@ export function addMemcachedController(
         ...(failure ? { writeError: failure.message } : {}),
       });
       await ctx.client.applyStatusIfChanged(memcacheds, { metadata: { name, namespace }, status }, memcached);
-      // Thrown after the status is written, so the user sees why while the queue backs off.
-      if (failure) throw failure;
+      // A refused write comes back when its own backoff ends (the controller requeues it); a name
+      // someone else holds made no request, so the key backs off until it is freed.
+      if (failure && ctx.writes.failures.length === 0) throw failure;
       return undefined;
     },
   });

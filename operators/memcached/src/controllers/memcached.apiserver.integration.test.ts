@@ -420,7 +420,10 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     );
     expect((await eventsAbout(client, namespace, 'refused', 'ApplyFailed'))[0]?.type).toBe('Warning');
     expect(
-      lines.some((l) => l['name'] === 'refused' && l['msg'] === 'reconcile failed; retrying with backoff'),
+      lines.some(
+        (l) =>
+          l['name'] === 'refused' && l['msg'] === 'write refused; sending it again after its own backoff',
+      ),
     ).toBe(true);
 
     // Fixing the spec clears the condition.

@@ -1,6 +1,7 @@
 // Writes what a cluster is made of: Secrets (created once), Services, PodDisruptionBudgets,
 // claims and pods, and the routing label of each pod when no failover or switchover is moving it.
-// Zero writes when everything is as wanted.
+// Zero writes when everything is as wanted. A refused write does not stop the ones after it (each
+// backs off on its own, ctx.writes); the refusals are the caller's to report (ADR 0603).
 import type { V1PersistentVolumeClaim, V1Pod, V1Secret } from '@kubernetes/client-node';
 import { builtin, isControlledBy, type KubeClient, type ReconcileContext } from '@homeostat/reconcile';
 import type { PostgresCluster } from '../api/postgres-cluster-types.ts';
@@ -13,7 +14,7 @@ import { desiredSecrets, superuserSecret } from './desired-secrets.ts';
 import { desiredServices } from './desired-services.ts';
 import { setPodRole, type PodRole } from './kubernetes-world.ts';
 import { annotationKeys, labelKeys } from './operand-labels.ts';
-import { assertOwnedOrAbsent, writeStep } from '@homeostat/reconcile';
+import { assertOwnedOrAbsent } from '@homeostat/reconcile';
 
 export interface ConvergeInputs {
   readonly cluster: PostgresCluster;
@@ -88,7 +89,7 @@ export async function convergeObjects(
   const { cluster, state, pods, claims, secrets } = inputs;
   const name = cluster.metadata?.name ?? '';
   const namespace = cluster.metadata?.namespace ?? 'default';
-  const { client, cache, events } = ctx;
+  const { client, cache, events, writes } = ctx;
 
   // Secrets: created once with fresh passwords, never rewritten (the database holds them).
   for (const secret of desiredSecrets(cluster)) {
@@ -96,29 +97,33 @@ export async function convergeObjects(
     const current = secrets.get(secretName) ?? (await client.find(builtin.secrets, secretName, namespace));
     assertOwnedOrAbsent(current, cluster, 'Secret');
     if (!current) {
-      await writeStep(`creating Secret ${secretName}`, () => client.create(builtin.secrets, secret));
-      await events.normal(cluster, 'SecretCreated', 'Create', `created Secret ${secretName}`);
+      const made = await writes.attempt(`creating Secret ${secretName}`, () =>
+        client.create(builtin.secrets, secret),
+      );
+      if (made) await events.normal(cluster, 'SecretCreated', 'Create', `created Secret ${secretName}`);
     }
   }
   const superuser = superuserSecret(cluster, '').metadata?.name ?? '';
   const published = secrets.get(superuser);
   if (!cluster.spec.superuserAccess && published && isControlledBy(published, cluster)) {
-    await writeStep(`deleting Secret ${superuser}`, () =>
-      client.delete(builtin.secrets, superuser, namespace, { uid: published.metadata?.uid ?? '' }),
-    );
-    await events.normal(
-      cluster,
-      'SecretDeleted',
-      'Delete',
-      `deleted Secret ${superuser}: superuserAccess is off`,
-    );
+    const deleted = await writes.attempt(`deleting Secret ${superuser}`, async () => {
+      await client.delete(builtin.secrets, superuser, namespace, { uid: published.metadata?.uid ?? '' });
+      return true;
+    });
+    if (deleted)
+      await events.normal(
+        cluster,
+        'SecretDeleted',
+        'Delete',
+        `deleted Secret ${superuser}: superuserAccess is off`,
+      );
   }
 
   for (const service of desiredServices(cluster)) {
     const serviceName = service.metadata?.name ?? '';
     const current = cache.get(builtin.services, serviceName, namespace);
     assertOwnedOrAbsent(current, cluster, 'Service');
-    await writeStep(`applying Service ${serviceName}`, () =>
+    await writes.attempt(`applying Service ${serviceName}`, () =>
       client.applyIfChanged(builtin.services, service, current),
     );
   }
@@ -128,7 +133,7 @@ export async function convergeObjects(
     const budgetName = budget.metadata?.name ?? '';
     const current = cache.get(builtin.podDisruptionBudgets, budgetName, namespace);
     assertOwnedOrAbsent(current, cluster, 'PodDisruptionBudget');
-    await writeStep(`applying PodDisruptionBudget ${budgetName}`, () =>
+    await writes.attempt(`applying PodDisruptionBudget ${budgetName}`, () =>
       client.applyIfChanged(builtin.podDisruptionBudgets, budget, current),
     );
   }
@@ -136,7 +141,7 @@ export async function convergeObjects(
   for (const current of cache.list(builtin.podDisruptionBudgets, namespace)) {
     const budgetName = current.metadata?.name ?? '';
     if (wantedBudgets.has(budgetName) || !isControlledBy(current, cluster)) continue;
-    await writeStep(`deleting PodDisruptionBudget ${budgetName}`, () =>
+    await writes.attempt(`deleting PodDisruptionBudget ${budgetName}`, () =>
       client.delete(builtin.podDisruptionBudgets, budgetName, namespace, {
         uid: current.metadata?.uid ?? '',
       }),
@@ -150,13 +155,15 @@ export async function convergeObjects(
     const instance = instanceName(name, ordinal);
     const claim = desiredClaim(cluster, instance);
     const currentClaim = claims.get(instance);
+    const claimStep = `applying PersistentVolumeClaim ${instance}`;
     if (currentClaim && cluster.spec.storage.retention === 'Delete') {
       assertOwnedOrAbsent(currentClaim, cluster, 'PersistentVolumeClaim');
     }
-    await writeStep(`applying PersistentVolumeClaim ${instance}`, () =>
+    await writes.attempt(claimStep, () =>
       client.applyIfChanged(builtin.persistentVolumeClaims, claim, currentClaim),
     );
-    if (pods.has(instance)) continue;
+    // A claim that cannot be made gets no pod; one that cannot be resized serves on as it is.
+    if (pods.has(instance) || (!currentClaim && writes.failures.some((f) => f.step === claimStep))) continue;
     const role = state?.operation
       ? roleDuringOperation(instance, state)
       : settledRole(instance, primary, state, cluster);
@@ -166,8 +173,9 @@ export async function convergeObjects(
       role,
       initdb: state ? 'refused' : 'allowed',
     });
-    await writeStep(`creating Pod ${instance}`, () => client.apply(builtin.pods, pod));
-    created.push(instance);
+    if (await writes.attempt(`creating Pod ${instance}`, () => client.apply(builtin.pods, pod))) {
+      created.push(instance);
+    }
   }
   if (created.length) {
     await events.normal(cluster, 'InstancesCreated', 'Create', `created ${created.join(', ')}`);
@@ -179,7 +187,7 @@ export async function convergeObjects(
       if (pod.metadata?.deletionTimestamp) continue;
       const want: PodRole = podName === primary ? 'primary' : 'replica';
       if (pod.metadata?.labels?.[labelKeys.role] === want) continue;
-      await writeStep(`labelling Pod ${podName} ${want}`, () =>
+      await writes.attempt(`labelling Pod ${podName} ${want}`, () =>
         setPodRole(
           inputs.routingClient,
           namespace,
@@ -206,17 +214,22 @@ export async function convergeObjects(
     if (instance === primary || operation) continue;
     const pod = pods.get(instance);
     if (pod && !pod.metadata?.deletionTimestamp) {
-      await writeStep(`deleting Pod ${instance}`, () =>
-        client.delete(builtin.pods, instance, namespace, { uid: pod.metadata?.uid ?? '' }),
-      );
+      const gone = await writes.attempt(`deleting Pod ${instance}`, async () => {
+        await client.delete(builtin.pods, instance, namespace, { uid: pod.metadata?.uid ?? '' });
+        return true;
+      });
+      // The claim goes after its pod, as before: a refused pod deletion keeps both.
+      if (!gone) continue;
     }
     const claim = claims.get(instance);
     if (claim && !claim.metadata?.deletionTimestamp) {
-      await writeStep(`deleting PersistentVolumeClaim ${instance}`, () =>
-        client.delete(builtin.persistentVolumeClaims, instance, namespace, {
+      const gone = await writes.attempt(`deleting PersistentVolumeClaim ${instance}`, async () => {
+        await client.delete(builtin.persistentVolumeClaims, instance, namespace, {
           uid: claim.metadata?.uid ?? '',
-        }),
-      );
+        });
+        return true;
+      });
+      if (!gone) continue;
     }
     if (pod || claim) removed.push(instance);
   }

@@ -1,7 +1,9 @@
 // The PostgreSQLCluster reconciler: the objects a cluster is made of (converge-objects.ts), a turn
 // of the failover engine (run-failover.ts) with its state in the status, then the observed status,
 // conditions and Events. It probes the instances on every reconcile and asks to be called again
-// after `probeIntervalMs`, so a primary's failure is seen without any Kubernetes event.
+// after `probeIntervalMs`, so a primary's failure is seen without any Kubernetes event. A write the
+// API server refuses never stops that: it backs off on its own (ctx.writes) and the status says
+// so, while probing and failing over go on every turn (ADR 0603).
 import type { V1Pod, V1Secret } from '@kubernetes/client-node';
 import {
   builtin,
@@ -145,7 +147,7 @@ export function addPostgresClusterController(
       }).withSignal(ctx.signal);
       const image = cluster.spec.image ?? options.imageFor(cluster.spec.postgresVersion);
 
-      let failure: WriteFailure | undefined;
+      let owned: WriteFailure | undefined;
       let converged: Awaited<ReturnType<typeof convergeObjects>> | undefined;
       try {
         converged = await convergeObjects(
@@ -153,11 +155,10 @@ export function addPostgresClusterController(
           ctx,
         );
       } catch (error) {
+        // Only a name someone else holds stops the converging (assertOwnedOrAbsent).
         if (!(error instanceof WriteFailure)) throw error;
-        failure = error;
-        await ctx.events.warning(cluster, 'ApplyFailed', 'Reconcile', error.message);
+        owned = error;
       }
-
       const rollout = nextRolloutStep({
         cluster: name,
         primary: primaryOf(cluster, state),
@@ -168,6 +169,13 @@ export function addPostgresClusterController(
         busy: !state || state.operation !== undefined,
       });
       await restartForRollout(rollout, cluster, podMap, ctx);
+      const refusals = [...(owned ? [owned] : []), ...ctx.writes.failures];
+      // One Warning Event per distinct refusal: none while a write waits out its backoff, nor for
+      // one the Degraded condition already names (the Event series would be patched every probe).
+      const reported = cluster.status?.conditions?.find((c) => c.type === 'Degraded')?.message ?? '';
+      for (const refusal of refusals.filter((f) => !f.repeated && !reported.includes(f.message))) {
+        await ctx.events.warning(cluster, 'ApplyFailed', 'Reconcile', refusal.message);
+      }
       const rolloutPrimary = rollout.type === 'switchover' ? rollout.to : undefined;
       const run = await turnEngine(cluster, state, podMap, secretMap, key, ctx, rolloutPrimary);
       const observation: ClusterObservation = {
@@ -175,7 +183,7 @@ export function addPostgresClusterController(
         pods: podMap,
         view: run.view,
         restartPending: converged?.restartPending ?? [],
-        ...(failure ? { writeError: failure.message } : {}),
+        ...(refusals.length ? { writeError: refusals.map((f) => f.message).join('; ') } : {}),
         ...(run.outcome?.outcome === 'refused'
           ? { refusal: { kind: run.outcome.kind, reason: run.outcome.reason } }
           : {}),
@@ -189,8 +197,8 @@ export function addPostgresClusterController(
         { metadata: { name, namespace }, status },
         cluster,
       );
-      // Thrown after the status is written, so the user sees why while the queue backs off.
-      if (failure) throw failure;
+      // Probing goes on at its interval whatever was refused; refused writes come back on their
+      // own backoff (the controller requeues sooner when one is due).
       return { requeueAfterMs: Math.min(run.retryAfterMs ?? probeIntervalMs, probeIntervalMs) };
     },
   });

@@ -4,7 +4,7 @@
 // stopped and which comes back as a replica with the new spec (ADR 0202). The decision is a pure
 // function (each step unit-tested); restartForRollout carries out a restart.
 import type { V1Pod } from '@kubernetes/client-node';
-import { builtin, isNotFound, type ReconcileContext } from '@homeostat/reconcile';
+import { builtin, type ReconcileContext } from '@homeostat/reconcile';
 import type { PostgresCluster } from '../api/postgres-cluster-types.ts';
 import { ordinalOf } from './cluster-names.ts';
 
@@ -72,9 +72,13 @@ export async function restartForRollout(
   if (step.type !== 'restart-replica' && step.type !== 'restart-primary') return;
   const namespace = cluster.metadata?.namespace ?? 'default';
   const uid = pods.get(step.instance)?.metadata?.uid ?? '';
-  await ctx.client.delete(builtin.pods, step.instance, namespace, { uid }).catch((error: unknown) => {
-    if (!isNotFound(error)) throw error;
+  // A refused deletion backs off on its own and is reported with the other refused writes: the
+  // rollout waits, probing and failing over do not (ADR 0603).
+  const deleted = await ctx.writes.attempt(`deleting Pod ${step.instance} (rolling restart)`, async () => {
+    await ctx.client.delete(builtin.pods, step.instance, namespace, { uid });
+    return true;
   });
+  if (!deleted) return;
   ctx.log.info(
     { rollout: step.type, instance: step.instance },
     `restarting ${step.instance} (rolling restart)`,

@@ -2,7 +2,7 @@
 // reaching its instances at the PostgreSQL processes that play the pods (pod-processes.ts).
 import type { Logger } from 'pino';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { installCrds } from '@homeostat/testing';
+import { installCrds, waitUntil } from '@homeostat/testing';
 import { builtin, type KubeClient, type Manager } from '@homeostat/reconcile';
 import { postgresClusterCrd } from '../api/postgres-cluster-crd.ts';
 import { postgresClusters, type PostgresCluster } from '../api/postgres-cluster-types.ts';
@@ -77,4 +77,34 @@ export function clusterReader(
       .sort((a, b) => String(a.eventTime).localeCompare(String(b.eventTime)));
   const slow = { timeoutMs: 100_000, intervalMs: 100, describe: () => `${lastSeen}\n${logTail()}` };
   return { get, events, slow };
+}
+
+/**
+ * For a write refused since a moment ago: waits until a key backing off on it (5 ms doubling)
+ * would wait longer than the failover is then given, freezes the primary `old` (alive, answering
+ * nothing: no Kubernetes event says so) and waits for a replica's promotion and its
+ * FailoverCompleted Event, which it returns.
+ */
+export async function failOverWhileRefused(
+  pods: PodProcesses,
+  reader: ReturnType<typeof clusterReader>,
+  old: string,
+) {
+  await new Promise((r) => setTimeout(r, 30_000));
+  pods.instance(old).freeze();
+  await waitUntil(
+    'a replica promoted in place of the quiet primary',
+    async () => {
+      const status = (await reader.get()).status;
+      return status?.currentPrimary !== old && !status?.operation;
+    },
+    { ...reader.slow, timeoutMs: 30_000 },
+  );
+  // Events are written in the background: wait for it rather than race it.
+  await waitUntil(
+    'FailoverCompleted recorded',
+    async () => (await reader.events('FailoverCompleted')).length > 0,
+    reader.slow,
+  );
+  return (await reader.events('FailoverCompleted'))[0];
 }
