@@ -1,10 +1,13 @@
 // What a kubelet and kube-proxy would do for one PostgreSQLCluster's pods, with real PostgreSQL
 // processes on loopback, so the operator's failover can be tested against a real API server and
 // real databases without a node: each pod the operator creates is started through the production
-// entrypoint in the role its annotation says (as the downward API would give it), restarted when
-// its process dies while the pod exists, and killed when the pod is deleted; the read-write
+// entrypoint in the role its annotation says (as the downward API would give it), with the pod's
+// PG_PARAMETERS, restarted when its process dies while the pod exists (a start that fails is
+// reported as a kubelet does: the termination message in the container's lastState,
+// CrashLoopBackOff, a retry after a back-off), and killed when the pod is deleted; the read-write
 // "Service" is a TCP proxy to the running instance labelled primary, cut when there is none.
-import type { V1Secret } from '@kubernetes/client-node';
+import { existsSync, readFileSync } from 'node:fs';
+import type { V1ContainerStatus, V1Secret } from '@kubernetes/client-node';
 import { builtin, type KubeClient } from '@homeostat/reconcile';
 import { startTcpProxy, waitUntil, type TcpProxy } from '@homeostat/testing';
 import type { InstanceEndpoint } from '../instance.ts';
@@ -19,7 +22,13 @@ interface Running {
   readonly uid: string;
   instance?: TestInstance;
   starting?: Promise<void> | undefined;
+  /** Failed starts so far (the container's restartCount), and when the next may begin. */
+  failures: number;
+  retryAt: number;
 }
+
+// How long a kubelet's crash-loop back-off keeps a failed container down, shortened for tests.
+const crashBackoffMs = 1000;
 
 export class PodProcesses {
   readonly #client: KubeClient;
@@ -101,6 +110,43 @@ export class PodProcesses {
     })();
   }
 
+  #containerStatus(record: Running): V1ContainerStatus {
+    return { name: 'postgres', image: 'postgres', imageID: '', ready: false, restartCount: record.failures };
+  }
+
+  /** As a kubelet reports a container that exited with an error: its termination message, backing off. */
+  async #reportCrash(name: string, record: Running): Promise<void> {
+    const code = await this.bed.instances.get(name)?.process.exited;
+    record.failures += 1;
+    record.retryAt = Date.now() + crashBackoffMs;
+    const file = this.bed.terminationLog(name);
+    const message = existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
+    await this.#client
+      .patchStatus(builtin.pods, name, this.#namespace, {
+        phase: 'Running',
+        conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: new Date().toISOString() }],
+        containerStatuses: [
+          {
+            ...this.#containerStatus(record),
+            state: {
+              waiting: { reason: 'CrashLoopBackOff', message: 'back-off restarting failed container' },
+            },
+            lastState: {
+              terminated: {
+                exitCode: typeof code === 'number' ? code : 1,
+                reason: 'Error',
+                ...(message ? { message } : {}),
+                finishedAt: new Date(),
+              },
+            },
+          },
+        ],
+      })
+      .catch((error: unknown) =>
+        console.warn(`pod-processes: ${name}: status not written: ${String(error)}`),
+      );
+  }
+
   async stop(): Promise<void> {
     this.#stopping = true;
     await this.#loop;
@@ -147,23 +193,25 @@ export class PodProcesses {
       const uid = pod.metadata?.uid ?? '';
       const running = this.#running.get(name);
       if (running?.starting || (running?.uid === uid && running.instance?.isRunning())) continue;
+      if (running?.uid === uid && Date.now() < running.retryAt) continue;
       if (running && running.uid !== uid) continue; // the old pod's process goes first (above)
       const role = pod.metadata?.annotations?.[annotationKeys.instanceRole] ?? '';
       // What the operator decided at the pod's creation, as the container's environment gives it.
-      const initdb = pod.spec?.containers
-        .find((c) => c.name === 'postgres')
-        ?.env?.find((e) => e.name === 'PG_INITDB')?.value;
+      const env = (key: string) =>
+        pod.spec?.containers.find((c) => c.name === 'postgres')?.env?.find((e) => e.name === key)?.value;
+      const initdb = env('PG_INITDB');
+      const parameters = [this.#parameters, env('PG_PARAMETERS')].filter(Boolean).join('\n');
       // A replica starts from the read-write Service; the entrypoint would wait for it.
       const upstream = target && target !== name ? this.endpoint(target) : undefined;
       if (role !== 'primary' && !upstream) continue;
-      const record: Running = running?.uid === uid ? running : { uid };
+      const record: Running = running?.uid === uid ? running : { uid, failures: 0, retryAt: 0 };
       this.#running.set(name, record);
       this.starts.push({ pod: name, role });
       record.starting = this.bed
         .start(name, {
           role: role === 'primary' ? 'primary' : 'replica',
           ...(upstream ? { primary: upstream } : {}),
-          ...(this.#parameters ? { parameters: this.#parameters } : {}),
+          ...(parameters ? { parameters } : {}),
           ...(initdb ? { env: { PG_INITDB: initdb } } : {}),
         })
         .then(async (instance) => {
@@ -173,10 +221,20 @@ export class PodProcesses {
               phase: 'Running',
               podIP: '127.0.0.1',
               conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date().toISOString() }],
+              containerStatuses: [
+                {
+                  ...this.#containerStatus(record),
+                  ready: true,
+                  state: { running: { startedAt: new Date() } },
+                },
+              ],
             })
             .catch(() => undefined);
         })
-        .catch((error: unknown) => console.warn(`pod-processes: ${name} did not start: ${String(error)}`))
+        .catch(async (error: unknown) => {
+          console.warn(`pod-processes: ${name} did not start: ${String(error)}`);
+          await this.#reportCrash(name, record);
+        })
         .finally(() => {
           record.starting = undefined;
         });

@@ -250,6 +250,9 @@ export class PostgresTestBed {
     const dataDir = join(home, 'data');
     const logFile = join(this.root, `${name}.log`);
     if (options.app) this.#writeSecret(`app-${name}`, options.app.username, options.app.password);
+    // As a kubelet does for each container start: an empty termination-message file.
+    writeFileSync(this.terminationLog(name), '', { mode: 0o600 });
+    this.#own(this.terminationLog(name));
     const env: NodeJS.ProcessEnv = {
       PATH: `${postgresBinDir}:/usr/bin:/bin`,
       HOME: home,
