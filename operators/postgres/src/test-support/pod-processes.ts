@@ -2,15 +2,16 @@
 // processes on loopback, so the operator's failover can be tested against a real API server and
 // real databases without a node: each pod the operator creates is started through the production
 // entrypoint in the role its annotation says (as the downward API would give it), with the pod's
-// PG_PARAMETERS, restarted when its process dies while the pod exists (a start that fails is
-// reported as a kubelet does: the termination message in the container's lastState,
-// CrashLoopBackOff, a retry after a back-off), and killed when the pod is deleted; the read-write
-// "Service" is a TCP proxy to the running instance labelled primary, cut when there is none.
+// PG_PARAMETERS and PG_APP_DATABASE and the cluster's Secrets mounted, restarted when its process
+// dies while the pod exists (a start that fails is reported as a kubelet does: the termination
+// message in the container's lastState, CrashLoopBackOff, a retry after a back-off), and killed
+// when the pod is deleted; the read-write "Service" is a TCP proxy to the running instance
+// labelled primary, cut when there is none.
 import { existsSync, readFileSync } from 'node:fs';
 import type { V1ContainerStatus, V1Secret } from '@kubernetes/client-node';
 import { builtin, type KubeClient } from '@homeostat/reconcile';
 import { startTcpProxy, waitUntil, type TcpProxy } from '@homeostat/testing';
-import type { InstanceEndpoint } from '../instance.ts';
+import type { Credentials, InstanceEndpoint } from '../instance.ts';
 import { secretNames } from '../controllers/cluster-names.ts';
 import { annotationKeys, labelKeys } from '../controllers/operand-labels.ts';
 import { PostgresTestBed, type TestInstance } from './postgres-processes.ts';
@@ -37,6 +38,7 @@ export class PodProcesses {
   readonly #parameters: string | undefined;
   readonly #running = new Map<string, Running>();
   #bed: PostgresTestBed | undefined;
+  #app: Credentials | undefined;
   #rw: TcpProxy | undefined;
   #rwTarget = '';
   #loop: Promise<void> | undefined;
@@ -82,20 +84,19 @@ export class PodProcesses {
     return found;
   }
 
-  /** Waits for the operator's Secret (its superuser is the operator's), then runs pods until stop(). */
+  /**
+   * Waits for the cluster's Secrets and mounts them as the pods would (the superuser is the
+   * operator's; the replication and application roles are the cluster's), then runs pods until stop().
+   */
   async start(): Promise<void> {
-    const name = secretNames(this.#cluster).operator;
-    let secret: V1Secret | undefined;
-    await waitUntil(
-      `Secret ${name}`,
-      async () => (secret = await this.#client.find(builtin.secrets, name, this.#namespace)) !== undefined,
-      { timeoutMs: 30_000, intervalMs: 100 },
-    );
-    const field = (key: string) => Buffer.from(secret?.data?.[key] ?? '', 'base64').toString();
-    this.#bed = new PostgresTestBed(`pods-${this.#cluster}`, {
-      user: field('username'),
-      password: field('password'),
-    });
+    const names = secretNames(this.#cluster);
+    const [operator, replication, app] = await Promise.all([
+      this.#secret(names.operator),
+      this.#secret(names.replication),
+      this.#secret(names.app),
+    ]);
+    this.#bed = new PostgresTestBed(`pods-${this.#cluster}`, operator, replication);
+    this.#app = app;
     this.#rw = await startTcpProxy(1, '127.0.0.1');
     this.#rw.cut();
     this.#loop = (async () => {
@@ -145,6 +146,17 @@ export class PodProcesses {
       .catch((error: unknown) =>
         console.warn(`pod-processes: ${name}: status not written: ${String(error)}`),
       );
+  }
+
+  async #secret(name: string): Promise<Credentials> {
+    let secret: V1Secret | undefined;
+    await waitUntil(
+      `Secret ${name}`,
+      async () => (secret = await this.#client.find(builtin.secrets, name, this.#namespace)) !== undefined,
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
+    const field = (key: string) => Buffer.from(secret?.data?.[key] ?? '', 'base64').toString();
+    return { user: field('username'), password: field('password') };
   }
 
   async stop(): Promise<void> {
@@ -212,6 +224,15 @@ export class PodProcesses {
           role: role === 'primary' ? 'primary' : 'replica',
           ...(upstream ? { primary: upstream } : {}),
           ...(parameters ? { parameters } : {}),
+          ...(this.#app
+            ? {
+                app: {
+                  username: this.#app.user,
+                  password: this.#app.password,
+                  database: env('PG_APP_DATABASE') ?? 'app',
+                },
+              }
+            : {}),
           ...(initdb ? { env: { PG_INITDB: initdb } } : {}),
         })
         .then(async (instance) => {
