@@ -254,9 +254,15 @@ initdb_primary() {
     die "$PGDATA is not empty but holds no complete cluster; refusing to touch it"
   fi
   mkdir -p "$PGDATA" && chmod 700 "$PGDATA"
-  initdb -D "$PGDATA" -U "$su_user" --pwfile="$su_password_file" --auth-local=scram-sha-256 \
-    --auth-host=scram-sha-256 --encoding=UTF8 --locale=C "${no_sync[@]}" >/dev/null ||
-    die "initdb failed"
+  # A bootstrap that fails leaves nothing behind: the next start bootstraps again and reports the
+  # same cause, rather than "holds an incomplete cluster", which hides it.
+  local output
+  if ! output="$(initdb -D "$PGDATA" -U "$su_user" --pwfile="$su_password_file" --auth-local=scram-sha-256 \
+    --auth-host=scram-sha-256 --encoding=UTF8 --locale=C "${no_sync[@]}" 2>&1 >/dev/null)"; then
+    printf '%s\n' "$output" >&2
+    wipe_data_dir
+    die "initdb failed: $(tail -n 3 <<<"$output" | paste -sd ' ' -)"
+  fi
   # pg_rewind on a former primary needs these four functions on the source, and a checkpoint
   # there first; granting them keeps the replication user short of superuser.
   local sql
@@ -287,12 +293,12 @@ CREATE DATABASE $(sql_identifier "$app_db") OWNER $(sql_identifier "$app_user");
   # SCRAM verifier), so nothing may log a statement: the user's parameters are not included yet
   # (write_server_config comes later), and the command line turns off every setting that logs a
   # statement's text, a failing one's included, whatever postgresql.conf says.
-  local output
   if ! output="$(postgres --single -j -D "$PGDATA" -c exit_on_error=on -c log_statement=none \
     -c log_min_duration_statement=-1 -c log_min_duration_sample=-1 -c log_min_error_statement=panic \
     -c log_duration=off -c debug_print_parse=off -c debug_print_rewritten=off \
     -c debug_print_plan=off -c shared_preload_libraries= postgres <<<"$sql" 2>&1 >/dev/null)"; then
     [[ -n "$output" ]] && printf '%s\n' "$output" >&2
+    wipe_data_dir
     die "bootstrap SQL (roles, grants, database) failed: $(grep -m1 -E '(ERROR|FATAL):' <<<"$output" | sed -E 's/^.*(ERROR|FATAL): +//')"
   fi
   [[ -n "$output" ]] && printf '%s\n' "$output" >&2
@@ -417,6 +423,13 @@ write_server_config
 if [[ "$INSTANCE_ROLE" == "primary" && -e "$run_dir/self-fenced" ]]; then
   log "self-fenced: cut off from the cluster; waiting until the network is back before starting as a primary"
   while [[ -e "$run_dir/self-fenced" ]]; do nap 1; done
+fi
+# A parameter PostgreSQL cannot take (a misspelt name, a bad value) stops the server before it
+# says why anywhere but its log; checked here, PostgreSQL's own message is the termination message.
+if ! output="$(postgres -D "$PGDATA" -C data_directory 2>&1 >/dev/null)"; then
+  [[ -n "$output" ]] && printf '%s\n' "$output" >&2
+  die "the configuration is not valid: $(grep -oE '(LOG|ERROR|FATAL): .*' <<<"$output" | head -3 |
+    sed -E 's/^[A-Z]+: +//' | awk 'NR > 1 { printf "; " } { printf "%s", $0 }')"
 fi
 log "exec postgres (role $INSTANCE_ROLE, port $port)"
 exec postgres -D "$PGDATA"

@@ -74,4 +74,15 @@ describe('the server configuration the entrypoint writes, read by a real Postgre
       });
     }
   });
+
+  it('stops with the cause as its termination message when PostgreSQL cannot take a parameter', async () => {
+    const proc = await bed.runEntrypoint('pg-typo', {
+      role: 'primary',
+      parameters: "shared_bufers = '16MB'",
+    });
+    expect(await proc.exited).not.toBe(0);
+    expect(readFileSync(bed.terminationLog('pg-typo'), 'utf8')).toMatch(
+      /^the configuration is not valid: unrecognized configuration parameter "shared_bufers" in file ".*homeostat.conf" line \d+/,
+    );
+  });
 });

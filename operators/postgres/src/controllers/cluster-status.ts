@@ -13,6 +13,7 @@ import {
 import type { ClusterView } from '../cluster-view.ts';
 import type { FailoverState } from '../failover-state.ts';
 import { formatLsn } from '../lsn.ts';
+import { describeFailures, type InstanceFailure } from './instance-failures.ts';
 import { instanceSelectorString } from './operand-labels.ts';
 
 export interface ClusterObservation {
@@ -28,6 +29,8 @@ export interface ClusterObservation {
   readonly writeError?: string;
   /** The failover or switchover refusal the engine reported in this reconcile, if any. */
   readonly refusal?: { readonly kind: 'failover' | 'switchover'; readonly reason: string };
+  /** Instances whose postgres container is down after failing, with the cause. */
+  readonly failures?: readonly InstanceFailure[];
 }
 
 type Phase = NonNullable<PostgresClusterStatusFields['phase']>;
@@ -65,7 +68,7 @@ function phaseOf(
 ): Phase {
   const operation = observed.state?.operation;
   if (operation) return operation.kind === 'failover' ? 'FailingOver' : 'SwitchingOver';
-  if (!observed.state) return 'Creating';
+  if (!observed.state) return observed.failures?.length ? 'Degraded' : 'Creating';
   if (!primaryUp) return 'Unavailable';
   if (observed.pods.size !== cluster.spec.instances) return 'Scaling';
   if (ready < cluster.spec.instances || observed.writeError || observed.refusal) return 'Degraded';
@@ -148,6 +151,9 @@ function degraded(cluster: PostgresCluster, observed: ClusterObservation, ready:
       reason: observed.refusal.kind === 'failover' ? 'FailoverRefused' : 'SwitchoverRefused',
       message: observed.refusal.reason,
     };
+  }
+  if (observed.failures?.length) {
+    return { type, status: 'True', reason: 'InstanceFailing', message: describeFailures(observed.failures) };
   }
   if (observed.state && ready < cluster.spec.instances) {
     return {

@@ -108,6 +108,13 @@ describe('the instance pod', () => {
     });
   });
 
+  it("shows the entrypoint's own termination message, never a log's tail", () => {
+    expect(container).toMatchObject({
+      terminationMessagePath: '/dev/termination-log',
+      terminationMessagePolicy: 'File',
+    });
+  });
+
   it('runs a self-fence container beside postgres, in the same process namespace, that can stop it', () => {
     expect(pod.spec?.shareProcessNamespace).toBe(true);
     const fence = pod.spec?.containers.find((c) => c.name === 'self-fence');

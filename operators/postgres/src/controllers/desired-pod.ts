@@ -125,6 +125,11 @@ export function instancePodSpec(cluster: PostgresCluster, image: string): V1PodS
         name: 'postgres',
         image: spec.image ?? image,
         command: [entrypointInImage],
+        // The entrypoint writes why it stopped here (PG_TERMINATION_LOG's default) and the operator
+        // reports it (instance-failures.ts). File, not FallbackToLogsOnError: the status shows what
+        // the entrypoint chose to say, never the tail of a log.
+        terminationMessagePath: '/dev/termination-log',
+        terminationMessagePolicy: 'File',
         env: [
           { name: 'PGDATA', value: paths.pgdata },
           { name: 'PGPORT', value: String(postgresPort) },

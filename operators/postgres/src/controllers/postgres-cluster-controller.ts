@@ -7,6 +7,7 @@
 import type { V1Pod, V1Secret } from '@kubernetes/client-node';
 import {
   builtin,
+  findCondition,
   generationChanged,
   isBeingDeleted,
   KubeClient,
@@ -17,7 +18,12 @@ import {
   type ObjectKey,
   type ReconcileContext,
 } from '@homeostat/reconcile';
-import { postgresClusters, type PostgresCluster } from '../api/postgres-cluster-types.ts';
+import {
+  conditionTypes,
+  postgresClusters,
+  type PostgresCluster,
+  type PostgresClusterStatusFields,
+} from '../api/postgres-cluster-types.ts';
 import type { MajorVersion } from '../api/postgres-versions.ts';
 import { defaultConnectOptions, type ConnectOptions, type InstanceEndpoint } from '../instance.ts';
 import type { Lsn } from '../lsn.ts';
@@ -27,6 +33,7 @@ import { superuserName } from './desired-secrets.ts';
 import type { EngineEvent } from '../outcomes.ts';
 import { ClusterMetrics } from './cluster-metrics.ts';
 import { clusterStatus, type ClusterObservation } from './cluster-status.ts';
+import { instanceFailures } from './instance-failures.ts';
 import {
   instanceHost,
   instanceName,
@@ -159,6 +166,8 @@ export function addPostgresClusterController(
         if (!(error instanceof WriteFailure)) throw error;
         owned = error;
       }
+
+      const failures = instanceFailures(podMap);
       const rollout = nextRolloutStep({
         cluster: name,
         primary: primaryOf(cluster, state),
@@ -167,6 +176,8 @@ export function addPostgresClusterController(
         readyInstances: new Set(cluster.status?.instanceStatuses?.filter((i) => i.ready).map((i) => i.name)),
         instances: cluster.spec.instances,
         busy: !state || state.operation !== undefined,
+        operation: state?.operation !== undefined,
+        failing: new Set(failures.map((f) => f.instance)),
       });
       await restartForRollout(rollout, cluster, podMap, ctx);
       const refusals = [...(owned ? [owned] : []), ...ctx.writes.failures];
@@ -187,8 +198,10 @@ export function addPostgresClusterController(
         ...(run.outcome?.outcome === 'refused'
           ? { refusal: { kind: run.outcome.kind, reason: run.outcome.reason } }
           : {}),
+        failures,
       };
       const status = clusterStatus(cluster, observation);
+      await reportFailures(cluster, status, ctx);
       // The counts are the failover field manager's (read at the start of this reconcile; one that
       // completed in it shows on the next, half a second later).
       metrics.record(namespace, name, { ...countsFromStatus(cluster), ...status }, run.state?.failingSince);
@@ -351,6 +364,19 @@ async function keepSuperuserAccess(
       'superuser access not applied yet',
     );
   }
+}
+
+/** A Warning Event when the Degraded condition names a failing instance it did not name before. */
+async function reportFailures(
+  cluster: PostgresCluster,
+  status: PostgresClusterStatusFields,
+  ctx: ReconcileContext,
+): Promise<void> {
+  const now = findCondition(status.conditions, conditionTypes.degraded);
+  if (now?.reason !== 'InstanceFailing') return;
+  const before = findCondition(cluster.status?.conditions, conditionTypes.degraded);
+  if (before?.reason === now.reason && before.message === now.message) return;
+  await ctx.events.warning(cluster, 'InstanceFailing', 'Observe', now.message);
 }
 
 async function recordEvents(cluster: PostgresCluster, events: readonly EngineEvent[], ctx: ReconcileContext) {

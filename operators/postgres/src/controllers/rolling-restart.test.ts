@@ -19,6 +19,8 @@ function inputs(changes: Partial<RolloutInputs> = {}): RolloutInputs {
     readyInstances: new Set(names),
     instances: 3,
     busy: false,
+    operation: false,
+    failing: new Set(),
     ...changes,
   };
 }
@@ -29,6 +31,34 @@ describe('nextRolloutStep', () => {
     expect(nextRolloutStep(inputs({ busy: true }))).toEqual({
       type: 'none',
       why: 'a failover or switchover is in progress',
+    });
+  });
+
+  it('replaces a failing pod that runs an older spec at once, whatever its role, but not during an operation', () => {
+    const bootstrapping = inputs({
+      restartPending: ['pg-0'],
+      pods: new Map([['pg-0', pod(false)]]),
+      readyInstances: new Set(),
+      instances: 1,
+      busy: true, // the first primary is not up yet
+      failing: new Set(['pg-0']),
+    });
+    expect(nextRolloutStep(bootstrapping)).toEqual({ type: 'replace-failing', instance: 'pg-0' });
+    const brokenReplica = inputs({
+      pods: new Map([
+        ['pg-0', pod(true)],
+        ['pg-1', pod(true)],
+        ['pg-2', pod(false)],
+      ]),
+      readyInstances: new Set(['pg-0', 'pg-1']),
+      failing: new Set(['pg-2']),
+    });
+    expect(nextRolloutStep(brokenReplica)).toEqual({ type: 'replace-failing', instance: 'pg-2' });
+    expect(nextRolloutStep({ ...brokenReplica, busy: true, operation: true }).type).toBe('none');
+    // Failing but already on the wanted spec: nothing a restart would change.
+    expect(nextRolloutStep({ ...brokenReplica, restartPending: ['pg-1'] })).toEqual({
+      type: 'none',
+      why: 'waiting for pg-2 to be ready',
     });
   });
 

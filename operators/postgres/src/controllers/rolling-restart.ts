@@ -22,6 +22,10 @@ export interface RolloutInputs {
   readonly instances: number;
   /** A failover or switchover is in progress, or the first primary is not up yet. */
   readonly busy: boolean;
+  /** A failover or switchover is in progress. */
+  readonly operation: boolean;
+  /** Instances whose postgres container is down after failing (instance-failures.ts). */
+  readonly failing: ReadonlySet<string>;
 }
 
 export type RolloutStep =
@@ -31,7 +35,9 @@ export type RolloutStep =
   /** Switch over to this up-to-date replica; the old primary restarts as its replica. */
   | { readonly type: 'switchover'; readonly to: string }
   /** A lone primary: restart it in place (the only restart with downtime). */
-  | { readonly type: 'restart-primary'; readonly instance: string };
+  | { readonly type: 'restart-primary'; readonly instance: string }
+  /** Delete this failing pod, whatever its role: it serves nothing, and the new spec may fix it. */
+  | { readonly type: 'replace-failing'; readonly instance: string };
 
 const podReady = (pod: V1Pod | undefined) =>
   !!pod &&
@@ -42,6 +48,10 @@ const podReady = (pod: V1Pod | undefined) =>
 export function nextRolloutStep(inputs: RolloutInputs): RolloutStep {
   const pending = new Set(inputs.restartPending);
   if (pending.size === 0) return { type: 'none', why: 'every pod runs the wanted spec' };
+  // Waiting for every instance to be ready would wait forever on a pod that fails with the very
+  // setting the new spec corrects (a first primary that never starts, a replica the rollout broke).
+  const failing = [...pending].sort().find((n) => inputs.failing.has(n));
+  if (failing && !inputs.operation) return { type: 'replace-failing', instance: failing };
   if (inputs.busy) return { type: 'none', why: 'a failover or switchover is in progress' };
   const names = [...inputs.pods.keys()].sort(
     (a, b) => (ordinalOf(inputs.cluster, a) ?? 0) - (ordinalOf(inputs.cluster, b) ?? 0),
@@ -69,7 +79,7 @@ export async function restartForRollout(
   pods: ReadonlyMap<string, V1Pod>,
   ctx: ReconcileContext,
 ): Promise<void> {
-  if (step.type !== 'restart-replica' && step.type !== 'restart-primary') return;
+  if (step.type === 'none' || step.type === 'switchover') return;
   const namespace = cluster.metadata?.namespace ?? 'default';
   const uid = pods.get(step.instance)?.metadata?.uid ?? '';
   // A refused deletion backs off on its own and is reported with the other refused writes: the

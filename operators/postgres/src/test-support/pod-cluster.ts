@@ -33,16 +33,26 @@ export function podOperator(
   });
 }
 
-/** A 3-instance cluster in `required` mode (one synchronous standby), failing over after 1 s. */
-export async function createRequiredCluster(client: KubeClient, namespace: string, name: string) {
+/** A cluster with `spec` as a user writes it, partial: the API server fills in the defaults. */
+export async function createCluster(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+  spec: Record<string, unknown>,
+) {
   await client.create(postgresClusters, {
     metadata: { name, namespace },
-    spec: {
-      instances: 3,
-      failoverDelay: '1s',
-      postgresql: { synchronous: { mode: 'required', number: 1 } },
-    },
+    spec,
   } as unknown as PostgresCluster);
+}
+
+/** A 3-instance cluster in `required` mode (one synchronous standby), failing over after 1 s. */
+export async function createRequiredCluster(client: KubeClient, namespace: string, name: string) {
+  await createCluster(client, namespace, name, {
+    instances: 3,
+    failoverDelay: '1s',
+    postgresql: { synchronous: { mode: 'required', number: 1 } },
+  });
 }
 
 /** A three-instance cluster with nothing in progress, Healthy, every instance ready. */

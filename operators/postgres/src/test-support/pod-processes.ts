@@ -1,13 +1,17 @@
 // What a kubelet and kube-proxy would do for one PostgreSQLCluster's pods, with real PostgreSQL
 // processes on loopback, so the operator's failover can be tested against a real API server and
 // real databases without a node: each pod the operator creates is started through the production
-// entrypoint in the role its annotation says (as the downward API would give it), restarted when
-// its process dies while the pod exists, and killed when the pod is deleted; the read-write
-// "Service" is a TCP proxy to the running instance labelled primary, cut when there is none.
-import type { V1Secret } from '@kubernetes/client-node';
+// entrypoint in the role its annotation says (as the downward API would give it), with the pod's
+// PG_PARAMETERS and PG_APP_DATABASE and the cluster's Secrets mounted, restarted when its process
+// dies while the pod exists (a start that fails is reported as a kubelet does: the termination
+// message in the container's lastState, CrashLoopBackOff, a retry after a back-off), and killed
+// when the pod is deleted; the read-write "Service" is a TCP proxy to the running instance
+// labelled primary, cut when there is none.
+import { existsSync, readFileSync } from 'node:fs';
+import type { V1ContainerStatus, V1Secret } from '@kubernetes/client-node';
 import { builtin, type KubeClient } from '@homeostat/reconcile';
 import { startTcpProxy, waitUntil, type TcpProxy } from '@homeostat/testing';
-import type { InstanceEndpoint } from '../instance.ts';
+import type { Credentials, InstanceEndpoint } from '../instance.ts';
 import { secretNames } from '../controllers/cluster-names.ts';
 import { annotationKeys, labelKeys } from '../controllers/operand-labels.ts';
 import { PostgresTestBed, type TestInstance } from './postgres-processes.ts';
@@ -19,7 +23,13 @@ interface Running {
   readonly uid: string;
   instance?: TestInstance;
   starting?: Promise<void> | undefined;
+  /** Failed starts so far (the container's restartCount), and when the next may begin. */
+  failures: number;
+  retryAt: number;
 }
+
+// How long a kubelet's crash-loop back-off keeps a failed container down, shortened for tests.
+const crashBackoffMs = 1000;
 
 export class PodProcesses {
   readonly #client: KubeClient;
@@ -28,6 +38,7 @@ export class PodProcesses {
   readonly #parameters: string | undefined;
   readonly #running = new Map<string, Running>();
   #bed: PostgresTestBed | undefined;
+  #app: Credentials | undefined;
   #rw: TcpProxy | undefined;
   #rwTarget = '';
   #loop: Promise<void> | undefined;
@@ -73,20 +84,19 @@ export class PodProcesses {
     return found;
   }
 
-  /** Waits for the operator's Secret (its superuser is the operator's), then runs pods until stop(). */
+  /**
+   * Waits for the cluster's Secrets and mounts them as the pods would (the superuser is the
+   * operator's; the replication and application roles are the cluster's), then runs pods until stop().
+   */
   async start(): Promise<void> {
-    const name = secretNames(this.#cluster).operator;
-    let secret: V1Secret | undefined;
-    await waitUntil(
-      `Secret ${name}`,
-      async () => (secret = await this.#client.find(builtin.secrets, name, this.#namespace)) !== undefined,
-      { timeoutMs: 30_000, intervalMs: 100 },
-    );
-    const field = (key: string) => Buffer.from(secret?.data?.[key] ?? '', 'base64').toString();
-    this.#bed = new PostgresTestBed(`pods-${this.#cluster}`, {
-      user: field('username'),
-      password: field('password'),
-    });
+    const names = secretNames(this.#cluster);
+    const [operator, replication, app] = await Promise.all([
+      this.#secret(names.operator),
+      this.#secret(names.replication),
+      this.#secret(names.app),
+    ]);
+    this.#bed = new PostgresTestBed(`pods-${this.#cluster}`, operator, replication);
+    this.#app = app;
     this.#rw = await startTcpProxy(1, '127.0.0.1');
     this.#rw.cut();
     this.#loop = (async () => {
@@ -99,6 +109,54 @@ export class PodProcesses {
         await sleep(100);
       }
     })();
+  }
+
+  #containerStatus(record: Running): V1ContainerStatus {
+    return { name: 'postgres', image: 'postgres', imageID: '', ready: false, restartCount: record.failures };
+  }
+
+  /** As a kubelet reports a container that exited with an error: its termination message, backing off. */
+  async #reportCrash(name: string, record: Running): Promise<void> {
+    const code = await this.bed.instances.get(name)?.process.exited;
+    record.failures += 1;
+    record.retryAt = Date.now() + crashBackoffMs;
+    const file = this.bed.terminationLog(name);
+    const message = existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
+    await this.#client
+      .patchStatus(builtin.pods, name, this.#namespace, {
+        phase: 'Running',
+        conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: new Date().toISOString() }],
+        containerStatuses: [
+          {
+            ...this.#containerStatus(record),
+            state: {
+              waiting: { reason: 'CrashLoopBackOff', message: 'back-off restarting failed container' },
+            },
+            lastState: {
+              terminated: {
+                exitCode: typeof code === 'number' ? code : 1,
+                reason: 'Error',
+                ...(message ? { message } : {}),
+                finishedAt: new Date(),
+              },
+            },
+          },
+        ],
+      })
+      .catch((error: unknown) =>
+        console.warn(`pod-processes: ${name}: status not written: ${String(error)}`),
+      );
+  }
+
+  async #secret(name: string): Promise<Credentials> {
+    let secret: V1Secret | undefined;
+    await waitUntil(
+      `Secret ${name}`,
+      async () => (secret = await this.#client.find(builtin.secrets, name, this.#namespace)) !== undefined,
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
+    const field = (key: string) => Buffer.from(secret?.data?.[key] ?? '', 'base64').toString();
+    return { user: field('username'), password: field('password') };
   }
 
   async stop(): Promise<void> {
@@ -147,23 +205,34 @@ export class PodProcesses {
       const uid = pod.metadata?.uid ?? '';
       const running = this.#running.get(name);
       if (running?.starting || (running?.uid === uid && running.instance?.isRunning())) continue;
+      if (running?.uid === uid && Date.now() < running.retryAt) continue;
       if (running && running.uid !== uid) continue; // the old pod's process goes first (above)
       const role = pod.metadata?.annotations?.[annotationKeys.instanceRole] ?? '';
       // What the operator decided at the pod's creation, as the container's environment gives it.
-      const initdb = pod.spec?.containers
-        .find((c) => c.name === 'postgres')
-        ?.env?.find((e) => e.name === 'PG_INITDB')?.value;
+      const env = (key: string) =>
+        pod.spec?.containers.find((c) => c.name === 'postgres')?.env?.find((e) => e.name === key)?.value;
+      const initdb = env('PG_INITDB');
+      const parameters = [this.#parameters, env('PG_PARAMETERS')].filter(Boolean).join('\n');
       // A replica starts from the read-write Service; the entrypoint would wait for it.
       const upstream = target && target !== name ? this.endpoint(target) : undefined;
       if (role !== 'primary' && !upstream) continue;
-      const record: Running = running?.uid === uid ? running : { uid };
+      const record: Running = running?.uid === uid ? running : { uid, failures: 0, retryAt: 0 };
       this.#running.set(name, record);
       this.starts.push({ pod: name, role });
       record.starting = this.bed
         .start(name, {
           role: role === 'primary' ? 'primary' : 'replica',
           ...(upstream ? { primary: upstream } : {}),
-          ...(this.#parameters ? { parameters: this.#parameters } : {}),
+          ...(parameters ? { parameters } : {}),
+          ...(this.#app
+            ? {
+                app: {
+                  username: this.#app.user,
+                  password: this.#app.password,
+                  database: env('PG_APP_DATABASE') ?? 'app',
+                },
+              }
+            : {}),
           ...(initdb ? { env: { PG_INITDB: initdb } } : {}),
         })
         .then(async (instance) => {
@@ -173,10 +242,20 @@ export class PodProcesses {
               phase: 'Running',
               podIP: '127.0.0.1',
               conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date().toISOString() }],
+              containerStatuses: [
+                {
+                  ...this.#containerStatus(record),
+                  ready: true,
+                  state: { running: { startedAt: new Date() } },
+                },
+              ],
             })
             .catch(() => undefined);
         })
-        .catch((error: unknown) => console.warn(`pod-processes: ${name} did not start: ${String(error)}`))
+        .catch(async (error: unknown) => {
+          console.warn(`pod-processes: ${name} did not start: ${String(error)}`);
+          await this.#reportCrash(name, record);
+        })
         .finally(() => {
           record.starting = undefined;
         });

@@ -124,8 +124,11 @@ export class PostgresTestBed {
   readonly #user: OsUser | undefined;
   readonly #ports = new Map<string, number>();
 
-  /** `superuser`: the superuser initdb creates (default postgres with a random password). */
-  constructor(label = 'pg', superuser?: Credentials) {
+  /**
+   * `superuser`: the superuser initdb creates (default postgres with a random password);
+   * `replication`: the replication role's (default streaming_replica with a random password).
+   */
+  constructor(label = 'pg', superuser?: Credentials, replication?: Credentials) {
     if (!existsSync(join(postgresBinDir, 'postgres'))) {
       throw new Error(
         `PostgreSQL 15 is not installed (${postgresBinDir} is missing): install the Debian 'postgresql' package`,
@@ -138,7 +141,11 @@ export class PostgresTestBed {
     chmodSync(this.entrypoint, 0o755);
     this.superuser = superuser ?? { user: 'postgres', password: `su-${randomBytes(12).toString('hex')}` };
     this.#writeSecret('superuser', this.superuser.user, this.superuser.password);
-    this.#writeSecret('replication', 'streaming_replica', `repl-${randomBytes(12).toString('hex')}`);
+    this.#writeSecret(
+      'replication',
+      replication?.user ?? 'streaming_replica',
+      replication?.password ?? `repl-${randomBytes(12).toString('hex')}`,
+    );
     this.#own(this.root);
     if (this.#user) this.#checkReachable();
   }
@@ -250,6 +257,9 @@ export class PostgresTestBed {
     const dataDir = join(home, 'data');
     const logFile = join(this.root, `${name}.log`);
     if (options.app) this.#writeSecret(`app-${name}`, options.app.username, options.app.password);
+    // As a kubelet does for each container start: an empty termination-message file.
+    writeFileSync(this.terminationLog(name), '', { mode: 0o600 });
+    this.#own(this.terminationLog(name));
     const env: NodeJS.ProcessEnv = {
       PATH: `${postgresBinDir}:/usr/bin:/bin`,
       HOME: home,

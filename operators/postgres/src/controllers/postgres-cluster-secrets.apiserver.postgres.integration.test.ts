@@ -1,0 +1,97 @@
+// No password anywhere, with a live cluster: a real kube-apiserver + etcd, the operator, and a real
+// PostgreSQL process as its pod (test-support/pod-processes.ts, with the cluster's Secrets mounted)
+// running with every statement logged. The roles the entrypoint bootstraps and the superuser the
+// operator grants login to all log in with their Secrets' passwords, and no password is in the
+// server's log, the operator's log, an Event or the status.
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '@homeostat/testing';
+import { sharedKubeConfig } from '@homeostat/testing/shared';
+import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
+import { memoryLogger } from '@homeostat/reconcile/testing';
+import { postgresClusters } from '../api/postgres-cluster-types.ts';
+import { defaultConnectOptions, withConnection, type Credentials } from '../instance.ts';
+import { PodProcesses } from '../test-support/pod-processes.ts';
+import { clusterReader, createCluster, podOperator, prepareNamespace } from '../test-support/pod-cluster.ts';
+import { secretNames } from './cluster-names.ts';
+
+const kubeConfig = sharedKubeConfig();
+const namespace = `pg-sec-${process.pid}`;
+const cluster = 'sec';
+const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
+const { log, lines } = memoryLogger();
+const { slow } = clusterReader(client, namespace, cluster, lines);
+
+describe('no password in any log, with statement logging on: real kube-apiserver, real PostgreSQL as pods', () => {
+  const pods = new PodProcesses(client, namespace, cluster);
+  let manager: Manager;
+
+  const credentials = async (name: string): Promise<Credentials> => {
+    const data = (await client.get(builtin.secrets, name, namespace)).data ?? {};
+    const field = (key: string) => Buffer.from(data[key] ?? '', 'base64').toString();
+    return { user: field('username'), password: field('password') };
+  };
+  const logsIn = (c: Credentials) =>
+    withConnection(pods.endpoint(`${cluster}-0`), c, defaultConnectOptions, async (client) => {
+      await client.query('SELECT 1');
+      return true;
+    }).catch(() => false);
+
+  beforeAll(async () => {
+    await prepareNamespace(kubeConfig, client, namespace);
+    manager = podOperator(kubeConfig, namespace, log, pods);
+    await manager.start();
+    await createCluster(client, namespace, cluster, {
+      instances: 1,
+      superuserAccess: true,
+      bootstrap: { database: 'shop', owner: 'shopper' },
+      postgresql: {
+        parameters: {
+          log_statement: 'all',
+          log_min_duration_statement: '0',
+          log_min_error_statement: 'debug5',
+          log_min_messages: 'info',
+        },
+      },
+    });
+    await pods.start();
+  });
+
+  afterAll(async () => {
+    await manager?.stop();
+    await pods.stop();
+    client.close();
+  });
+
+  it('every role the operator and the entrypoint set logs in with its Secret, and no password is in any log', async () => {
+    const names = secretNames(cluster);
+    await waitUntil(
+      'the superuser Secret, and its login',
+      async () =>
+        (await client.find(builtin.secrets, names.superuser, namespace)) !== undefined &&
+        (await logsIn(await credentials(names.superuser))),
+      slow,
+    );
+    const secrets = await Promise.all(
+      [names.app, names.replication, names.operator, names.superuser].map(credentials),
+    );
+    for (const c of secrets) expect(await logsIn(c), `${c.user} logs in`).toBe(true);
+    expect(secrets.map((c) => c.user)).toEqual(['shopper', 'streaming_replica', 'homeostat', 'postgres']);
+
+    const serverLog = readFileSync(pods.instance(`${cluster}-0`).logFile, 'utf8');
+    const status = (await client.get(postgresClusters, cluster, namespace)).status;
+    const events = (await client.list(builtin.events, { namespace })).items;
+    const operatorLog = JSON.stringify(lines);
+    for (const { user, password } of secrets) {
+      expect(serverLog, `${user}'s password in the server log`).not.toContain(password);
+      expect(operatorLog, `${user}'s password in the operator log`).not.toContain(password);
+      expect(JSON.stringify([events, status]), `${user}'s password in Events or status`).not.toContain(
+        password,
+      );
+    }
+    // Statement logging was on, and the superuser's statement went through it.
+    expect(serverLog).toMatch(
+      /statement: CREATE ROLE "postgres" WITH SUPERUSER LOGIN PASSWORD 'SCRAM-SHA-256\$/,
+    );
+  });
+});
