@@ -168,6 +168,27 @@ describe('decide', () => {
     expect(d.verdicts?.map((v) => v.eligible)).toEqual([true, true]);
   });
 
+  it('under required, elects only the standby holding the highest received position', () => {
+    const policy = { ...defaultPolicy, synchronous: { number: 1, dataDurability: 'required' as const } };
+    const slow = replica('pg-1', 64n << 20n, undefined, { replayLsn: 1n << 20n }); // received all, replays slowly
+    const d = decide(
+      input(inStep('electing'), [down('pg-0'), slow, replica('pg-2', 60n << 20n)], { policy }),
+    );
+    expect(d.next).toMatchObject({ targetPrimary: 'pg-1', operation: { step: 'promoting' } });
+  });
+
+  it('under required, refuses unless enough standbys answered to hold every acknowledged commit', () => {
+    const policy = { ...defaultPolicy, synchronous: { number: 1, dataDurability: 'required' as const } };
+    const d = decide(
+      input(inStep('electing'), [down('pg-0'), down('pg-1'), replica('pg-2', 100n)], { policy }),
+    );
+    expect(d.action).toEqual({ type: 'none' });
+    expect(d.refusal?.code).toBe('no-eligible-replica');
+    expect(d.refusal?.reason).toMatch(
+      /^only 1 of 2 synchronous standbys answered .*; commits were acknowledged by ANY 1 of 2, so 2 must answer to be sure one of them holds every acknowledged commit; pg-0 \(the old primary/,
+    );
+  });
+
   it('never promotes twice: a target found promoted goes on to routing', () => {
     const d = decide(
       input(inStep('promoting', {}, 'pg-2'), [down('pg-0'), replica('pg-1', 100n), primary('pg-2', 130n)]),
