@@ -319,6 +319,12 @@ export const InstanceStatus = Type.Object({
       description: 'WAL bytes the primary has that this replica has not replayed.',
     }),
   ),
+  formerDataKeptAside: Type.Optional(
+    Type.Boolean({
+      description:
+        'The data of this instance from when it was a primary, which pg_rewind could not bring back, is kept next to its data directory (pgdata.before-clone on its volume): it may hold commits the primary lacks. Delete it to free the space.',
+    }),
+  ),
 });
 
 /** Steps of a failover or a switchover, in the order they run (reinstating instead of promoting when no replica can be). */

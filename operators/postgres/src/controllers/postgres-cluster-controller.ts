@@ -24,7 +24,7 @@ import { setSuperuserAccess } from '../control.ts';
 import { superuserName } from './desired-secrets.ts';
 import type { EngineEvent } from '../outcomes.ts';
 import { ClusterMetrics } from './cluster-metrics.ts';
-import { clusterStatus, type ClusterObservation } from './cluster-status.ts';
+import { clusterStatus, newlyKeptAside, type ClusterObservation } from './cluster-status.ts';
 import {
   instanceHost,
   instanceName,
@@ -181,6 +181,18 @@ export function addPostgresClusterController(
           : {}),
       };
       const status = clusterStatus(cluster, observation);
+      // Once per set-aside copy: the status field carries it while it lasts.
+      for (const instance of newlyKeptAside(
+        cluster.status?.instanceStatuses,
+        status.instanceStatuses ?? [],
+      )) {
+        await ctx.events.warning(
+          cluster,
+          'FormerPrimaryDataKept',
+          'Rejoin',
+          `${instance} was re-cloned because pg_rewind could not bring back its data as a former primary; that data is kept on its volume (pgdata.before-clone) and may hold commits the primary lacks: recover them from it, then delete it to free the space`,
+        );
+      }
       // The counts are the failover field manager's (read at the start of this reconcile; one that
       // completed in it shows on the next, half a second later).
       metrics.record(namespace, name, { ...countsFromStatus(cluster), ...status }, run.state?.failingSince);
