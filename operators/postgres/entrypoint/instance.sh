@@ -309,6 +309,13 @@ CREATE DATABASE $(sql_identifier "$app_db") OWNER $(sql_identifier "$app_user");
   return 0
 }
 
+slot_wal_bound_mb() { # a quarter of the data volume's size, at least 256 MB (wal_keep_size)
+  local total_kb
+  total_kb="$(df -Pk "$(dirname "$PGDATA")" | awk 'NR == 2 { print $2 }')"
+  local mb=$((${total_kb:-0} / 4 / 1024))
+  echo $((mb < 256 ? 256 : mb))
+}
+
 write_server_config() {
   local conf="$PGDATA/homeostat.conf"
   # Three parts, and the order matters: PostgreSQL takes the last value of a setting. First the
@@ -327,6 +334,11 @@ write_server_config() {
     # primary had recycled and never caught up (found by bench:failover --cluster). Less only
     # makes a rejoin fall back to a clone more often.
     echo "wal_keep_size = 256MB"
+    # A replica that is down or far behind keeps WAL on the primary through its slot; unbounded
+    # (PostgreSQL's -1) it fills the primary's volume and stops the primary. A quarter of the
+    # volume: past it the slot is invalidated and that replica must be re-cloned, the primary
+    # stays up. The parameters may set another bound, never none (the API server refuses -1).
+    echo "max_slot_wal_keep_size = $(slot_wal_bound_mb)MB"
     if [[ -n "${PG_PARAMETERS:-}" ]]; then
       echo "# PG_PARAMETERS"
       printf '%s\n' "$PG_PARAMETERS"

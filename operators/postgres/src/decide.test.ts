@@ -131,6 +131,22 @@ describe('decide', () => {
     expect(dead.next.operation?.step).toBe('fencing');
   });
 
+  it('drops the idle slots of instances no longer in the cluster, never one in use', () => {
+    const slots = [
+      { name: 'homeostat_pg_1', active: true, retainedBytes: 0n },
+      { name: 'homeostat_pg_2', active: false, retainedBytes: 0n }, // pg-2 is down, still a member
+      { name: 'homeostat_pg_3', active: false, retainedBytes: 1n << 30n }, // pg-3 was scaled away
+      { name: 'homeostat_pg_4', active: true, retainedBytes: 0n }, // still streaming: left alone
+      { name: 'backup_tool', active: false, retainedBytes: 0n }, // not the operator's
+    ];
+    const d = decide(
+      input(settledState('pg-0'), [primary('pg-0', 100n, { slots }), replica('pg-1', 100n, 5432)]),
+    );
+    expect(d.action).toMatchObject({ type: 'maintain', dropSlots: ['homeostat_pg_3'] });
+    const none = decide(input(settledState('pg-0'), [primary('pg-0', 100n), replica('pg-1', 100n, 5432)]));
+    expect(none.action).not.toHaveProperty('dropSlots');
+  });
+
   it('fences before electing, and records the fenced instance', () => {
     const d = decide(input(inStep('fencing'), [down('pg-0'), replica('pg-1', 100n), replica('pg-2', 100n)]));
     expect(d.action).toEqual({ type: 'fence', instance: 'pg-0' });

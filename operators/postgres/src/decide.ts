@@ -13,6 +13,7 @@ import type { InstanceEndpoint } from './instance.ts';
 import { formatLsn, type Lsn } from './lsn.ts';
 import type { InstanceStatus, PrimaryStatus, ReplicaStatus } from './observe.ts';
 import type { EngineEvent, RefusalCode } from './outcomes.ts';
+import { straySlots } from './slots.ts';
 import { desiredSynchronousStandbyNames, type SynchronousReplication } from './synchronous.ts';
 
 export interface FailoverPolicy {
@@ -93,6 +94,8 @@ export type Action =
       readonly primary: string;
       readonly repoint: readonly string[];
       readonly synchronousStandbyNames?: string;
+      /** Replication slots of instances that are gone (scaled away): they would keep WAL forever. */
+      readonly dropSlots?: readonly string[];
     }
   /** Withdraw write routing from `instance` and make sure it cannot take a write. */
   | { readonly type: 'fence'; readonly instance: string }
@@ -327,11 +330,16 @@ function maintainAction(input: DecideInput, primary: PrimaryStatus): Action {
     const desired = desiredSynchronousStandbyNames(sync, standbys, streaming);
     if (desired !== primary.synchronousStandbyNames) synchronousStandbyNames = desired;
   }
+  const dropSlots = straySlots(
+    primary.slots ?? [],
+    input.instances.map((i) => i.name),
+  );
   return {
     type: 'maintain',
     primary: primary.name,
     repoint,
     ...(synchronousStandbyNames === undefined ? {} : { synchronousStandbyNames }),
+    ...(dropSlots.length === 0 ? {} : { dropSlots }),
   };
 }
 

@@ -39,11 +39,20 @@ interface Reachable {
   readonly formerDataKeptAside?: true;
 }
 
-/** A primary: accepts writes, reports its current WAL position and its standbys. */
+/** A physical replication slot on a primary (a row of pg_replication_slots). */
+export interface SlotStatus {
+  readonly name: string;
+  readonly active: boolean;
+  /** Bytes of WAL the slot keeps from being recycled (current LSN minus its restart LSN). */
+  readonly retainedBytes: Lsn | undefined;
+}
+
+/** A primary: accepts writes, reports its current WAL position, its standbys and its slots. */
 export interface PrimaryStatus extends Reachable {
   readonly role: 'primary';
   readonly currentLsn: Lsn;
   readonly standbys: readonly StandbyConnection[];
+  readonly slots?: readonly SlotStatus[];
 }
 
 /** A standby: what it has received (flushed) and replayed, and where it streams from. */
@@ -111,6 +120,10 @@ export async function observeInstance(
           `SELECT application_name, state, sync_state, flush_lsn::text, replay_lsn::text
              FROM pg_stat_replication ORDER BY application_name`,
         );
+        const slots = await client.query<{ slot_name: string; active: boolean; retained: string | null }>(
+          `SELECT slot_name, active, (pg_current_wal_lsn() - restart_lsn)::text AS retained
+             FROM pg_replication_slots WHERE slot_type = 'physical' ORDER BY slot_name`,
+        );
         const p = primary.rows[0];
         if (!p) throw new Error('no row from pg_current_wal_lsn()');
         return {
@@ -127,6 +140,11 @@ export async function observeInstance(
             syncState: s.sync_state,
             flushLsn: optionalLsn(s.flush_lsn),
             replayLsn: optionalLsn(s.replay_lsn),
+          })),
+          slots: slots.rows.map((s) => ({
+            name: s.slot_name,
+            active: s.active,
+            retainedBytes: s.retained === null ? undefined : BigInt(s.retained),
           })),
         } satisfies PrimaryStatus;
       }

@@ -53,6 +53,7 @@ function instanceStatuses(cluster: PostgresCluster, observed: ClusterObservation
       timeline: status.timeline,
       ...(lsn === undefined ? {} : { lsn: formatLsn(lsn) }),
       ...(view?.lagBytes === undefined ? {} : { lagBytes: Number(view.lagBytes) }),
+      ...(view?.slotRetainedBytes === undefined ? {} : { slotRetainedBytes: Number(view.slotRetainedBytes) }),
       ...(status.formerDataKeptAside ? { formerDataKeptAside: true } : {}),
     };
   });

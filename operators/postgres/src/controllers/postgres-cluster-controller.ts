@@ -89,6 +89,7 @@ const eventReasons: Partial<Record<EngineEvent['type'], [string, 'Normal' | 'War
   reinstating: ['Reinstating', 'Warning'],
   routed: ['Routed', 'Normal'],
   'rejoin-requested': ['Rejoining', 'Normal'],
+  'slots-dropped': ['ReplicationSlotsDropped', 'Normal'],
 };
 
 /** What a reconcile's turn of the engine leaves: no view when the operator has no credentials yet. */
