@@ -147,6 +147,10 @@ repl_password="$(read_secret "$PG_REPLICATION_SECRET_DIR" password)"
 slot_name="homeostat_${INSTANCE_NAME//-/_}"
 passfile="$run_dir/replication.pgpass"
 ready_marker="$PGDATA/homeostat.ready"
+# Next to the data directory, on the same volume: a former primary's data set aside when it had to
+# be re-cloned, and the marker of a pg_rewind under way (outside $PGDATA, which pg_rewind rewrites).
+kept_dir="${PGDATA%/}.before-clone"
+rewinding_marker="${PGDATA%/}.rewinding"
 
 mkdir -p "$run_dir"
 # A passfile keeps the replication password out of primary_conninfo, so neither SHOW nor
@@ -183,6 +187,34 @@ wipe_data_dir() {
   chmod 700 "$PGDATA"
 }
 
+# A former primary that pg_rewind could not bring back is re-cloned, and its data may hold commits
+# no other instance has (the asynchronous tail): it is moved aside (a rename, no copy) instead of
+# deleted. Bounded: one copy at most (an older one is removed first), and only when the volume
+# has room for a clone of about the same size next to it; otherwise it is deleted and the log
+# says why. The log line `keep-aside:` is what the operator reports in an Event.
+keep_old_data_aside() {
+  # Whatever happens next, $PGDATA no longer holds the former primary: a clone interrupted later
+  # must not replace the copy kept now.
+  rm -f "$rewinding_marker"
+  if [[ -e "$kept_dir" ]]; then
+    log "keep-aside: removing the data kept aside by an earlier re-clone ($kept_dir)"
+    rm -rf "$kept_dir"
+  fi
+  local used_kb free_kb
+  used_kb="$(du -sk "$PGDATA" | cut -f1)"
+  free_kb="$(df -Pk "$(dirname "$PGDATA")" | awk 'NR == 2 { print $4 }')"
+  # The clone is about the size of this data (the same cluster, diverged by a tail), plus 10 %.
+  if ((free_kb < used_kb + used_kb / 10)); then
+    log "keep-aside: not kept: the volume has ${free_kb} KiB free, a clone next to the old data (${used_kb} KiB) needs more; the former primary's data is deleted"
+    return 0
+  fi
+  if mv -T "$PGDATA" "$kept_dir"; then
+    log "keep-aside: the former primary's data (${used_kb} KiB) is kept at $kept_dir; it may hold commits the new primary lacks; delete it to free the space"
+  else
+    log "keep-aside: not kept: could not move $PGDATA to $kept_dir; the former primary's data is deleted"
+  fi
+}
+
 clone_from_primary() {
   log "clone: pg_basebackup from $PRIMARY_HOST:${PRIMARY_PORT:-5432} (slot $slot_name)"
   wipe_data_dir
@@ -197,6 +229,7 @@ rewind_from_primary() { # returns non-zero when pg_rewind cannot bring this data
   log "rejoin: running pg_rewind against $PRIMARY_HOST:${PRIMARY_PORT:-5432}"
   ensure_slot_on_primary
   rm -f "$ready_marker" # an interrupted pg_rewind leaves an unusable directory: re-clone next time
+  : >"$rewinding_marker" # and its data is kept aside then, as after a failed one
   # A freshly promoted primary still has the old timeline in pg_control until its first
   # checkpoint, and pg_rewind, reading that, would wrongly find "no rewind required".
   psql "$(source_conninfo)" -v ON_ERROR_STOP=1 -qAt -c CHECKPOINT >/dev/null ||
@@ -222,9 +255,11 @@ follow_primary_timeline() {
     log "rejoin: method=pg_rewind"
   else
     log "rejoin: pg_rewind failed; falling back to a fresh clone"
+    keep_old_data_aside
     clone_from_primary
     log "rejoin: method=clone"
   fi
+  rm -f "$rewinding_marker"
 }
 
 # Rewrites the settings that make this data directory a standby of $PRIMARY_HOST. They live in
@@ -305,6 +340,13 @@ CREATE DATABASE $(sql_identifier "$app_db") OWNER $(sql_identifier "$app_user");
   return 0
 }
 
+slot_wal_bound_mb() { # a quarter of the data volume's size, at least 256 MB (wal_keep_size)
+  local total_kb
+  total_kb="$(df -Pk "$(dirname "$PGDATA")" | awk 'NR == 2 { print $2 }')"
+  local mb=$((${total_kb:-0} / 4 / 1024))
+  echo $((mb < 256 ? 256 : mb))
+}
+
 write_server_config() {
   local conf="$PGDATA/homeostat.conf"
   # Three parts, and the order matters: PostgreSQL takes the last value of a setting. First the
@@ -323,6 +365,11 @@ write_server_config() {
     # primary had recycled and never caught up (found by bench:failover --cluster). Less only
     # makes a rejoin fall back to a clone more often.
     echo "wal_keep_size = 256MB"
+    # A replica that is down or far behind keeps WAL on the primary through its slot; unbounded
+    # (PostgreSQL's -1) it fills the primary's volume and stops the primary. A quarter of the
+    # volume: past it the slot is invalidated and that replica must be re-cloned, the primary
+    # stays up. The parameters may set another bound, never none (the API server refuses -1).
+    echo "max_slot_wal_keep_size = $(slot_wal_bound_mb)MB"
     if [[ -n "${PG_PARAMETERS:-}" ]]; then
       echo "# PG_PARAMETERS"
       printf '%s\n' "$PG_PARAMETERS"
@@ -405,16 +452,22 @@ else
   require PRIMARY_HOST
   wait_for_primary
   if ! has_cluster || ! is_complete; then
+    if [[ -e "$rewinding_marker" ]] && has_cluster; then
+      log "rejoin: an earlier pg_rewind was interrupted; re-cloning"
+      keep_old_data_aside
+    fi
     clone_from_primary
   elif [[ ! -e "$PGDATA/standby.signal" ]]; then
     if rewind_from_primary; then
       log "rejoin: method=pg_rewind"
     else
       log "rejoin: pg_rewind failed; falling back to a fresh clone"
+      keep_old_data_aside
       clone_from_primary
       log "rejoin: method=clone"
     fi
   fi
+  rm -f "$rewinding_marker"
   write_standby_settings
   mark_complete
 fi

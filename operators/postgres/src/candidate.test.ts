@@ -18,11 +18,12 @@ const replica = (
   replayPaused: false,
 });
 const bound = 1000n;
+const rules = (lastKnownPrimaryLsn: bigint | undefined) => ({ lastKnownPrimaryLsn, maxLagBytes: bound });
 
 describe('choosing the replica to promote', () => {
   it('prefers the highest received LSN, then the highest replay LSN, then the name', () => {
     const pick = (statuses: InstanceStatus[]) => {
-      const choice = chooseFailoverCandidate(statuses, undefined, bound);
+      const choice = chooseFailoverCandidate(statuses, rules(undefined));
       return choice.ok ? choice.candidate.name : choice.reason;
     };
     expect(pick([replica('a', 500n, 500n), replica('b', 600n, 450n)])).toBe('b');
@@ -46,8 +47,7 @@ describe('choosing the replica to promote', () => {
         replica('far', 9000n, 7000n), // received everything, applied far less
         replica('near', 8500n, 8500n),
       ],
-      9000n,
-      bound,
+      rules(9000n),
     );
     expect(choice.ok && choice.candidate.name).toBe('near');
     expect(choice.verdicts.map((v) => [v.name, v.eligible])).toEqual([
@@ -62,8 +62,7 @@ describe('choosing the replica to promote', () => {
   it('measures lag from the furthest known position, the old primary or any replica', () => {
     const choice = chooseFailoverCandidate(
       [replica('a', 5000n, 5000n), replica('b', 3000n, 3000n)],
-      4000n,
-      bound,
+      rules(4000n),
     );
     expect(choice.verdicts.map((v) => v.reason)).toEqual([
       'lag 0 bytes',
@@ -74,16 +73,75 @@ describe('choosing the replica to promote', () => {
   it('explains a refusal instance by instance', () => {
     const choice = chooseFailoverCandidate(
       [{ name: 'pg-1', reachable: false, error: 'timeout' }, replica('pg-2', undefined, undefined)],
-      100n,
-      bound,
+      rules(100n),
     );
     expect(choice).toMatchObject({
       ok: false,
       reason: 'no eligible replica: pg-1 unreachable (timeout); pg-2 has not replayed any WAL yet',
     });
-    expect(chooseFailoverCandidate([], 100n, bound)).toMatchObject({
+    expect(chooseFailoverCandidate([], rules(100n))).toMatchObject({
       ok: false,
       reason: 'no eligible replica: no replicas',
+    });
+  });
+
+  describe('under dataDurability required (ANY k of n standbys acknowledged each commit)', () => {
+    const required = (number: number, standbys: number) => ({
+      ...rules(9000n),
+      quorum: { number, standbys },
+    });
+
+    it('promotes only a standby holding the highest received position, however far its replay lags', () => {
+      const choice = chooseFailoverCandidate(
+        [replica('slow', 9000n, 1000n), replica('fast', 8000n, 8000n)],
+        required(1, 2),
+      );
+      expect(choice.ok && choice.candidate.name).toBe('slow');
+      expect(choice.verdicts).toEqual([
+        {
+          name: 'slow',
+          eligible: true,
+          reason: 'holds the highest received position 0/2328, replay lag 8000 bytes',
+        },
+        {
+          name: 'fast',
+          eligible: false,
+          reason:
+            'holds 0/1F40, less than 0/2328 received by another standby (acknowledged commits may be missing)',
+        },
+      ]);
+    });
+
+    it('orders the standbys holding the highest position by replay', () => {
+      const choice = chooseFailoverCandidate(
+        [replica('a', 9000n, 1000n), replica('b', 9000n, 5000n), replica('c', 100n, 100n)],
+        required(2, 3),
+      );
+      expect(choice.ok && choice.candidate.name).toBe('b');
+    });
+
+    it('refuses unless n-k+1 standbys answered, saying why', () => {
+      const choice = chooseFailoverCandidate(
+        [{ name: 'pg-1', reachable: false, error: 'timeout' }, replica('pg-2', 8000n, 8000n)],
+        required(1, 2),
+      );
+      expect(choice).toMatchObject({
+        ok: false,
+        reason:
+          'only 1 of 2 synchronous standbys answered (pg-1 unreachable (timeout); pg-2 holds the highest received position 0/1F40, replay lag 0 bytes); ' +
+          'commits were acknowledged by ANY 1 of 2, so 2 must answer to be sure one of them holds every acknowledged commit',
+      });
+      expect(choice.verdicts.map((v) => v.eligible)).toEqual([false, false]);
+      // ANY 2 of 3: two answers are enough, one of them holds every acknowledged commit.
+      const two = chooseFailoverCandidate(
+        [
+          { name: 'pg-1', reachable: false, error: 'timeout' },
+          replica('pg-2', 8000n, 8000n),
+          replica('pg-3', 7000n, 7000n),
+        ],
+        required(2, 3),
+      );
+      expect(two.ok && two.candidate.name).toBe('pg-2');
     });
   });
 });

@@ -46,4 +46,12 @@ describe('the cluster view', () => {
     expect(view.primaries).toEqual(['pg-0', 'pg-1']);
     expect(view.instances[2]?.lagBytes).toBeUndefined();
   });
+  it('gives each replica what its slot keeps on the primary', () => {
+    const slots = [
+      { name: 'homeostat_pg_1', active: true, retainedBytes: 1200n },
+      { name: 'homeostat_pg_9', active: false, retainedBytes: 90_000n },
+    ];
+    const view = clusterView([{ ...primary, slots }, replica('pg-1', 4000n), replica('pg-2', 1000n)]);
+    expect(view.instances.map((i) => i.slotRetainedBytes)).toEqual([undefined, 1200n, undefined]);
+  });
 });

@@ -1,5 +1,6 @@
 import type { Lsn } from './lsn.ts';
 import type { InstanceStatus, PrimaryStatus } from './observe.ts';
+import { slotName } from './slots.ts';
 
 /** One instance as the cluster sees it: its own status plus what only its primary knows. */
 export interface InstanceView {
@@ -8,6 +9,8 @@ export interface InstanceView {
   readonly lagBytes: Lsn | undefined;
   /** The primary's pg_stat_replication view of it: state (streaming, catchup) and sync_state. */
   readonly replication: { readonly state: string; readonly syncState: string } | undefined;
+  /** Bytes of WAL its replication slot keeps on the primary; undefined without a primary or slot. */
+  readonly slotRetainedBytes?: Lsn;
 }
 
 export interface ClusterView {
@@ -32,8 +35,10 @@ export function clusterView(statuses: readonly InstanceStatus[]): ClusterView {
       }
       const row = primary.standbys.find((s) => s.applicationName === status.name);
       const replayed = status.replayLsn;
+      const retained = primary.slots?.find((s) => s.name === slotName(status.name))?.retainedBytes;
       return {
         status,
+        ...(retained === undefined ? {} : { slotRetainedBytes: retained }),
         lagBytes:
           replayed === undefined
             ? undefined

@@ -4,6 +4,7 @@ import type pg from 'pg';
 import { formatConninfo, parseConninfo } from './conninfo.ts';
 import { parseLsn, type Lsn } from './lsn.ts';
 import { scramVerifier } from './scram-verifier.ts';
+import { slotName } from './slots.ts';
 import {
   withConnection,
   errorMessage,
@@ -31,10 +32,7 @@ async function step<T>(
   }
 }
 
-/** The replication slot an instance streams through (the entrypoint uses the same rule). */
-export function slotName(instance: string): string {
-  return `homeostat_${instance.replaceAll('-', '_')}`;
-}
+export { slotName } from './slots.ts';
 
 /** ALTER SYSTEM SET/RESET for several parameters, then one reload. */
 export async function alterSystem(
@@ -62,6 +60,18 @@ export async function promote(target: ControlTarget, waitSeconds: number): Promi
       waitSeconds,
     ]);
     if (result.rows[0]?.promoted !== true) throw new Error(`not promoted within ${waitSeconds}s`);
+  });
+}
+
+/** Drops the given replication slots; one dropped meanwhile is no error, one in use is. */
+export async function dropSlots(target: ControlTarget, slots: readonly string[]): Promise<void> {
+  await step(target, `dropping replication slots ${slots.join(', ')}`, async (client) => {
+    for (const slot of slots) {
+      await client.query(
+        'SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1',
+        [slot],
+      );
+    }
   });
 }
 

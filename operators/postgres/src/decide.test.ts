@@ -131,6 +131,22 @@ describe('decide', () => {
     expect(dead.next.operation?.step).toBe('fencing');
   });
 
+  it('drops the idle slots of instances no longer in the cluster, never one in use', () => {
+    const slots = [
+      { name: 'homeostat_pg_1', active: true, retainedBytes: 0n },
+      { name: 'homeostat_pg_2', active: false, retainedBytes: 0n }, // pg-2 is down, still a member
+      { name: 'homeostat_pg_3', active: false, retainedBytes: 1n << 30n }, // pg-3 was scaled away
+      { name: 'homeostat_pg_4', active: true, retainedBytes: 0n }, // still streaming: left alone
+      { name: 'backup_tool', active: false, retainedBytes: 0n }, // not the operator's
+    ];
+    const d = decide(
+      input(settledState('pg-0'), [primary('pg-0', 100n, { slots }), replica('pg-1', 100n, 5432)]),
+    );
+    expect(d.action).toMatchObject({ type: 'maintain', dropSlots: ['homeostat_pg_3'] });
+    const none = decide(input(settledState('pg-0'), [primary('pg-0', 100n), replica('pg-1', 100n, 5432)]));
+    expect(none.action).not.toHaveProperty('dropSlots');
+  });
+
   it('fences before electing, and records the fenced instance', () => {
     const d = decide(input(inStep('fencing'), [down('pg-0'), replica('pg-1', 100n), replica('pg-2', 100n)]));
     expect(d.action).toEqual({ type: 'fence', instance: 'pg-0' });
@@ -166,6 +182,27 @@ describe('decide', () => {
     expect(d.action).toEqual({ type: 'none' });
     expect(d.next).toMatchObject({ targetPrimary: 'pg-2', operation: { step: 'promoting' } });
     expect(d.verdicts?.map((v) => v.eligible)).toEqual([true, true]);
+  });
+
+  it('under required, elects only the standby holding the highest received position', () => {
+    const policy = { ...defaultPolicy, synchronous: { number: 1, dataDurability: 'required' as const } };
+    const slow = replica('pg-1', 64n << 20n, undefined, { replayLsn: 1n << 20n }); // received all, replays slowly
+    const d = decide(
+      input(inStep('electing'), [down('pg-0'), slow, replica('pg-2', 60n << 20n)], { policy }),
+    );
+    expect(d.next).toMatchObject({ targetPrimary: 'pg-1', operation: { step: 'promoting' } });
+  });
+
+  it('under required, refuses unless enough standbys answered to hold every acknowledged commit', () => {
+    const policy = { ...defaultPolicy, synchronous: { number: 1, dataDurability: 'required' as const } };
+    const d = decide(
+      input(inStep('electing'), [down('pg-0'), down('pg-1'), replica('pg-2', 100n)], { policy }),
+    );
+    expect(d.action).toEqual({ type: 'none' });
+    expect(d.refusal?.code).toBe('no-eligible-replica');
+    expect(d.refusal?.reason).toMatch(
+      /^only 1 of 2 synchronous standbys answered .*; commits were acknowledged by ANY 1 of 2, so 2 must answer to be sure one of them holds every acknowledged commit; pg-0 \(the old primary/,
+    );
   });
 
   it('never promotes twice: a target found promoted goes on to routing', () => {

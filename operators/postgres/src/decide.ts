@@ -7,12 +7,13 @@
 // perform A, save S'. A is the work of step S and is idempotent, so a crash between performing A
 // and saving S' only repeats A. Whatever must be on record before an action runs (the instance
 // about to be promoted, above all) is saved by a step of its own whose action is `none`.
-import { chooseFailoverCandidate, type CandidateVerdict } from './candidate.ts';
+import { chooseFailoverCandidate, type CandidateRules, type CandidateVerdict } from './candidate.ts';
 import { settledState, type FailoverState, type Operation, type OperationStep } from './failover-state.ts';
 import type { InstanceEndpoint } from './instance.ts';
 import { formatLsn, type Lsn } from './lsn.ts';
 import type { InstanceStatus, PrimaryStatus, ReplicaStatus } from './observe.ts';
 import type { EngineEvent, RefusalCode } from './outcomes.ts';
+import { straySlots } from './slots.ts';
 import { desiredSynchronousStandbyNames, type SynchronousReplication } from './synchronous.ts';
 
 export interface FailoverPolicy {
@@ -93,6 +94,8 @@ export type Action =
       readonly primary: string;
       readonly repoint: readonly string[];
       readonly synchronousStandbyNames?: string;
+      /** Replication slots of instances that are gone (scaled away): they would keep WAL forever. */
+      readonly dropSlots?: readonly string[];
     }
   /** Withdraw write routing from `instance` and make sure it cannot take a write. */
   | { readonly type: 'fence'; readonly instance: string }
@@ -327,11 +330,16 @@ function maintainAction(input: DecideInput, primary: PrimaryStatus): Action {
     const desired = desiredSynchronousStandbyNames(sync, standbys, streaming);
     if (desired !== primary.synchronousStandbyNames) synchronousStandbyNames = desired;
   }
+  const dropSlots = straySlots(
+    primary.slots ?? [],
+    input.instances.map((i) => i.name),
+  );
   return {
     type: 'maintain',
     primary: primary.name,
     repoint,
     ...(synchronousStandbyNames === undefined ? {} : { synchronousStandbyNames }),
+    ...(dropSlots.length === 0 ? {} : { dropSlots }),
   };
 }
 
@@ -495,7 +503,7 @@ function decideElecting(input: DecideInput, operation: Operation): Decision {
       events: [],
     };
   }
-  const choice = chooseFailoverCandidate(others, operation.referenceLsn, input.policy.maxLagBytes);
+  const choice = chooseFailoverCandidate(others, candidateRules(input, operation));
   const verdictLine = choice.verdicts
     .map((v) => `${v.name}: ${v.eligible ? 'eligible' : 'not eligible'}, ${v.reason}`)
     .join('; ');
@@ -588,7 +596,7 @@ function decideReinstating(input: DecideInput, operation: Operation): Decision {
   if (input.now >= deadline) {
     const excluded = new Set([old, ...operation.fenced]);
     const others = input.instances.filter((i) => !excluded.has(i.name)).map((i) => statusOf(input, i.name));
-    const choice = chooseFailoverCandidate(others, operation.referenceLsn, input.policy.maxLagBytes);
+    const choice = chooseFailoverCandidate(others, candidateRules(input, operation));
     if (choice.ok) {
       return {
         action: { type: 'none' },
@@ -689,6 +697,18 @@ function decideRejoining(input: DecideInput, operation: Operation): Decision {
     events: [],
     completes: true,
   };
+}
+
+/**
+ * Under dataDurability `required` every instance but the old primary was a synchronous standby
+ * (synchronous.ts lists them all, reachable or not), and commits waited for `number` of them.
+ */
+function candidateRules(input: DecideInput, operation: Operation): CandidateRules {
+  const { synchronous, maxLagBytes } = input.policy;
+  const rules = { lastKnownPrimaryLsn: operation.referenceLsn, maxLagBytes };
+  if (synchronous?.dataDurability !== 'required') return rules;
+  const standbys = input.instances.filter((i) => i.name !== input.state.currentPrimary).length;
+  return { ...rules, quorum: { number: synchronous.number, standbys } };
 }
 
 function addName(names: readonly string[], name: string): readonly string[] {

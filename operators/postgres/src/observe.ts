@@ -32,13 +32,27 @@ interface Reachable {
   readonly reachable: true;
   readonly timeline: number;
   readonly synchronousStandbyNames: string;
+  /**
+   * The data of a former primary that pg_rewind could not bring back lies next to this instance's
+   * data directory (`<data directory>.before-clone`, set aside by the entrypoint when it re-cloned).
+   */
+  readonly formerDataKeptAside?: true;
 }
 
-/** A primary: accepts writes, reports its current WAL position and its standbys. */
+/** A physical replication slot on a primary (a row of pg_replication_slots). */
+export interface SlotStatus {
+  readonly name: string;
+  readonly active: boolean;
+  /** Bytes of WAL the slot keeps from being recycled (current LSN minus its restart LSN). */
+  readonly retainedBytes: Lsn | undefined;
+}
+
+/** A primary: accepts writes, reports its current WAL position, its standbys and its slots. */
 export interface PrimaryStatus extends Reachable {
   readonly role: 'primary';
   readonly currentLsn: Lsn;
   readonly standbys: readonly StandbyConnection[];
+  readonly slots?: readonly SlotStatus[];
 }
 
 /** A standby: what it has received (flushed) and replayed, and where it streams from. */
@@ -75,12 +89,22 @@ export async function observeInstance(
 ): Promise<InstanceStatus> {
   try {
     return await withConnection(endpoint, credentials, options, async (client) => {
-      const base = await client.query<{ in_recovery: boolean; sync_names: string; checkpoint_tli: number }>(
+      const base = await client.query<{
+        in_recovery: boolean;
+        sync_names: string;
+        checkpoint_tli: number;
+        kept_aside: boolean | null;
+      }>(
+        // pg_stat_file outside the data directory is a superuser's right: others see nothing.
         `SELECT pg_is_in_recovery() AS in_recovery, current_setting('synchronous_standby_names') AS sync_names,
-                (SELECT timeline_id FROM pg_control_checkpoint()) AS checkpoint_tli`,
+                (SELECT timeline_id FROM pg_control_checkpoint()) AS checkpoint_tli,
+                CASE WHEN (SELECT rolsuper FROM pg_roles WHERE rolname = current_user)
+                     THEN (pg_stat_file(current_setting('data_directory') || '.before-clone', true)).isdir
+                END AS kept_aside`,
       );
       const row = base.rows[0];
       if (!row) throw new Error('no row from the status query');
+      const kept = row.kept_aside === true ? { formerDataKeptAside: true as const } : {};
       if (!row.in_recovery) {
         // Read from the WAL file name: the checkpoint's timeline lags behind a fresh promotion.
         const primary = await client.query<{ lsn: string; walfile: string }>(
@@ -96,6 +120,10 @@ export async function observeInstance(
           `SELECT application_name, state, sync_state, flush_lsn::text, replay_lsn::text
              FROM pg_stat_replication ORDER BY application_name`,
         );
+        const slots = await client.query<{ slot_name: string; active: boolean; retained: string | null }>(
+          `SELECT slot_name, active, (pg_current_wal_lsn() - restart_lsn)::text AS retained
+             FROM pg_replication_slots WHERE slot_type = 'physical' ORDER BY slot_name`,
+        );
         const p = primary.rows[0];
         if (!p) throw new Error('no row from pg_current_wal_lsn()');
         return {
@@ -104,6 +132,7 @@ export async function observeInstance(
           role: 'primary',
           timeline: Number.parseInt(p.walfile.slice(0, 8), 16),
           synchronousStandbyNames: row.sync_names,
+          ...kept,
           currentLsn: parseLsn(p.lsn),
           standbys: standbys.rows.map((s) => ({
             applicationName: s.application_name,
@@ -111,6 +140,11 @@ export async function observeInstance(
             syncState: s.sync_state,
             flushLsn: optionalLsn(s.flush_lsn),
             replayLsn: optionalLsn(s.replay_lsn),
+          })),
+          slots: slots.rows.map((s) => ({
+            name: s.slot_name,
+            active: s.active,
+            retainedBytes: s.retained === null ? undefined : BigInt(s.retained),
           })),
         } satisfies PrimaryStatus;
       }
@@ -137,6 +171,7 @@ export async function observeInstance(
         role: 'replica',
         timeline: r.received_tli ?? row.checkpoint_tli,
         synchronousStandbyNames: row.sync_names,
+        ...kept,
         receivedLsn: optionalLsn(r.received),
         replayLsn: optionalLsn(r.replayed),
         replayPaused: r.paused,

@@ -17,6 +17,8 @@ export interface EngineEvent {
     | 'routed'
     | 'rejoin-requested'
     | 'synchronous-standbys'
+    /** Replication slots of instances that scaling removed were dropped on the primary. */
+    | 'slots-dropped'
     /** One step of an operation done: its action and how long it took (where the seconds go). */
     | 'step'
     | 'refused'

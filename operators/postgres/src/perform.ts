@@ -4,6 +4,7 @@
 import type { Fencing, InstanceActions, Routing } from './actions.ts';
 import {
   alterSystem,
+  dropSlots,
   ensureSlots,
   promote,
   quiesceWrites,
@@ -73,6 +74,19 @@ export async function perform(action: Action, world: EngineWorld): Promise<Actio
       return {};
     case 'maintain': {
       await repointAll(world, action.repoint, action.primary);
+      if (action.dropSlots) {
+        try {
+          await dropSlots(control(world, action.primary), action.dropSlots);
+          emit(
+            world,
+            'slots-dropped',
+            action.primary,
+            `dropped the replication slots of removed instances: ${action.dropSlots.join(', ')}`,
+          );
+        } catch (error) {
+          emit(world, 'warning', action.primary, errorMessage(error));
+        }
+      }
       const names = action.synchronousStandbyNames;
       if (names !== undefined) {
         try {

@@ -67,6 +67,12 @@ export const boundedParameters: readonly { name: string; rule: string; message: 
     rule: `!('${name}' in self) || !self['${name}'].startsWith('-')`,
     message: `postgresql.parameters.${name} may not be negative: a replica query would hold up replay for ever, and a replica behind cannot be promoted`,
   })),
+  {
+    name: 'max_slot_wal_keep_size',
+    rule: "!('max_slot_wal_keep_size' in self) || !self['max_slot_wal_keep_size'].startsWith('-')",
+    message:
+      'postgresql.parameters.max_slot_wal_keep_size may not be negative: a replica that is down or behind would keep WAL on the primary without bound until its volume is full and it stops',
+  },
 ];
 
 /** The names, sorted: what the CRD's CEL rule and its message list. */

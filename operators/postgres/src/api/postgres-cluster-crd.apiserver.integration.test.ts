@@ -225,6 +225,10 @@ describe('PostgreSQLCluster CRD on a real kube-apiserver + etcd', () => {
       );
     }
     await create('delay-60s', parameters({ max_standby_streaming_delay: '60s' }));
+    expect(await rejection('slots-unbounded', parameters({ max_slot_wal_keep_size: '-1' }))).toContain(
+      'postgresql.parameters.max_slot_wal_keep_size may not be negative: a replica that is down or behind would keep WAL on the primary without bound',
+    );
+    await create('slots-8gb', parameters({ max_slot_wal_keep_size: '8GB' }));
   });
 
   it('refuses changes that cannot be made to a cluster that exists', async () => {

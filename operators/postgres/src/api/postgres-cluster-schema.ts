@@ -142,7 +142,7 @@ export const Postgresql = Type.Object(
         }),
         {
           maxProperties: 128,
-          description: `postgresql.conf parameters, name to value, e.g. max_connections: "200". The operator owns ${operatorOwnedParameterNames.join(', ')}; setting one is refused. Bounded: superuser_reserved_connections (at least 3), max_standby_streaming_delay and max_standby_archive_delay (not negative), and while synchronous.mode is not off synchronous_commit (on or remote_apply) and fsync (on).`,
+          description: `postgresql.conf parameters, name to value, e.g. max_connections: "200". The operator owns ${operatorOwnedParameterNames.join(', ')}; setting one is refused. Bounded: superuser_reserved_connections (at least 3), max_standby_streaming_delay, max_standby_archive_delay and max_slot_wal_keep_size (not negative; the last defaults to a quarter of the volume), and while synchronous.mode is not off synchronous_commit (on or remote_apply) and fsync (on).`,
           'x-kubernetes-validations': [
             // One rule per parameter: each refusal names its parameter and why the operator owns
             // it, at a CEL cost the API server accepts (a rule listing the offenders is too dear).
@@ -323,6 +323,19 @@ export const InstanceStatus = Type.Object({
     Type.Integer({
       minimum: 0,
       description: 'WAL bytes the primary has that this replica has not replayed.',
+    }),
+  ),
+  slotRetainedBytes: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      description:
+        "WAL bytes this replica's replication slot keeps on the primary. Bounded by max_slot_wal_keep_size: past it the slot is invalidated and the replica must be re-cloned.",
+    }),
+  ),
+  formerDataKeptAside: Type.Optional(
+    Type.Boolean({
+      description:
+        'The data of this instance from when it was a primary, which pg_rewind could not bring back, is kept next to its data directory (pgdata.before-clone on its volume): it may hold commits the primary lacks. Delete it to free the space.',
     }),
   ),
 });

@@ -56,8 +56,19 @@ function instanceStatuses(cluster: PostgresCluster, observed: ClusterObservation
       timeline: status.timeline,
       ...(lsn === undefined ? {} : { lsn: formatLsn(lsn) }),
       ...(view?.lagBytes === undefined ? {} : { lagBytes: Number(view.lagBytes) }),
+      ...(view?.slotRetainedBytes === undefined ? {} : { slotRetainedBytes: Number(view.slotRetainedBytes) }),
+      ...(status.formerDataKeptAside ? { formerDataKeptAside: true } : {}),
     };
   });
+}
+
+/** Instances whose former primary data was set aside since `previous` was written. */
+export function newlyKeptAside(
+  previous: readonly InstanceStatusFields[] | undefined,
+  next: readonly InstanceStatusFields[],
+): string[] {
+  const before = new Set(previous?.filter((i) => i.formerDataKeptAside).map((i) => i.name));
+  return next.filter((i) => i.formerDataKeptAside && !before.has(i.name)).map((i) => i.name);
 }
 
 function phaseOf(

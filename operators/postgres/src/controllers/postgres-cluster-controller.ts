@@ -32,7 +32,7 @@ import { setSuperuserAccess } from '../control.ts';
 import { superuserName } from './desired-secrets.ts';
 import type { EngineEvent } from '../outcomes.ts';
 import { ClusterMetrics } from './cluster-metrics.ts';
-import { clusterStatus, type ClusterObservation } from './cluster-status.ts';
+import { clusterStatus, newlyKeptAside, type ClusterObservation } from './cluster-status.ts';
 import { instanceFailures } from './instance-failures.ts';
 import {
   instanceHost,
@@ -98,6 +98,7 @@ const eventReasons: Partial<Record<EngineEvent['type'], [string, 'Normal' | 'War
   reinstating: ['Reinstating', 'Warning'],
   routed: ['Routed', 'Normal'],
   'rejoin-requested': ['Rejoining', 'Normal'],
+  'slots-dropped': ['ReplicationSlotsDropped', 'Normal'],
 };
 
 /** What a reconcile's turn of the engine leaves: no view when the operator has no credentials yet. */
@@ -202,6 +203,18 @@ export function addPostgresClusterController(
       };
       const status = clusterStatus(cluster, observation);
       await reportFailures(cluster, status, ctx);
+      // Once per set-aside copy: the status field carries it while it lasts.
+      for (const instance of newlyKeptAside(
+        cluster.status?.instanceStatuses,
+        status.instanceStatuses ?? [],
+      )) {
+        await ctx.events.warning(
+          cluster,
+          'FormerPrimaryDataKept',
+          'Rejoin',
+          `${instance} was re-cloned because pg_rewind could not bring back its data as a former primary; that data is kept on its volume (pgdata.before-clone) and may hold commits the primary lacks: recover them from it, then delete it to free the space`,
+        );
+      }
       // The counts are the failover field manager's (read at the start of this reconcile; one that
       // completed in it shows on the next, half a second later).
       metrics.record(namespace, name, { ...countsFromStatus(cluster), ...status }, run.state?.failingSince);
