@@ -142,8 +142,10 @@ for (let i = 0; i < faultCount; i++) {
     };
   }
   results.push(result);
+  // Rows lost so far, after each fault: which fault lost them, when any are.
+  const lostSoFar = result.recovered ? missingRows(load, await cluster.presentRows()).length : undefined;
   console.error(
-    `fault ${i + 1}/${faultCount} ${kind}: writes back after ${result.writesBackSeconds.toFixed(2)} s, healthy after ${result.healthySeconds.toFixed(1)} s${result.recovered ? '' : ` NOT RECOVERED: ${result.problem}`}`,
+    `fault ${i + 1}/${faultCount} ${kind}: writes back after ${result.writesBackSeconds.toFixed(2)} s, healthy after ${result.healthySeconds.toFixed(1)} s, rows lost so far ${lostSoFar ?? '?'}${result.recovered ? '' : ` NOT RECOVERED: ${result.problem}`}`,
   );
   // A cluster that did not come back is left as it is, with what explains it: the next faults
   // would measure nothing, and the namespace stays for a person to look at.
