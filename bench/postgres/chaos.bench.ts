@@ -143,7 +143,12 @@ for (let i = 0; i < faultCount; i++) {
   }
   results.push(result);
   // Rows lost so far, after each fault: which fault lost them, when any are.
-  const lostSoFar = result.recovered ? missingRows(load, await cluster.presentRows()).length : undefined;
+  // Only rows acknowledged before the read began count: the writer goes on while it reads.
+  const readFrom = Date.now();
+  const present = result.recovered ? await cluster.presentRows() : undefined;
+  const lostSoFar = present
+    ? load.acked.filter((row) => row.at < readFrom && !present.has(row.id)).length
+    : undefined;
   console.error(
     `fault ${i + 1}/${faultCount} ${kind}: writes back after ${result.writesBackSeconds.toFixed(2)} s, healthy after ${result.healthySeconds.toFixed(1)} s, rows lost so far ${lostSoFar ?? '?'}${result.recovered ? '' : ` NOT RECOVERED: ${result.problem}`}`,
   );
