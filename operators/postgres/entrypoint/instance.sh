@@ -251,6 +251,13 @@ follow_primary_timeline() {
     "SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int" 2>/dev/null)" || return 0
   [[ -z "$ours" || -z "$theirs" || "$ours" == "$theirs" ]] && return 0
   log "rejoin: the primary writes timeline $theirs, this standby's last checkpoint is on $ours; running pg_rewind"
+  rewind_or_clone
+  rm -f "$rewinding_marker"
+}
+
+# pg_rewind onto the primary's history; when it cannot, this data is kept aside (bounded) and the
+# instance cloned again.
+rewind_or_clone() {
   if rewind_from_primary; then
     log "rejoin: method=pg_rewind"
   else
@@ -259,7 +266,6 @@ follow_primary_timeline() {
     clone_from_primary
     log "rejoin: method=clone"
   fi
-  rm -f "$rewinding_marker"
 }
 
 # Rewrites the settings that make this data directory a standby of $PRIMARY_HOST. They live in
@@ -458,14 +464,7 @@ else
     fi
     clone_from_primary
   elif [[ ! -e "$PGDATA/standby.signal" ]]; then
-    if rewind_from_primary; then
-      log "rejoin: method=pg_rewind"
-    else
-      log "rejoin: pg_rewind failed; falling back to a fresh clone"
-      keep_old_data_aside
-      clone_from_primary
-      log "rejoin: method=clone"
-    fi
+    rewind_or_clone
   fi
   rm -f "$rewinding_marker"
   write_standby_settings
