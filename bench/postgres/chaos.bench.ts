@@ -69,23 +69,36 @@ interface FaultResult {
   problem?: string;
 }
 
+/** A set-up step: when it fails, what was set up before it goes too (namespace, release, load). */
+async function setUp<T>(step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    await teardown.run();
+    throw error;
+  }
+}
+
 if (!process.env['KUBECONFIG']) process.env['KUBECONFIG'] = (await localClusterWithImages()).kubeconfig;
 const namespace = await createTestNamespace('bench-chaos-postgres');
 teardown.add(`delete namespace ${namespace.name}`, () => namespace.remove());
-const operator = await installOperator(operatorCharts.postgres, namespace.name);
+const operator = await setUp(() => installOperator(operatorCharts.postgres, namespace.name));
 teardown.add('uninstall the operator', () => operator.cleanup());
 const name = 'chaos';
-await apply([requiredSyncCluster(namespace.name, name)]);
 const cluster = new PostgresClusterUnderTest(namespace.name, name);
-await cluster.waitHealthy(3);
-const target = await cluster.readWriteTarget();
-await queryOnce(target, ackedTable);
+const target = await setUp(async () => {
+  await apply([requiredSyncCluster(namespace.name, name)]);
+  await cluster.waitHealthy(3);
+  const rw = await cluster.readWriteTarget();
+  await queryOnce(rw, ackedTable);
+  return rw;
+});
 
 const roles = cluster.watchRoles();
 teardown.add('stop watching roles', () => roles.stop());
 const load = startWriteLoad(target);
 teardown.add('stop the write load', () => load.stop());
-await waitUntil('writes flowing', async () => load.acked.length >= 100, { timeoutMs: 60_000 });
+await setUp(() => waitUntil('writes flowing', async () => load.acked.length >= 100, { timeoutMs: 60_000 }));
 
 const results: FaultResult[] = [];
 

@@ -134,7 +134,7 @@ export {
   dnsLabelNameRule,
 } from './crd/kubernetes-schemas.ts';
 export { toCrdSchema, structuralProblems, type JsonSchema } from './crd/structural-schema.ts';
-export { WriteFailure, writeStep, assertOwnedOrAbsent } from './helpers/write-failure.ts';
+export { WriteFailure, assertOwnedOrAbsent } from './helpers/write-failure.ts';
 export { isSubset } from './helpers/desired-state.ts';
 export {
   isApplied,

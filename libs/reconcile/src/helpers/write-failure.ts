@@ -29,15 +29,6 @@ export class WriteFailure extends Error {
   }
 }
 
-/** Runs one write; a failure becomes a WriteFailure naming `what` (e.g. "Deployment cache-1"). */
-export async function writeStep<T>(what: string, action: () => Promise<T>): Promise<T> {
-  try {
-    return await action();
-  } catch (error) {
-    throw new WriteFailure(what, error);
-  }
-}
-
 /**
  * Refuses to adopt an object of the same name that someone else made: throws a WriteFailure when
  * `current` exists and `owner` is not its controller. `kind` is the object's kind, for the message.
