@@ -9,7 +9,8 @@ import type { FailoverState } from '../failover-state.ts';
 import { instanceName, ordinalOf } from './cluster-names.ts';
 import { desiredClaim } from './desired-claim.ts';
 import { desiredDisruptionBudgets } from './desired-pdbs.ts';
-import { desiredInstancePod, instancePodSpec, specHash, type InstanceRole } from './desired-pod.ts';
+import { desiredInstancePod, instancePodSpec, specHash } from './desired-pod.ts';
+import { missingPodRole, primaryOf } from './missing-pod-role.ts';
 import { desiredSecrets, superuserSecret } from './desired-secrets.ts';
 import { desiredServices } from './desired-services.ts';
 import { setPodRole, type PodRole } from './kubernetes-world.ts';
@@ -37,49 +38,6 @@ export interface ConvergeResult {
   readonly restartPending: readonly string[];
   /** Instances beyond spec.instances still there (the primary among them waits for a switchover). */
   readonly surplus: readonly string[];
-}
-
-/** The last reconcile found no instance the failover engine could promote. */
-function failoverRefused(cluster: PostgresCluster): boolean {
-  const degraded = cluster.status?.conditions?.find((c) => c.type === 'Degraded');
-  return degraded?.status === 'True' && degraded.reason === 'FailoverRefused';
-}
-
-/**
- * The role a missing instance's pod is created in while a failover or switchover runs, or none.
- * The old primary is created as a primary only once the engine brings it back (no replica could
- * replace it; it was fenced, its pod gone, before that step began); the instances the operation
- * fenced or is promoting come back when it is over; any other is a replica, which takes no write
- * and waits for a primary, so it cannot make a second writer (ADR 0206).
- */
-function roleDuringOperation(instance: string, state: FailoverState): InstanceRole | undefined {
-  const operation = state.operation;
-  if (!operation) return undefined;
-  if (instance === state.currentPrimary) return operation.step === 'reinstating' ? 'primary' : undefined;
-  if (instance === state.targetPrimary || operation.fenced.includes(instance)) return undefined;
-  return 'replica';
-}
-
-/**
- * The role a missing instance's pod is created in with no operation running, or none. A primary
- * whose pod is gone is the failover's to replace (or bring back): a new pod on the same claim
- * could start while the kubelet is still killing the old one (a force deletion does not wait),
- * and it would come back as a primary. Only a primary nobody can replace is recreated in place.
- */
-function settledRole(
-  instance: string,
-  primary: string,
-  state: FailoverState | undefined,
-  cluster: PostgresCluster,
-): InstanceRole | undefined {
-  if (instance !== primary) return 'replica';
-  if (state && cluster.spec.instances > 1 && !failoverRefused(cluster)) return undefined;
-  return 'primary';
-}
-
-/** The instance that is (or, before the first primary came up, will be) primary. */
-export function primaryOf(cluster: PostgresCluster, state: FailoverState | undefined): string {
-  return state?.currentPrimary ?? instanceName(cluster.metadata?.name ?? '', 0);
 }
 
 export async function convergeObjects(
@@ -148,7 +106,7 @@ export async function convergeObjects(
     );
   }
 
-  const primary = primaryOf(cluster, state);
+  const primary = primaryOf(name, state);
   const operation = state?.operation;
   const created: string[] = [];
   for (let ordinal = 0; ordinal < cluster.spec.instances; ordinal++) {
@@ -164,9 +122,7 @@ export async function convergeObjects(
     );
     // A claim that cannot be made gets no pod; one that cannot be resized serves on as it is.
     if (pods.has(instance) || (!currentClaim && writes.failures.some((f) => f.step === claimStep))) continue;
-    const role = state?.operation
-      ? roleDuringOperation(instance, state)
-      : settledRole(instance, primary, state, cluster);
+    const role = missingPodRole(instance, { state, clusterName: name, instances: cluster.spec.instances });
     if (!role) continue;
     const pod = desiredInstancePod(cluster, instance, {
       image: inputs.image,

@@ -42,7 +42,8 @@ import {
   postgresPort,
   secretNames,
 } from './cluster-names.ts';
-import { convergeObjects, primaryOf } from './converge-objects.ts';
+import { convergeObjects } from './converge-objects.ts';
+import { primaryOf } from './missing-pod-role.ts';
 import { countsFromStatus, failoverFieldManager, stateFromStatus } from './failover-status.ts';
 import { podWorld } from './kubernetes-world.ts';
 import { labelKeys, managedSelector, routingFieldManager } from './operand-labels.ts';
@@ -171,7 +172,7 @@ export function addPostgresClusterController(
       const failures = instanceFailures(podMap);
       const rollout = nextRolloutStep({
         cluster: name,
-        primary: primaryOf(cluster, state),
+        primary: primaryOf(cluster.metadata?.name ?? '', state),
         pods: podMap,
         restartPending: converged?.restartPending ?? [],
         readyInstances: new Set(cluster.status?.instanceStatuses?.filter((i) => i.ready).map((i) => i.name)),
@@ -255,7 +256,7 @@ export function addPostgresClusterController(
         port: postgresPort,
       };
     // Scaling down past the primary: it moves to the first instance, by a switchover.
-    const primary = primaryOf(cluster, state);
+    const primary = primaryOf(cluster.metadata?.name ?? '', state);
     const surplusPrimary = (ordinalOf(name, primary) ?? 0) >= cluster.spec.instances;
     // A rolling restart's switchover comes first: the primary it moves away from comes back
     // restarted, and spec.primary, if it names that one, then switches back to it.
