@@ -26,6 +26,7 @@ import { localClusterWithImages } from '../../e2e/local-cluster.ts';
 import { waitUntil } from '@homeostat/testing';
 import { sized } from '../support/bench-size.ts';
 import { loadAverage } from '../support/load-average.ts';
+import { seeded } from '../support/seeded-random.ts';
 import { Teardown } from '../support/teardown.ts';
 import { causeFault, faultKinds, type FaultKind } from './chaos-faults.ts';
 
@@ -46,15 +47,6 @@ for (const kind of kinds) {
 /** How long the cluster has to be healthy again after a fault before it counts as not recovered. */
 const recoveryTimeoutMs = 240_000;
 
-/** mulberry32: a small seeded generator, so a run can be repeated with --seed. */
-function seeded(state: number): () => number {
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const random = seeded(seed);
 const firstLine = (error: unknown) =>
   (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';

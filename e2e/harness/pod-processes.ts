@@ -63,6 +63,11 @@ export async function podProcesses(pod: PodOnNode): Promise<NodeProcess[]> {
     .map(([pid, ppid, ...comm]) => ({ pid: Number(pid), ppid: Number(ppid), comm: comm.join(' ') }));
 }
 
+/** The first process of the pod named `comm` (its container's main process, for etcd). */
+export async function processNamed(pod: PodOnNode, comm: string): Promise<NodeProcess | undefined> {
+  return (await podProcesses(pod)).find((p) => p.comm === comm);
+}
+
 /** The postmaster of a PostgreSQL pod: the postgres process whose parent is not postgres. */
 export async function postmasterOf(pod: PodOnNode): Promise<NodeProcess | undefined> {
   const processes = await podProcesses(pod);
@@ -87,15 +92,22 @@ async function sandboxOf(pod: PodOnNode): Promise<NodeProcess | undefined> {
 
 /**
  * Drops every packet in and out of the pod except loopback, inside the pod's network namespace
- * only. Returns the undo; undoing for a pod that is gone (its namespace with it) is a no-op.
+ * only; with `outgoingTcpPorts`, only the connections the pod opens to those ports (the pod cut off
+ * from one kind of peer, everything else intact). Returns the undo; undoing for a pod that is gone
+ * (its namespace with it) is a no-op.
  */
-export async function cutPodNetwork(pod: PodOnNode): Promise<() => Promise<void>> {
+export async function cutPodNetwork(
+  pod: PodOnNode,
+  options: { outgoingTcpPorts?: readonly number[] } = {},
+): Promise<() => Promise<void>> {
   const sandbox = await sandboxOf(pod);
   if (!sandbox) throw new Error(`no sandbox process of pod ${pod.uid} on node ${pod.node}`);
-  const rules = [
-    ['INPUT', '!', '-i', 'lo', '-j', 'DROP'],
-    ['OUTPUT', '!', '-o', 'lo', '-j', 'DROP'],
-  ];
+  const rules = options.outgoingTcpPorts
+    ? options.outgoingTcpPorts.map((port) => ['OUTPUT', '-p', 'tcp', '--dport', String(port), '-j', 'DROP'])
+    : [
+        ['INPUT', '!', '-i', 'lo', '-j', 'DROP'],
+        ['OUTPUT', '!', '-o', 'lo', '-j', 'DROP'],
+      ];
   for (const rule of rules)
     await inNetworkNamespaceOf(pod.node, sandbox.pid, ['iptables', '-w', '-I', ...rule]);
   return async () => {

@@ -7,6 +7,8 @@ export interface EtcdConnection {
   readonly endpoints: readonly string[];
   readonly credentials?: IOptions['credentials'];
   readonly auth?: IOptions['auth'];
+  /** gRPC channel options, e.g. the TLS name to verify when dialling an address the certificate does not name. */
+  readonly grpcOptions?: IOptions['grpcOptions'];
   /** Deadline of every unary call, in ms (default 5000). etcd3 ignores dialTimeout, so this is the bound. */
   readonly callTimeoutMs?: number;
 }
@@ -23,6 +25,7 @@ export function openClient(connection: EtcdConnection, endpoints = connection.en
     hosts: [...endpoints],
     ...(connection.credentials ? { credentials: connection.credentials } : {}),
     ...(connection.auth ? { auth: connection.auth } : {}),
+    ...(connection.grpcOptions ? { grpcOptions: connection.grpcOptions } : {}),
     faultHandling: { global: noop, host: () => noop },
     // Streams (watches) run as long as they need; every other call gets a deadline.
     defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + timeout }),

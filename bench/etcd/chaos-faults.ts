@@ -1,0 +1,163 @@
+// The faults `bench:chaos:etcd` causes on an EtcdCluster, each as a user or a cluster causes it: a
+// blunt `kubectl delete` of a member's pod or of its claim, a SIGKILL on the node, the operator
+// killed in the middle of a member replacement, a scale or a backup, and the operator alone cut off
+// from the members (they stay healthy; only its connections to their client and peer ports drop).
+// Each fault returns once it is caused; ending it (the cut restored, the backup finished) is its
+// `settle`, run before the cluster is expected healthy again.
+import type { V1Pod } from '@kubernetes/client-node';
+import { waitUntil } from '@homeostat/testing';
+import { apply, getObject, kubectl, listObjects } from '../../e2e/harness/cluster-access.ts';
+import { memberSelector, type EtcdBackupObject } from '../../e2e/harness/etcd-clusters.ts';
+import { cutPodNetwork, killOnNode, podOnNode, processNamed } from '../../e2e/harness/pod-processes.ts';
+
+export const faultKinds = [
+  'member-pod-force-deleted',
+  'member-etcd-sigkill',
+  'member-claim-deleted',
+  'operator-killed-mid-replacement',
+  'operator-killed-mid-scale',
+  'operator-killed-mid-backup',
+  'operator-cut-off-from-members',
+] as const;
+export type FaultKind = (typeof faultKinds)[number];
+
+/** What a fault needs to reach: the cluster, its size now, and the operator's release. */
+export interface FaultTarget {
+  readonly namespace: string;
+  readonly cluster: string;
+  readonly size: number;
+  readonly operatorRelease: string;
+  /** How long the operator waits before it restores a cluster it believes lost (spec.recovery). */
+  readonly recoveryAfterSeconds: number;
+  /** A number in [0, 1), from the run's seeded generator (which member, random delays). */
+  readonly random: () => number;
+}
+
+/** A fault that has happened; `settle` ends it and says what went wrong with the fault's own work. */
+export interface CausedFault {
+  /** The cluster's size once the fault has settled (a scale changes it). */
+  readonly size: number;
+  settle(): Promise<{ problem?: string }>;
+}
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Sizes a scale fault moves between. */
+const scaleSizes = [3, 5] as const;
+let backups = 0;
+
+async function forceDelete(namespace: string, pods: readonly string[]): Promise<void> {
+  await kubectl(['-n', namespace, 'delete', 'pod', ...pods, '--grace-period=0', '--force', '--wait=false']);
+}
+
+async function killOperator(target: FaultTarget): Promise<void> {
+  const pods = await listObjects<V1Pod>(
+    'pods',
+    target.namespace,
+    `app.kubernetes.io/instance=${target.operatorRelease}`,
+  );
+  await forceDelete(
+    target.namespace,
+    pods.map((p) => p.metadata?.name ?? ''),
+  );
+}
+
+/** Deletes a member's claim and then its pod, as a lost volume looks to the operator. */
+async function loseMemberVolume(namespace: string, member: string): Promise<void> {
+  await kubectl(['-n', namespace, 'delete', 'pvc', `${member}-data`, '--wait=false']);
+  await kubectl(['-n', namespace, 'delete', 'pod', member, '--wait=false']);
+}
+
+const settled: CausedFault['settle'] = async () => ({});
+
+/** Causes one fault of `kind` on the cluster, which must be healthy at `target.size`. */
+export async function causeFault(kind: FaultKind, target: FaultTarget): Promise<CausedFault> {
+  const { namespace, cluster, size, random } = target;
+  const members = (await listObjects<V1Pod>('pods', namespace, memberSelector(cluster)))
+    .map((p) => p.metadata?.name ?? '')
+    .sort();
+  const member = members[Math.floor(random() * members.length)] ?? `${cluster}-0`;
+  const same = (caused: Omit<CausedFault, 'size'>): CausedFault => ({ size, ...caused });
+  switch (kind) {
+    case 'member-pod-force-deleted':
+      await forceDelete(namespace, [member]);
+      return same({ settle: settled });
+    case 'member-etcd-sigkill': {
+      const pod = await getObject<V1Pod>('pod', member, namespace);
+      const onNode = pod ? podOnNode(pod) : undefined;
+      const etcd = onNode ? await processNamed(onNode, 'etcd') : undefined;
+      if (!onNode || !etcd) throw new Error(`no etcd process in pod ${member}`);
+      await killOnNode(onNode, etcd);
+      return same({ settle: settled });
+    }
+    case 'member-claim-deleted':
+      await loseMemberVolume(namespace, member);
+      return same({ settle: settled });
+    case 'operator-killed-mid-replacement':
+      await loseMemberVolume(namespace, member);
+      await pause(random() * 8000);
+      await killOperator(target);
+      return same({ settle: settled });
+    case 'operator-killed-mid-scale': {
+      const next = scaleSizes.find((s) => s !== size) ?? 3;
+      await kubectl([
+        '-n',
+        namespace,
+        'patch',
+        'etcdcluster',
+        cluster,
+        '--type=merge',
+        '-p',
+        JSON.stringify({ spec: { size: next } }),
+      ]);
+      await pause(random() * 10_000);
+      await killOperator(target);
+      return { size: next, settle: settled };
+    }
+    case 'operator-killed-mid-backup': {
+      const name = `${cluster}-chaos-${++backups}`;
+      await apply([
+        {
+          apiVersion: 'etcd.homeostat.dev/v1alpha1',
+          kind: 'EtcdBackup',
+          metadata: { name, namespace },
+          spec: { clusterName: cluster },
+        },
+      ]);
+      await pause(random() * 3000);
+      await killOperator(target);
+      return same({
+        settle: async () => {
+          let phase: string | undefined;
+          await waitUntil(
+            `EtcdBackup ${name} finished after the operator's restart`,
+            async () => {
+              phase = (await getObject<EtcdBackupObject>('etcdbackup', name, namespace))?.status?.phase;
+              return phase === 'Succeeded' || phase === 'Failed';
+            },
+            { timeoutMs: 180_000, intervalMs: 1000 },
+          ).catch(() => undefined);
+          return phase === 'Succeeded' ? {} : { problem: `backup ${name} ended ${phase ?? 'unfinished'}` };
+        },
+      });
+    }
+    case 'operator-cut-off-from-members': {
+      // The members stay healthy and keep serving clients; only the operator cannot reach them,
+      // for longer than it waits before restoring a cluster it believes lost.
+      const pods = await listObjects<V1Pod>(
+        'pods',
+        namespace,
+        `app.kubernetes.io/instance=${target.operatorRelease}`,
+      );
+      const restores = await Promise.all(
+        pods.map((p) => cutPodNetwork(podOnNode(p), { outgoingTcpPorts: [2379, 2380] })),
+      );
+      return same({
+        settle: async () => {
+          await pause((target.recoveryAfterSeconds + 15) * 1000);
+          for (const restore of restores) await restore();
+          return {};
+        },
+      });
+    }
+  }
+}
