@@ -1,7 +1,10 @@
 // The TLS Secrets of an EtcdCluster. Generated (the default): a CA kept in <name>-ca, and from it a
 // serving certificate for clients, one for peers (server and client use) and a client certificate
-// for the operator and users. Each is made once, when missing, and never rewritten: a certificate
-// is not something to converge byte by byte. Provided: the user's Secrets, read as they are.
+// for the operator and users. Each is made when missing and issued again, in place, once less than
+// a third of its life is left (members read their certificate files at every handshake, and the
+// kubelet refreshes mounted Secrets, so nothing restarts); otherwise never rewritten: a certificate
+// is not something to converge byte by byte. A lost CA is never replaced while certificates it
+// signed remain (ADR 0309). Provided: the user's Secrets, read as they are.
 import type { V1Secret } from '@kubernetes/client-node';
 import { builtin, type KubeClient } from '@homeostat/reconcile';
 import type { EtcdCluster } from '../api/etcd-cluster-types.ts';
@@ -10,6 +13,7 @@ import {
   commonNameOf,
   createCertificateAuthority,
   issueCertificate,
+  notAfterOf,
   type CertificatePem,
   type CertificateRequest,
 } from '../tls/certificates.ts';
@@ -17,9 +21,11 @@ import { caSecretName, nameOf, namespaceOf, ownedMeta, tlsSecretNames } from './
 import type { MemberAddressing } from './member-addressing.ts';
 import type { OwnedObjects } from './owned-objects.ts';
 
-/** The CA lives ten years; what it signs, five. (Renewal before expiry is not written yet.) */
+/** The CA lives ten years; what it signs, five, issued again once less than a third is left. */
 export const caValidDays = 3650;
 export const certificateValidDays = 1825;
+export const renewBeforeDays = Math.floor(certificateValidDays / 3);
+const day = 24 * 60 * 60 * 1000;
 
 const decode = (secret: V1Secret | undefined, key: string): string | undefined => {
   const value = secret?.data?.[key];
@@ -55,22 +61,59 @@ export function clusterCertificateRequests(
   };
 }
 
+/** What `ensureGeneratedTls` did, or why it made nothing. */
+export interface GeneratedTls {
+  /** Secrets made because they were missing. */
+  readonly made: readonly string[];
+  /** Secrets whose certificate was issued again before it expires. */
+  readonly renewed: readonly string[];
+  /** Set when the CA is gone while certificates it signed remain: nothing is made. */
+  readonly caMissing?: string;
+}
+
+/** A certificate that expires within `renewBeforeDays` (or cannot be read) is issued again. */
+export function needsRenewal(certificatePem: string | undefined, now: Date): boolean {
+  if (!certificatePem) return true;
+  try {
+    return notAfterOf(certificatePem).getTime() - now.getTime() < renewBeforeDays * day;
+  } catch {
+    return true;
+  }
+}
+
 /**
- * Makes whichever generated TLS Secrets of `cluster` are missing. Returns the names of those it
- * made (for an Event). Does nothing when TLS is off or the Secrets are provided.
+ * Makes whichever generated TLS Secrets of `cluster` are missing, and issues again, in place, a
+ * certificate about to expire. Does nothing when TLS is off or the Secrets are provided.
  */
 export async function ensureGeneratedTls(
   cluster: EtcdCluster,
   client: KubeClient,
   owned: OwnedObjects,
   addressing: MemberAddressing,
-): Promise<string[]> {
+  now = new Date(),
+): Promise<GeneratedTls> {
   const names = tlsSecretNames(cluster);
-  if (!names || cluster.spec.tls.provided) return [];
+  if (!names || cluster.spec.tls.provided) return { made: [], renewed: [] };
   const name = nameOf(cluster);
+  const roles = ['server', 'peer', 'client'] as const;
   const made: string[] = [];
+  const renewed: string[] = [];
   let caSecret = owned.secret(cluster, caSecretName(name));
   if (!caSecret) {
+    // A new CA would sign certificates the running members do not trust (they hold the old CA),
+    // and the old certificates would stay valid for years: refuse, and say how to go on.
+    const signed = roles.map((role) => names[role]).filter((secret) => owned.secret(cluster, secret));
+    if (signed.length) {
+      return {
+        made,
+        renewed,
+        caMissing:
+          `Secret ${caSecretName(name)} (the CA that signed ${signed.join(', ')}) is missing; no new CA is made ` +
+          `while certificates of the old one remain. Restore ${caSecretName(name)} from a backup of the ` +
+          `namespace, or delete ${signed.join(', ')} too to have every certificate issued by a new CA ` +
+          `(peers may fail to connect until each member's mounted Secrets are refreshed)`,
+      };
+    }
     const pem = await createCertificateAuthority(`${name}.${namespaceOf(cluster)} etcd CA`, caValidDays);
     caSecret = await client.create(builtin.secrets, {
       metadata: ownedMeta(cluster, caSecretName(name)),
@@ -84,14 +127,25 @@ export async function ensureGeneratedTls(
     privateKey: decode(caSecret, 'ca.key') ?? '',
   };
   const requests = clusterCertificateRequests(name, addressing.certificateNames(cluster));
-  for (const role of ['server', 'peer', 'client'] as const) {
+  for (const role of roles) {
     const secretName = names[role];
-    if (owned.secret(cluster, secretName)) continue;
+    const current = owned.secret(cluster, secretName);
+    if (current && !needsRenewal(decode(current, 'tls.crt'), now)) continue;
     const pem = await issueCertificate(ca, requests[role]);
-    await client.create(builtin.secrets, tlsSecret(cluster, secretName, ca.certificate, pem));
-    made.push(secretName);
+    const wanted = tlsSecret(cluster, secretName, ca.certificate, pem);
+    if (!current) {
+      await client.create(builtin.secrets, wanted);
+      made.push(secretName);
+    } else {
+      // In place, at the version read: the name every pod mounts stays; a concurrent change wins.
+      await client.replace(builtin.secrets, {
+        ...wanted,
+        metadata: { ...current.metadata, ...wanted.metadata },
+      });
+      renewed.push(secretName);
+    }
   }
-  return made;
+  return { made, renewed };
 }
 
 /**
@@ -125,7 +179,8 @@ async function certificateOf(
   secretName: string,
 ): Promise<string | undefined> {
   const secret =
-    owned.secret(cluster, secretName) ?? (await client.find(builtin.secrets, secretName, namespaceOf(cluster)));
+    owned.secret(cluster, secretName) ??
+    (await client.find(builtin.secrets, secretName, namespaceOf(cluster)));
   return decode(secret, 'tls.crt');
 }
 

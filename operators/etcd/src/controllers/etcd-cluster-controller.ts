@@ -495,6 +495,7 @@ export function addEtcdClusterController(
       const desired = await desiredMembers(cluster, options.addressing);
 
       let problem: Problem | undefined;
+      let tlsProblem: Problem | undefined;
       let refusal: Refusal | undefined;
       let step: StepOutcome | undefined;
       let upgrade: UpgradeOutcome | undefined;
@@ -508,17 +509,27 @@ export function addEtcdClusterController(
         }
         if (!cluster.spec.paused) {
           // Certificates first: no member pod may start without the Secrets it mounts.
-          const made = await ctx.writes.attempt('making the TLS Secrets', () =>
+          const tls = await ctx.writes.attempt('making the TLS Secrets', () =>
             ensureGeneratedTls(cluster, ctx.client, owned, options.addressing),
           );
-          if (made?.length) {
+          if (tls?.made.length) {
             await ctx.events.normal(
               cluster,
               'CertificatesCreated',
               'Create',
-              `created Secrets ${made.join(', ')}`,
+              `created Secrets ${tls.made.join(', ')}`,
             );
           }
+          if (tls?.renewed.length) {
+            await ctx.events.normal(
+              cluster,
+              'CertificatesRenewed',
+              'Renew',
+              `issued the certificates in ${tls.renewed.join(', ')} again before they expire; members read them at their next handshakes`,
+            );
+          }
+          // The members go on with the certificates they hold: observed and healed as usual.
+          if (tls?.caMissing) tlsProblem = { reason: 'CertificateAuthorityMissing', message: tls.caMissing };
         }
         const round: Round = {
           cluster,
@@ -568,6 +579,12 @@ export function addEtcdClusterController(
       }
 
       problem ??= recovery?.problem;
+      if (tlsProblem && !problem) {
+        // One Event, when Degraded does not say it yet (every reconcile finds it while it lasts).
+        if (!conditionMessage(cluster, 'Degraded').includes(tlsProblem.message))
+          await ctx.events.warning(cluster, tlsProblem.reason, 'Reconcile', tlsProblem.message);
+        problem = tlsProblem;
+      }
       // What slows the next look (an engine that cannot go on) is the problem above; refused writes
       // are reported, but the cluster is looked after at the usual pace.
       const engineProblem = problem;

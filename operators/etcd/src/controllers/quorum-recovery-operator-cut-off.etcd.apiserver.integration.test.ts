@@ -155,7 +155,10 @@ describe('no recovery when only the operator is cut off from the members, on a r
       expect(now.status?.recovery?.phase).toBeUndefined();
       expect(now.status?.clusterId).toBe(before.status?.clusterId);
       expect(now.status?.phase).toBe('Degraded');
-      expect(conditionOf(now, 'QuorumLost')).toMatchObject({ status: 'Unknown', reason: 'MembersUnreachable' });
+      expect(conditionOf(now, 'QuorumLost')).toMatchObject({
+        status: 'Unknown',
+        reason: 'MembersUnreachable',
+      });
       expect(conditionOf(now, 'QuorumLost')?.message).toMatch(/3 of 3 member pods Ready/);
       expect(conditionOf(now, 'Degraded')).toMatchObject({ status: 'True', reason: 'MembersUnreachable' });
       for (const reason of ['RecoveryScheduled', 'RecoveryStarted', 'LostMembersDeleted']) {

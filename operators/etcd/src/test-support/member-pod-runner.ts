@@ -3,13 +3,14 @@
 // each of them, from the pod's own command line (so the flags the operator writes are what is
 // tested), with a data directory per claim that outlives the pod, as a volume does, and the
 // Secrets it mounts written out as files where the flags expect them, after its init containers
-// (init-containers.ts); a run-to-completion backup pod runs its agent once (agent-pods.ts). It reports
+// (init-containers.ts), and written again when a Secret changes (as the kubelet refreshes a
+// mounted Secret: all its files swapped at once); a run-to-completion backup pod runs its agent once (agent-pods.ts). It reports
 // readiness from etcd's /readyz into the pod status, restarts a process that exits while its pod
 // exists (restartPolicy Always), restarts it on the new binary when the pod's image changes (as
 // the kubelet restarts a container whose image was changed: the etcd release the image's tag
 // names, built from the Go module proxy), and releases a deleted claim once no pod uses it (what the
 // kube-controller-manager's pvc-protection controller does).
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { etcdBinaryPath, etcdVersion, httpGet, startProcess, type ManagedProcess } from '@homeostat/testing';
@@ -49,6 +50,10 @@ export class MemberPodRunner {
   readonly #workDir: string;
   readonly #running = new Map<string, Running>();
   readonly #agents: AgentPods;
+  /** Secret volume directory → the resourceVersion of the Secret written there. */
+  readonly #secretVersions = new Map<string, string>();
+  #secretWrites = 0;
+  #secretsRefreshedAt = 0;
   #timer: NodeJS.Timeout | undefined;
   #tick: Promise<void> = Promise.resolve();
   #stopped = false;
@@ -134,6 +139,7 @@ export class MemberPodRunner {
         running.startedAt = new Date().toISOString();
       }
     }
+    await this.#refreshSecretVolumes(live);
     await Promise.all([...this.#running.values()].map((r) => this.#reportReadiness(r)));
     await this.#releaseClaims(claims.items, [...live.values()]);
   }
@@ -151,22 +157,50 @@ export class MemberPodRunner {
     return pod.spec?.volumes?.find((v) => v.persistentVolumeClaim)?.persistentVolumeClaim?.claimName ?? '';
   }
 
-  /** Writes the pod's Secret volumes out as files; returns mount path → local directory. */
-  async #secretVolumes(uid: string, pod: V1Pod): Promise<Map<string, string>> {
+  /**
+   * Writes the pod's Secret volumes out as files (again only where the Secret changed since);
+   * returns mount path → local directory. A Secret that cannot be read keeps its files, as the
+   * kubelet keeps a mounted Secret that was deleted, except on the pod's first start.
+   */
+  async #secretVolumes(uid: string, pod: V1Pod, starting = true): Promise<Map<string, string>> {
     const mounts = new Map<string, string>();
     for (const volume of pod.spec?.volumes ?? []) {
       const secretName = volume.secret?.secretName;
       const mount = pod.spec?.containers[0]?.volumeMounts?.find((m) => m.name === volume.name);
       if (!secretName || !mount) continue;
       const dir = join(this.#workDir, `${pod.metadata?.name ?? ''}-${uid.slice(0, 8)}`, volume.name);
-      await mkdir(dir, { recursive: true, mode: 0o700 });
-      const secret = await this.#client.get(builtin.secrets, secretName, this.#namespace);
-      for (const [key, value] of Object.entries(secret.data ?? {})) {
-        await writeFile(join(dir, key), Buffer.from(value, 'base64'), { mode: 0o600 });
-      }
       mounts.set(mount.mountPath, dir);
+      const secret = starting
+        ? await this.#client.get(builtin.secrets, secretName, this.#namespace)
+        : await this.#client.find(builtin.secrets, secretName, this.#namespace).catch(() => undefined);
+      const version = secret?.metadata?.resourceVersion ?? '';
+      if (!secret || this.#secretVersions.get(dir) === version) continue;
+      await this.#swapFiles(dir, secret.data ?? {});
+      this.#secretVersions.set(dir, version);
     }
     return mounts;
+  }
+
+  /** The kubelet's atomic writer: the files in a new directory, then `dir` (a link) turned to it. */
+  async #swapFiles(dir: string, data: Record<string, string>): Promise<void> {
+    const next = `${dir}..${++this.#secretWrites}`;
+    await mkdir(next, { recursive: true, mode: 0o700 });
+    for (const [key, value] of Object.entries(data)) {
+      await writeFile(join(next, key), Buffer.from(value, 'base64'), { mode: 0o600 });
+    }
+    const previous = await readlink(dir).catch(() => undefined);
+    await symlink(next, `${next}.link`);
+    await rename(`${next}.link`, dir);
+    if (previous) await rm(previous, { recursive: true, force: true });
+  }
+
+  /** Every second, the Secret volumes of running member pods as their Secrets are now. */
+  async #refreshSecretVolumes(live: ReadonlyMap<string, V1Pod>): Promise<void> {
+    if (Date.now() - this.#secretsRefreshedAt < 1000) return;
+    this.#secretsRefreshedAt = Date.now();
+    for (const [uid, pod] of live) {
+      if (this.#running.has(uid)) await this.#secretVolumes(uid, pod, false);
+    }
   }
 
   #args(pod: V1Pod, secretDirs: ReadonlyMap<string, string>): string[] {

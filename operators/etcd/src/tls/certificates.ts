@@ -108,3 +108,8 @@ export function commonNameOf(certificatePem: string): string | undefined {
   const certificate = new x509.X509Certificate(certificatePem);
   return certificate.subjectName.getField('CN')[0];
 }
+
+/** The moment a PEM certificate stops being valid. */
+export function notAfterOf(certificatePem: string): Date {
+  return new x509.X509Certificate(certificatePem).notAfter;
+}

@@ -114,7 +114,11 @@ describe('peer ports accept only peer certificates (real etcd, generated certifi
         },
         join: { initialCluster, state: 'new' },
         memberId: 'seed',
-        tls: { serverSecret: 'orders-server-tls', peerSecret: 'orders-peer-tls', peerCommonName: 'orders-peer' },
+        tls: {
+          serverSecret: 'orders-server-tls',
+          peerSecret: 'orders-peer-tls',
+          peerCommonName: 'orders-peer',
+        },
       };
       const args = memberFlags(cluster, input).map((arg) =>
         arg
