@@ -200,7 +200,9 @@ export function addBackupScheduleController(
               annotations: { [scheduledAtAnnotation]: due.toISOString() },
               ownerReferences: [controllerReference(cluster)],
             },
-            spec: { clusterName: nameOf(cluster) },
+            // The destination as it is now, in the immutable spec: the backup is taken there,
+            // and read and deleted there later, wherever the cluster's destination has moved.
+            spec: { clusterName: nameOf(cluster), destination: backup.destination },
           });
           await ctx.events.normal(
             cluster,

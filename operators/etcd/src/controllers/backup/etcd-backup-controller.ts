@@ -110,10 +110,18 @@ async function clusterOf(backup: EtcdBackup, ctx: ReconcileContext): Promise<Etc
   return cluster;
 }
 
+/**
+ * Where a backup is written, recorded with it: restores and recovery read the backup where it was
+ * written, not where the cluster's spec points today.
+ */
+interface Origin {
+  readonly destination: BackupDestination;
+}
+
 async function recordRunning(
   ctx: ReconcileContext,
   backup: EtcdBackup,
-  where: { startedAt: string; location: string; key: string },
+  where: Origin & { startedAt: string; location: string; key: string },
 ): Promise<void> {
   await writeStatus(
     ctx.client,
@@ -128,7 +136,7 @@ async function recordRunning(
 }
 
 /** What a finished backup records, from the engine's record (S3) or the backup pod's (claim). */
-interface Taken {
+interface Taken extends Origin {
   readonly location: string;
   readonly key: string;
   readonly sizeBytes: number;
@@ -150,6 +158,7 @@ async function recordSuccess(ctx: ReconcileContext, backup: EtcdBackup, taken: T
         phase: 'Succeeded',
         location: taken.location,
         key: taken.key,
+        destination: taken.destination,
         sizeBytes: taken.sizeBytes,
         sha256: taken.sha256,
         revision: taken.revision,
@@ -185,7 +194,10 @@ async function takeOnClaim(
 ): Promise<ReconcileResult> {
   const { key, location } = claimLocation(backup, claim);
   const startedAt = backup.status?.startedAt ?? new Date().toISOString();
-  if (backup.status?.phase !== 'Running') await recordRunning(ctx, backup, { startedAt, location, key });
+  const origin: Origin = { destination: { persistentVolumeClaim: claim } };
+  if (backup.status?.phase !== 'Running') {
+    await recordRunning(ctx, backup, { ...origin, startedAt, location, key });
+  }
   const connection = await connectionTo(cluster, ctx.client, owned, options);
   const outcome = await claimBackupStep({
     backup,
@@ -197,7 +209,7 @@ async function takeOnClaim(
   });
   if (outcome.kind === 'failed') throw new BackupFailure('BackupPodFailed', outcome.message);
   if (outcome.kind !== 'succeeded') return { requeueAfterMs: options.waitIntervalMs ?? 5000 };
-  await recordSuccess(ctx, backup, { ...outcome.record, location, key, startedAt });
+  await recordSuccess(ctx, backup, { ...outcome.record, ...origin, location, key, startedAt });
   return {};
 }
 
@@ -256,7 +268,12 @@ async function take(
         `the backup was interrupted (operator restarted); ${aborted} unfinished upload(s) discarded, taking it again`,
       );
     } else {
-      await recordRunning(ctx, backup, { startedAt, location: store.locationOf(name), key: name });
+      await recordRunning(ctx, backup, {
+        destination,
+        startedAt,
+        location: store.locationOf(name),
+        key: name,
+      });
     }
     const connection = await connectionTo(cluster, ctx.client, owned, options);
     let record;
@@ -268,7 +285,7 @@ async function take(
       if (error instanceof EtcdEngineError) throw new BackupFailure(error.reason, error.message);
       throw new BackupFailure('UploadFailed', `${store.locationOf(name)}: ${messageOf(error)}`);
     }
-    await recordSuccess(ctx, backup, { ...record, key: name, startedAt });
+    await recordSuccess(ctx, backup, { ...record, destination, key: name, startedAt });
     return {};
   } finally {
     store.close();
