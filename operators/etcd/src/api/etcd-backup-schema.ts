@@ -45,6 +45,15 @@ export const EtcdBackupStatus = Type.Object({
       "Where the snapshot was written, as it was then (the backup's own destination or its cluster's): restores and recovery read it there, whatever the cluster's spec says today.",
     ),
   ),
+  clusterUid: Type.Optional(
+    Type.String({
+      description:
+        'metadata.uid of the EtcdCluster the snapshot was taken from: disaster recovery restores only backups of that very cluster, never of an earlier one of the same name.',
+    }),
+  ),
+  etcdClusterId: Type.Optional(
+    Type.String({ description: 'The etcd cluster ID (hex) of the cluster the snapshot was taken from.' }),
+  ),
   sizeBytes: Type.Optional(
     Type.Integer({ description: 'Bytes in the snapshot file, its sha256 trailer included.' }),
   ),

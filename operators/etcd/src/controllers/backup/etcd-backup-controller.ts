@@ -111,11 +111,23 @@ async function clusterOf(backup: EtcdBackup, ctx: ReconcileContext): Promise<Etc
 }
 
 /**
- * Where a backup is written, recorded with it: restores and recovery read the backup where it was
- * written, not where the cluster's spec points today.
+ * Where a backup is written and of which cluster, recorded with it: restores, recovery and
+ * retention read the backup where it was written, not where the cluster's spec points today, and
+ * recovery restores only backups of this very EtcdCluster (its uid), not of an earlier one of the
+ * same name.
  */
 interface Origin {
   readonly destination: BackupDestination;
+  readonly clusterUid: string;
+  readonly etcdClusterId?: string;
+}
+
+function originOf(cluster: EtcdCluster, destination: BackupDestination): Origin {
+  return {
+    destination,
+    clusterUid: cluster.metadata?.uid ?? '',
+    ...(cluster.status?.clusterId ? { etcdClusterId: cluster.status.clusterId } : {}),
+  };
 }
 
 async function recordRunning(
@@ -159,6 +171,8 @@ async function recordSuccess(ctx: ReconcileContext, backup: EtcdBackup, taken: T
         location: taken.location,
         key: taken.key,
         destination: taken.destination,
+        clusterUid: taken.clusterUid,
+        ...(taken.etcdClusterId ? { etcdClusterId: taken.etcdClusterId } : {}),
         sizeBytes: taken.sizeBytes,
         sha256: taken.sha256,
         revision: taken.revision,
@@ -194,7 +208,7 @@ async function takeOnClaim(
 ): Promise<ReconcileResult> {
   const { key, location } = claimLocation(backup, claim);
   const startedAt = backup.status?.startedAt ?? new Date().toISOString();
-  const origin: Origin = { destination: { persistentVolumeClaim: claim } };
+  const origin = originOf(cluster, { persistentVolumeClaim: claim });
   if (backup.status?.phase !== 'Running') {
     await recordRunning(ctx, backup, { ...origin, startedAt, location, key });
   }
@@ -269,7 +283,7 @@ async function take(
       );
     } else {
       await recordRunning(ctx, backup, {
-        destination,
+        ...originOf(cluster, destination),
         startedAt,
         location: store.locationOf(name),
         key: name,
@@ -285,7 +299,7 @@ async function take(
       if (error instanceof EtcdEngineError) throw new BackupFailure(error.reason, error.message);
       throw new BackupFailure('UploadFailed', `${store.locationOf(name)}: ${messageOf(error)}`);
     }
-    await recordSuccess(ctx, backup, { ...record, destination, key: name, startedAt });
+    await recordSuccess(ctx, backup, { ...record, ...originOf(cluster, destination), key: name, startedAt });
     return {};
   } finally {
     store.close();
