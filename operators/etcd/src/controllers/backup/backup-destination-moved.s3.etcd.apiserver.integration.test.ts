@@ -14,7 +14,7 @@ import { startS3Server, type S3TestServer } from '@homeostat/testing/s3';
 import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
 import { memoryLogger } from '@homeostat/reconcile/testing';
 import { etcdBackupCrd } from '../../api/etcd-backup-crd.ts';
-import { etcdBackups, type EtcdBackup } from '../../api/etcd-backup-types.ts';
+import { etcdBackups } from '../../api/etcd-backup-types.ts';
 import { etcdClusterCrd } from '../../api/etcd-cluster-crd.ts';
 import { etcdClusters } from '../../api/etcd-cluster-types.ts';
 import { clusterConnection, waitForVoters } from '../../test-support/cluster-clients.ts';
@@ -30,7 +30,8 @@ import { loopbackAddressing } from '../../test-support/loopback-addressing.ts';
 import { MemberPodRunner } from '../../test-support/member-pod-runner.ts';
 import { takeBackupOf } from '../../test-support/recovery-fixtures.ts';
 import { objectKeys, s3Destination, testS3Client, type Destination } from '../../test-support/s3-fixtures.ts';
-import { addBackupScheduleController, scheduledBackupName } from './backup-schedule-controller.ts';
+import { ScheduleClock } from '../../test-support/schedule-clock.ts';
+import { addBackupScheduleController } from './backup-schedule-controller.ts';
 import { addEtcdBackupController } from './etcd-backup-controller.ts';
 
 const kubeConfig = sharedKubeConfig();
@@ -49,30 +50,13 @@ describe('backups after the destination moved, real etcd and S3, on a real kube-
   let s3: S3Client;
   let first: Destination;
   let second: Destination;
-  // The schedule's clock, moved to each cron time by the test rather than waited for.
-  let clock = new Date();
+  const clock = new ScheduleClock();
 
-  const backupOf = (backup: string) => client.get(etcdBackups, backup, namespace);
   const scheduledNames = async () =>
     (await client.list(etcdBackups, { namespace, labelSelector: 'etcd.homeostat.dev/scheduled=true' })).items
       .map((b) => b.metadata?.name ?? '')
       .sort();
-  // The next cron time (every five minutes); returns that run's backup once Succeeded.
-  const nextScheduledRun = async (run: number): Promise<EtcdBackup> => {
-    clock = new Date(clock.getTime() + 5 * 60_000);
-    const due = new Date(clock);
-    due.setUTCMinutes(due.getUTCMinutes() - (due.getUTCMinutes() % 5), 0, 0);
-    const backup = scheduledBackupName(name, due);
-    await client.patch(etcdClusters, name, namespace, {
-      metadata: { annotations: { 'test.homeostat.dev/tick': String(run) } },
-    });
-    await waitUntil(
-      `${backup} Succeeded`,
-      async () => (await client.find(etcdBackups, backup, namespace))?.status?.phase === 'Succeeded',
-      poll,
-    );
-    return backupOf(backup);
-  };
+  const nextScheduledRun = (run: number) => clock.nextRun(client, namespace, name, run, poll);
 
   beforeAll(async () => {
     await installCrds(kubeConfig, [etcdClusterCrd, etcdBackupCrd]);
@@ -86,7 +70,7 @@ describe('backups after the destination moved, real etcd and S3, on a real kube-
     runner.start();
     manager = await startTestOperator(kubeConfig, namespace, addressing, log, (m) => {
       addEtcdBackupController(m, { addressing, etcdCallTimeoutMs: 2000, waitIntervalMs: 300 });
-      addBackupScheduleController(m, { now: () => clock });
+      addBackupScheduleController(m, { now: clock.now });
     });
     await createEtcdCluster(client, name, namespace, {
       size: 1,

@@ -12,9 +12,8 @@ import { sharedKubeConfig } from '@homeostat/testing/shared';
 import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
 import { memoryLogger } from '@homeostat/reconcile/testing';
 import { etcdBackupCrd } from '../../api/etcd-backup-crd.ts';
-import { etcdBackups, type EtcdBackup } from '../../api/etcd-backup-types.ts';
+import { etcdBackups } from '../../api/etcd-backup-types.ts';
 import { etcdClusterCrd } from '../../api/etcd-cluster-crd.ts';
-import { etcdClusters } from '../../api/etcd-cluster-types.ts';
 import { waitForVoters } from '../../test-support/cluster-clients.ts';
 import {
   createEtcdCluster,
@@ -24,7 +23,8 @@ import {
 } from '../../test-support/etcd-cluster-fixtures.ts';
 import { loopbackAddressing } from '../../test-support/loopback-addressing.ts';
 import { MemberPodRunner } from '../../test-support/member-pod-runner.ts';
-import { addBackupScheduleController, scheduledBackupName } from './backup-schedule-controller.ts';
+import { ScheduleClock } from '../../test-support/schedule-clock.ts';
+import { addBackupScheduleController } from './backup-schedule-controller.ts';
 import { claimPrunePodName } from './claim-prune.ts';
 import { addEtcdBackupController } from './etcd-backup-controller.ts';
 
@@ -40,24 +40,9 @@ describe('retention confined to the backup’s own file, real etcd members, on a
   let manager: Manager | undefined;
   let runner: MemberPodRunner;
   let workDir: string;
-  let clock = new Date();
+  const clock = new ScheduleClock();
 
-  // The next cron time (every five minutes); returns that run's backup once Succeeded.
-  const nextScheduledRun = async (run: number): Promise<EtcdBackup> => {
-    clock = new Date(clock.getTime() + 5 * 60_000);
-    const due = new Date(clock);
-    due.setUTCMinutes(due.getUTCMinutes() - (due.getUTCMinutes() % 5), 0, 0);
-    const backup = scheduledBackupName(name, due);
-    await client.patch(etcdClusters, name, namespace, {
-      metadata: { annotations: { 'test.homeostat.dev/tick': String(run) } },
-    });
-    await waitUntil(
-      `${backup} Succeeded`,
-      async () => (await client.find(etcdBackups, backup, namespace))?.status?.phase === 'Succeeded',
-      poll,
-    );
-    return client.get(etcdBackups, backup, namespace);
-  };
+  const nextScheduledRun = (run: number) => clock.nextRun(client, namespace, name, run, poll);
   const refusalAbout = async (backup: string) =>
     (await eventsAbout(client, namespace, name, 'BackupPruneRefused')).find((e) =>
       e.note?.includes(`scheduled backup ${backup}:`),
@@ -76,7 +61,7 @@ describe('retention confined to the backup’s own file, real etcd members, on a
     runner.start();
     manager = await startTestOperator(kubeConfig, namespace, addressing, log, (m) => {
       addEtcdBackupController(m, { addressing, etcdCallTimeoutMs: 2000, waitIntervalMs: 300 });
-      addBackupScheduleController(m, { now: () => clock, pruneIntervalMs: 300 });
+      addBackupScheduleController(m, { now: clock.now, pruneIntervalMs: 300 });
     });
     await client.create(builtin.persistentVolumeClaims, {
       metadata: { name: 'keeper-backups', namespace },
