@@ -66,19 +66,24 @@ export const PvcDestination = Type.Object(
   },
 );
 
-/** Exactly one of `s3` and `persistentVolumeClaim`. */
-export const BackupDestination = Type.Object(
-  {
-    s3: Type.Optional(S3Destination),
-    persistentVolumeClaim: Type.Optional(PvcDestination),
-  },
-  {
-    description: 'Where backups go: set exactly one of s3 and persistentVolumeClaim.',
-    'x-kubernetes-validations': [
-      {
-        rule: 'has(self.s3) != has(self.persistentVolumeClaim)',
-        message: 'set exactly one of s3 and persistentVolumeClaim',
-      },
-    ],
-  },
+/** Exactly one of `s3` and `persistentVolumeClaim`, described as the field that holds it. */
+export const backupDestinationWith = (description: string) =>
+  Type.Object(
+    {
+      s3: Type.Optional(S3Destination),
+      persistentVolumeClaim: Type.Optional(PvcDestination),
+    },
+    {
+      description,
+      'x-kubernetes-validations': [
+        {
+          rule: 'has(self.s3) != has(self.persistentVolumeClaim)',
+          message: 'set exactly one of s3 and persistentVolumeClaim',
+        },
+      ],
+    },
+  );
+
+export const BackupDestination = backupDestinationWith(
+  'Where backups go: set exactly one of s3 and persistentVolumeClaim.',
 );

@@ -1,7 +1,7 @@
 // The EtcdBackup API: one snapshot of one cluster, taken once, to a destination.
 import { Type } from '@sinclair/typebox';
 import { conditionsField, observedGenerationField, phaseField } from '@homeostat/reconcile';
-import { BackupDestination } from './destination-schema.ts';
+import { BackupDestination, backupDestinationWith } from './destination-schema.ts';
 
 export const EtcdBackupSpec = Type.Object(
   {
@@ -39,6 +39,20 @@ export const EtcdBackupStatus = Type.Object({
       description:
         'Object key in the bucket, or file path in the claim (what bootstrap.fromBackup.location.key takes).',
     }),
+  ),
+  destination: Type.Optional(
+    backupDestinationWith(
+      "Where the snapshot was written, as it was then (the backup's own destination or its cluster's): restores and recovery read it there, whatever the cluster's spec says today.",
+    ),
+  ),
+  clusterUid: Type.Optional(
+    Type.String({
+      description:
+        'metadata.uid of the EtcdCluster the snapshot was taken from: disaster recovery restores only backups of that very cluster, never of an earlier one of the same name.',
+    }),
+  ),
+  etcdClusterId: Type.Optional(
+    Type.String({ description: 'The etcd cluster ID (hex) of the cluster the snapshot was taken from.' }),
   ),
   sizeBytes: Type.Optional(
     Type.Integer({ description: 'Bytes in the snapshot file, its sha256 trailer included.' }),

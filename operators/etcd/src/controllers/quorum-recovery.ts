@@ -1,7 +1,8 @@
 // Disaster recovery after quorum loss (spec.recovery, ADR 0303): with RestoreNewestBackup, a
 // majority that stays lost for afterSeconds, as the members' side shows it (quorum-evidence.ts,
 // ADR 0305: never the operator's failure to connect), makes the operator build the cluster again from
-// the newest Succeeded EtcdBackup whose file verifies, in a bucket (read by the operator) or in a
+// the newest Succeeded EtcdBackup of this very EtcdCluster (its uid, not an earlier cluster of the
+// same name) whose file verifies, in a bucket (read by the operator) or in a
 // claim (read by a check pod; never one of the member claims the recovery deletes). Each step is
 // recorded in status.recovery before the next one is taken, so an operator restarted at any line
 // carries on where it was:
@@ -249,6 +250,29 @@ async function checkBackup(round: RecoveryRound, source: RestoreSource): Promise
 }
 
 /**
+ * Refuses a backup of an earlier EtcdCluster of the same name (deleted and created again): it
+ * holds another cluster's data, and a recovery never restores it by itself (bootstrap.fromBackup
+ * naming it still may: that is a person's choice). A backup recorded before the cluster's uid was
+ * (an older operator) is judged by when it was made: one made before this cluster is not of it.
+ */
+function earlierClusterRefusal(backup: EtcdBackup, cluster: EtcdCluster): RestoreRefusal | undefined {
+  const uid = cluster.metadata?.uid ?? '';
+  const recorded = backup.status?.clusterUid;
+  const ours =
+    recorded !== undefined
+      ? recorded === uid
+      : new Date(backup.metadata?.creationTimestamp ?? 0).getTime() >
+        new Date(cluster.metadata?.creationTimestamp ?? 0).getTime();
+  if (ours) return undefined;
+  const of = recorded !== undefined ? `uid ${recorded}` : 'made before this one';
+  return new RestoreRefusal(
+    'BackupOfEarlierCluster',
+    `taken of an earlier EtcdCluster named ${nameOf(cluster)} (${of}), not of this one (uid ${uid}): never restored by a recovery; restore it by hand with bootstrap.fromBackup if it is what you want`,
+    true,
+  );
+}
+
+/**
  * The newest Succeeded backup of this cluster whose snapshot reads back through its checks, or the
  * one whose check pod has not answered yet (`checking`).
  */
@@ -273,6 +297,8 @@ async function newestGoodBackup(
       continue;
     }
     try {
+      const earlier = earlierClusterRefusal(backup, cluster);
+      if (earlier) throw earlier;
       const source = await restoreSourceOfBackup(backup, round.deps.client);
       if (!(await checkBackup(round, source))) return { checking: backup, why: '' };
       return { backup, source, why: '' };

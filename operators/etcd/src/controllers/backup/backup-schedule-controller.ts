@@ -1,20 +1,24 @@
 // Scheduled backups of an EtcdCluster (spec.backup.schedule, keep): at each cron time (UTC) an
 // EtcdBackup is created, which the EtcdBackup controller takes; the oldest scheduled ones beyond
 // `keep` successful ones are deleted with their stored snapshots (an object in a bucket by the
-// operator, a file in a claim by a short-lived pod, claim-prune.ts), each before its EtcdBackup. Also keeps
+// operator, a file in a claim by a short-lived pod, claim-prune.ts), each before its EtcdBackup,
+// and only where the backup's spec, name and uid say it is (prune-target.ts). Also keeps
 // status.lastSuccessfulBackupTime, which a dashboard or an alert reads.
 //
 // Like a CronJob, it remembers nothing: the schedule's last run is the newest scheduled backup's
 // scheduled-at annotation, and each backup's name comes from its scheduled time, so a restarted
 // operator neither misses nor repeats one (a run missed while the operator was down is taken
 // once, late; older missed runs are skipped).
+import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import { CronExpressionParser } from 'cron-parser';
 import {
   AlreadyExistsError,
   NotFoundError,
+  builtin,
   controllerReference,
   watch,
   type Controller,
+  type Informer,
   type Manager,
   type ReconcileContext,
   type ReconcileResult,
@@ -22,11 +26,18 @@ import {
 import { etcdBackups, type EtcdBackup } from '../../api/etcd-backup-types.ts';
 import { etcdClusters, type EtcdCluster } from '../../api/etcd-cluster-types.ts';
 import { messageOf } from '../../errors.ts';
-import { defaultOperatorImage, nameOf, namespaceOf } from '../cluster-names.ts';
+import {
+  defaultOperatorImage,
+  managedSelector,
+  memberLabel,
+  nameOf,
+  namespaceOf,
+  ordinalOf,
+} from '../cluster-names.ts';
 import { backupClusterLabel, scheduledAtAnnotation, scheduledLabel } from './backup-names.ts';
 import { openBackupStore } from './backup-store.ts';
 import { claimPruneStep } from './claim-prune.ts';
-import type { ClaimFile } from './restore-source.ts';
+import { pruneTarget } from './prune-target.ts';
 
 export interface BackupScheduleOptions {
   /** The clock (tests move it forward instead of waiting for the schedule). */
@@ -67,64 +78,89 @@ export function prunable(scheduled: readonly EtcdBackup[], keep: number): EtcdBa
   return drop;
 }
 
-/** The claim and path of a backup written into a claim, from where its status says it is. */
-function claimFileOf(backup: EtcdBackup): ClaimFile | undefined {
-  const match = /^pvc:\/\/([^/]+)\/(.+)$/.exec(backup.status?.location ?? '');
-  return match?.[1] && match[2] ? { claimName: match[1], path: match[2] } : undefined;
+/**
+ * Whether `claim` holds an etcd member's data: one the operator made for a member (labelled so), or
+ * one named as a member's of any EtcdCluster in the namespace would be (`<cluster>-<n>-data`).
+ */
+function memberClaimTest(
+  namespace: string,
+  clusters: readonly EtcdCluster[],
+  claims: Informer<V1PersistentVolumeClaim>,
+): (claim: string) => boolean {
+  return (claim) =>
+    claims.store.get(`${namespace}/${claim}`)?.metadata?.labels?.[memberLabel] !== undefined ||
+    (claim.endsWith('-data') &&
+      clusters.some(
+        (c) =>
+          namespaceOf(c) === namespace && ordinalOf(nameOf(c), claim.slice(0, -'-data'.length)) !== undefined,
+      ));
 }
+
+/** What became of one scheduled backup beyond retention. */
+type Pruned = 'deleted' | 'pending' | 'refused';
 
 /**
  * Deletes one scheduled backup beyond retention: its stored snapshot first, then the EtcdBackup,
- * so a backup is never forgotten while its file is still there. True once the EtcdBackup is gone;
- * false while the pod that deletes a file in a claim runs (or failed: retried later).
+ * so a backup is never forgotten while its file is still there. `pending` while the pod that
+ * deletes a file in a claim runs (or failed: retried later); `refused` when the snapshot's place
+ * cannot be trusted (prune-target.ts): nothing is deleted and the EtcdBackup is kept.
  */
 async function prune(
   cluster: EtcdCluster,
   backup: EtcdBackup,
   ctx: ReconcileContext,
   image: string,
-): Promise<boolean> {
-  const destination = backup.spec.destination ?? cluster.spec.backup?.destination;
-  const key = backup.status?.key;
-  const succeeded = backup.status?.phase === 'Succeeded';
-  const claimFile = succeeded ? claimFileOf(backup) : undefined;
-  if (claimFile) {
-    const outcome = await claimPruneStep({ backup, file: claimFile, image, client: ctx.client });
-    if (outcome.kind === 'running') return false;
-    if (outcome.kind === 'gone') return true;
+  isMemberClaim: (claim: string) => boolean,
+): Promise<Pruned> {
+  const name = backup.metadata?.name ?? '';
+  const target =
+    backup.status?.phase === 'Succeeded' ? pruneTarget(backup, cluster, isMemberClaim) : undefined;
+  if (target?.kind === 'refused') {
+    await ctx.events.warning(
+      cluster,
+      'BackupPruneRefused',
+      'Backup',
+      `not deleting the snapshot of scheduled backup ${name}: ${target.message}; nothing deleted and the EtcdBackup kept: find out who changed it, then delete the file and the EtcdBackup by hand`,
+    );
+    return 'refused';
+  }
+  if (target?.kind === 'claim') {
+    const outcome = await claimPruneStep({ backup, file: target.file, image, client: ctx.client });
+    if (outcome.kind === 'running') return 'pending';
+    if (outcome.kind === 'gone') return 'deleted';
     if (outcome.kind === 'failed') {
       await ctx.events.warning(
         cluster,
         'BackupPruneFailed',
         'Backup',
-        `could not delete ${backup.status?.location ?? ''} of scheduled backup ${backup.metadata?.name ?? ''}: ${outcome.message}; EtcdBackup kept, retried later`,
+        `could not delete ${target.location} of scheduled backup ${name}: ${outcome.message}; EtcdBackup kept, retried later`,
       );
-      return false;
+      return 'pending';
     }
-  } else if (succeeded && destination?.s3 && key) {
-    const store = await openBackupStore(destination, namespaceOf(cluster), ctx.client);
+  } else if (target?.kind === 's3') {
+    const store = await openBackupStore(target.destination, namespaceOf(cluster), ctx.client);
     try {
-      await store.delete(store.keyOf(key));
+      await store.delete(store.keyOf(target.key));
     } finally {
       store.close();
     }
   }
   try {
-    await ctx.client.delete(etcdBackups, backup.metadata?.name ?? '', namespaceOf(cluster), {
+    await ctx.client.delete(etcdBackups, name, namespaceOf(cluster), {
       uid: backup.metadata?.uid ?? '',
     });
   } catch (error) {
     // Deleted by a reconcile whose cache was behind, or by a person: retention is met all the same.
-    if (error instanceof NotFoundError) return true;
+    if (error instanceof NotFoundError) return 'deleted';
     throw error;
   }
   await ctx.events.normal(
     cluster,
     'BackupPruned',
     'Backup',
-    `deleted scheduled backup ${backup.metadata?.name ?? ''}${backup.status?.location ? ` and ${backup.status.location}` : ''} (keep ${cluster.spec.backup?.keep ?? 0})`,
+    `deleted scheduled backup ${name}${target ? ` and ${target.location}` : ''} (keep ${cluster.spec.backup?.keep ?? 0})`,
   );
-  return true;
+  return 'deleted';
 }
 
 /** Adds the backup schedule controller (a second controller of EtcdClusters) to `manager`. */
@@ -135,6 +171,9 @@ export function addBackupScheduleController(
   const now = options.now ?? (() => new Date());
   const image = options.operatorImage ?? defaultOperatorImage;
   const backups = manager.cache.informer(etcdBackups);
+  const clusters = manager.cache.informer(etcdClusters);
+  // The claims the operator made (shared with the cluster controller's cache): member claims among them.
+  const claims = manager.cache.informer(builtin.persistentVolumeClaims, { labelSelector: managedSelector });
   const backupsOf = (cluster: EtcdCluster) =>
     backups.store
       .list()
@@ -167,8 +206,12 @@ export function addBackupScheduleController(
 
       const scheduled = mine.filter((b) => b.metadata?.labels?.[scheduledLabel] === 'true');
       let pruning = false;
-      for (const old of prunable(scheduled, backup.keep)) {
-        if (!(await prune(cluster, old, ctx, image))) pruning = true;
+      const drop = prunable(scheduled, backup.keep);
+      if (drop.length > 0) {
+        const isMemberClaim = memberClaimTest(namespaceOf(cluster), clusters.store.list(), claims);
+        for (const old of drop) {
+          if ((await prune(cluster, old, ctx, image, isMemberClaim)) === 'pending') pruning = true;
+        }
       }
 
       let times;
@@ -200,7 +243,9 @@ export function addBackupScheduleController(
               annotations: { [scheduledAtAnnotation]: due.toISOString() },
               ownerReferences: [controllerReference(cluster)],
             },
-            spec: { clusterName: nameOf(cluster) },
+            // The destination as it is now, in the immutable spec: the backup is taken there,
+            // and read and deleted there later, wherever the cluster's destination has moved.
+            spec: { clusterName: nameOf(cluster), destination: backup.destination },
           });
           await ctx.events.normal(
             cluster,

@@ -110,10 +110,30 @@ async function clusterOf(backup: EtcdBackup, ctx: ReconcileContext): Promise<Etc
   return cluster;
 }
 
+/**
+ * Where a backup is written and of which cluster, recorded with it: restores, recovery and
+ * retention read the backup where it was written, not where the cluster's spec points today, and
+ * recovery restores only backups of this very EtcdCluster (its uid), not of an earlier one of the
+ * same name.
+ */
+interface Origin {
+  readonly destination: BackupDestination;
+  readonly clusterUid: string;
+  readonly etcdClusterId?: string;
+}
+
+function originOf(cluster: EtcdCluster, destination: BackupDestination): Origin {
+  return {
+    destination,
+    clusterUid: cluster.metadata?.uid ?? '',
+    ...(cluster.status?.clusterId ? { etcdClusterId: cluster.status.clusterId } : {}),
+  };
+}
+
 async function recordRunning(
   ctx: ReconcileContext,
   backup: EtcdBackup,
-  where: { startedAt: string; location: string; key: string },
+  where: Origin & { startedAt: string; location: string; key: string },
 ): Promise<void> {
   await writeStatus(
     ctx.client,
@@ -128,7 +148,7 @@ async function recordRunning(
 }
 
 /** What a finished backup records, from the engine's record (S3) or the backup pod's (claim). */
-interface Taken {
+interface Taken extends Origin {
   readonly location: string;
   readonly key: string;
   readonly sizeBytes: number;
@@ -150,6 +170,9 @@ async function recordSuccess(ctx: ReconcileContext, backup: EtcdBackup, taken: T
         phase: 'Succeeded',
         location: taken.location,
         key: taken.key,
+        destination: taken.destination,
+        clusterUid: taken.clusterUid,
+        ...(taken.etcdClusterId ? { etcdClusterId: taken.etcdClusterId } : {}),
         sizeBytes: taken.sizeBytes,
         sha256: taken.sha256,
         revision: taken.revision,
@@ -185,7 +208,10 @@ async function takeOnClaim(
 ): Promise<ReconcileResult> {
   const { key, location } = claimLocation(backup, claim);
   const startedAt = backup.status?.startedAt ?? new Date().toISOString();
-  if (backup.status?.phase !== 'Running') await recordRunning(ctx, backup, { startedAt, location, key });
+  const origin = originOf(cluster, { persistentVolumeClaim: claim });
+  if (backup.status?.phase !== 'Running') {
+    await recordRunning(ctx, backup, { ...origin, startedAt, location, key });
+  }
   const connection = await connectionTo(cluster, ctx.client, owned, options);
   const outcome = await claimBackupStep({
     backup,
@@ -197,7 +223,7 @@ async function takeOnClaim(
   });
   if (outcome.kind === 'failed') throw new BackupFailure('BackupPodFailed', outcome.message);
   if (outcome.kind !== 'succeeded') return { requeueAfterMs: options.waitIntervalMs ?? 5000 };
-  await recordSuccess(ctx, backup, { ...outcome.record, location, key, startedAt });
+  await recordSuccess(ctx, backup, { ...outcome.record, ...origin, location, key, startedAt });
   return {};
 }
 
@@ -256,7 +282,12 @@ async function take(
         `the backup was interrupted (operator restarted); ${aborted} unfinished upload(s) discarded, taking it again`,
       );
     } else {
-      await recordRunning(ctx, backup, { startedAt, location: store.locationOf(name), key: name });
+      await recordRunning(ctx, backup, {
+        ...originOf(cluster, destination),
+        startedAt,
+        location: store.locationOf(name),
+        key: name,
+      });
     }
     const connection = await connectionTo(cluster, ctx.client, owned, options);
     let record;
@@ -268,7 +299,7 @@ async function take(
       if (error instanceof EtcdEngineError) throw new BackupFailure(error.reason, error.message);
       throw new BackupFailure('UploadFailed', `${store.locationOf(name)}: ${messageOf(error)}`);
     }
-    await recordSuccess(ctx, backup, { ...record, key: name, startedAt });
+    await recordSuccess(ctx, backup, { ...record, ...originOf(cluster, destination), key: name, startedAt });
     return {};
   } finally {
     store.close();

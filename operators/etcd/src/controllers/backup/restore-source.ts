@@ -89,12 +89,13 @@ export async function restoreSourceOfBackup(backup: EtcdBackup, client: KubeClie
       `EtcdBackup ${name} is ${backup.status?.phase ?? 'Pending'}: only a Succeeded backup can be restored`,
     );
   }
-  // The backup's own destination, or its cluster's at the time (read now: it must still exist).
-  const source = backup.spec.destination
-    ? undefined
-    : await client.find(etcdClusters, backup.spec.clusterName, namespace);
+  // Where it was written, as recorded then: the cluster's destination may have moved since. A
+  // backup recorded before destinations were (an older operator): its own destination, or its
+  // cluster's as it is now (it must still exist).
+  const recorded = backup.status.destination ?? backup.spec.destination;
+  const source = recorded ? undefined : await client.find(etcdClusters, backup.spec.clusterName, namespace);
   return locate(
-    backup.spec.destination ?? source?.spec.backup?.destination,
+    recorded ?? source?.spec.backup?.destination,
     backup.status.key,
     backup.status.sha256,
     `EtcdBackup ${name}`,

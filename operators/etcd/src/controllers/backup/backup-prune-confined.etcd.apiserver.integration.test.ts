@@ -1,0 +1,146 @@
+// Retention of scheduled backups in a claim when a backup's status lies about where its file is,
+// every side real: a real kube-apiserver, real etcd members and the operator image's agent for the
+// short-lived pods (MemberPodRunner). A status pointed at a file in a member's claim, or out of the
+// backup directory with "..", deletes nothing: the file stays, the EtcdBackup stays, no pod is made,
+// and a Warning Event says why.
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { installCrds, waitUntil } from '@homeostat/testing';
+import { sharedKubeConfig } from '@homeostat/testing/shared';
+import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
+import { memoryLogger } from '@homeostat/reconcile/testing';
+import { etcdBackupCrd } from '../../api/etcd-backup-crd.ts';
+import { etcdBackups } from '../../api/etcd-backup-types.ts';
+import { etcdClusterCrd } from '../../api/etcd-cluster-crd.ts';
+import { waitForVoters } from '../../test-support/cluster-clients.ts';
+import {
+  createEtcdCluster,
+  createTestNamespace,
+  eventsAbout,
+  startTestOperator,
+} from '../../test-support/etcd-cluster-fixtures.ts';
+import { loopbackAddressing } from '../../test-support/loopback-addressing.ts';
+import { MemberPodRunner } from '../../test-support/member-pod-runner.ts';
+import { ScheduleClock } from '../../test-support/schedule-clock.ts';
+import { addBackupScheduleController } from './backup-schedule-controller.ts';
+import { claimPrunePodName } from './claim-prune.ts';
+import { addEtcdBackupController } from './etcd-backup-controller.ts';
+
+const kubeConfig = sharedKubeConfig();
+const namespace = `etcd-prune-confined-${process.pid}`;
+const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
+const poll = { timeoutMs: 90_000, intervalMs: 200 };
+const addressing = loopbackAddressing();
+const name = 'keeper';
+
+describe('retention confined to the backup’s own file, real etcd members, on a real kube-apiserver', () => {
+  const { log, lines } = memoryLogger();
+  let manager: Manager | undefined;
+  let runner: MemberPodRunner;
+  let workDir: string;
+  const clock = new ScheduleClock();
+
+  const nextScheduledRun = (run: number) => clock.nextRun(client, namespace, name, run, poll);
+  const refusalAbout = async (backup: string) =>
+    (await eventsAbout(client, namespace, name, 'BackupPruneRefused')).find((e) =>
+      e.note?.includes(`scheduled backup ${backup}:`),
+    );
+  const exists = (path: string) =>
+    stat(path).then(
+      () => true,
+      () => false,
+    );
+
+  beforeAll(async () => {
+    await installCrds(kubeConfig, [etcdClusterCrd, etcdBackupCrd]);
+    await createTestNamespace(client, namespace);
+    workDir = await mkdtemp(join(tmpdir(), 'homeostat-etcd-prune-confined-'));
+    runner = new MemberPodRunner(client, namespace, workDir);
+    runner.start();
+    manager = await startTestOperator(kubeConfig, namespace, addressing, log, (m) => {
+      addEtcdBackupController(m, { addressing, etcdCallTimeoutMs: 2000, waitIntervalMs: 300 });
+      addBackupScheduleController(m, { now: clock.now, pruneIntervalMs: 300 });
+    });
+    await client.create(builtin.persistentVolumeClaims, {
+      metadata: { name: 'keeper-backups', namespace },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+    });
+    await createEtcdCluster(client, name, namespace, {
+      size: 1,
+      backup: {
+        schedule: '*/5 * * * *',
+        keep: 1,
+        destination: { persistentVolumeClaim: { claimName: 'keeper-backups', directory: 'etcd' } },
+      },
+    });
+    await waitForVoters(client, namespace, name, 1, poll);
+  });
+
+  afterEach(async (context) => {
+    if (context.task.result?.state !== 'fail') return;
+    const notable = lines.filter((l) => Number(l['level']) >= 40).slice(-20);
+    const backups = (await client.list(etcdBackups, { namespace })).items.map((b) => b.status);
+    console.warn(JSON.stringify({ operatorLog: notable, backups }, null, 1));
+  });
+
+  afterAll(async () => {
+    await manager?.stop();
+    await runner?.stop();
+    await client.delete(builtin.namespaces, namespace).catch(() => undefined);
+    client.close();
+    await rm(workDir, { recursive: true, force: true });
+  });
+
+  it('refuses to delete a file its status points at in a member’s claim, or out of the directory', async () => {
+    // A file in the member's own claim, next to its data, that a forged status names.
+    const memberVolume = runner.volumeDir(`${name}-0-data`);
+    const victim = join(memberVolume, 'victim.db');
+    await writeFile(victim, 'member data');
+    const first = await nextScheduledRun(1);
+    const firstFile = join(runner.volumeDir('keeper-backups'), 'etcd', first.status?.key ?? '?');
+    expect(await exists(firstFile)).toBe(true);
+    await client.patchStatus(etcdBackups, first.metadata?.name ?? '', namespace, {
+      location: `pvc://${name}-0-data/victim.db`,
+      key: 'victim.db',
+    });
+
+    const second = await nextScheduledRun(2);
+    await waitUntil(
+      `${first.metadata?.name ?? ''} refused or pruned`,
+      async () =>
+        (await refusalAbout(first.metadata?.name ?? '')) !== undefined ||
+        (await client.find(etcdBackups, first.metadata?.name ?? '', namespace)) === undefined,
+      poll,
+    );
+    // Nothing was deleted: the member's file, the backup's own file, the EtcdBackup; no pod was made.
+    expect(await readFile(victim, 'utf8')).toBe('member data');
+    const refused = await refusalAbout(first.metadata?.name ?? '');
+    expect(refused?.type).toBe('Warning');
+    expect(refused?.note).toContain(`pvc://${name}-0-data/victim.db`);
+    expect(refused?.note).toContain('nothing deleted');
+    expect(await exists(firstFile)).toBe(true);
+    expect(await client.find(etcdBackups, first.metadata?.name ?? '', namespace)).toBeDefined();
+    expect(await client.find(builtin.pods, claimPrunePodName(first), namespace)).toBeUndefined();
+
+    // The same with a path that climbs out of the backup directory into the member's claim.
+    const secondFile = join(runner.volumeDir('keeper-backups'), 'etcd', second.status?.key ?? '?');
+    await client.patchStatus(etcdBackups, second.metadata?.name ?? '', namespace, {
+      location: `pvc://keeper-backups/etcd/../../${name}-0-data/victim.db`,
+      key: `../../${name}-0-data/victim.db`,
+    });
+    await nextScheduledRun(3);
+    await waitUntil(
+      `a BackupPruneRefused Warning about ${second.metadata?.name ?? ''}`,
+      async () => (await refusalAbout(second.metadata?.name ?? '')) !== undefined,
+      poll,
+    );
+    expect((await refusalAbout(second.metadata?.name ?? ''))?.note).toContain('../../');
+    expect(await readFile(victim, 'utf8')).toBe('member data');
+    expect(await exists(secondFile)).toBe(true);
+    expect(await client.find(builtin.pods, claimPrunePodName(second), namespace)).toBeUndefined();
+    expect(await eventsAbout(client, namespace, name, 'BackupPruneFailed')).toEqual([]);
+    expect(await eventsAbout(client, namespace, name, 'BackupPruned')).toEqual([]);
+  });
+});
