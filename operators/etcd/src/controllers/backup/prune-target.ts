@@ -4,7 +4,7 @@
 // operator without one, its cluster's spec; and the backup's own name and uid (backup-names.ts).
 // Never from its status: anyone allowed to patch etcdbackups/status could otherwise point the
 // delete at any file of any claim in the namespace, a member's data included. The status must
-// agree with the location worked out here, or nothing is deleted (docs/adr/0306).
+// agree with the location worked out here, or nothing is deleted (docs/adr/0308).
 import type { EtcdBackup } from '../../api/etcd-backup-types.ts';
 import type { EtcdCluster } from '../../api/etcd-cluster-types.ts';
 import { backupObjectName } from './backup-names.ts';
