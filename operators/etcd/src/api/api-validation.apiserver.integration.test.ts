@@ -67,7 +67,7 @@ describe('EtcdCluster and EtcdBackup CRDs on a real kube-apiserver', () => {
     expect(created.spec).toEqual({
       size: 3,
       version: defaultVersion,
-      storage: { size: '8Gi' },
+      storage: { size: '8Gi', retention: 'Delete' },
       scheduling: { spread: { policy: 'Preferred', topologyKey: 'kubernetes.io/hostname' } },
       tls: { enabled: true },
       defragmentation: { fragmentationPercent: 50, minimumDbSizeMiB: 100 },
@@ -225,7 +225,7 @@ describe('EtcdCluster and EtcdBackup CRDs on a real kube-apiserver', () => {
       clusters,
       cluster('complete', {
         size: 5,
-        storage: { size: '16Gi', storageClassName: 'fast' },
+        storage: { size: '16Gi', storageClassName: 'fast', retention: 'Retain' },
         resources: { requests: { cpu: '500m', memory: '1Gi' }, limits: { memory: '2Gi' } },
         scheduling: {
           spread: { policy: 'Required', topologyKey: 'topology.kubernetes.io/zone' },
@@ -245,6 +245,7 @@ describe('EtcdCluster and EtcdBackup CRDs on a real kube-apiserver', () => {
       }),
     );
     expect(created.spec).toMatchObject({
+      storage: { retention: 'Retain' },
       tls: { enabled: true },
       backup: { destination: { s3: { region: 'us-east-1', forcePathStyle: true } } },
     });

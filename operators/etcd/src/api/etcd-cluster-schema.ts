@@ -54,9 +54,15 @@ const Storage = Type.Object(
         description: "Storage class of the members' claims; the cluster's default class when empty.",
       }),
     ),
+    retention: Type.Union([Type.Literal('Delete'), Type.Literal('Retain')], {
+      default: 'Delete',
+      description:
+        'What happens to the claims when the EtcdCluster is deleted. Delete: they go with it. Retain: they stay, and an EtcdCluster created again with the same name restarts its members on them, with every key. Claims of members removed by scaling down are always deleted.',
+    }),
   },
   {
-    default: { size: '8Gi' },
+    // Defaults are checked against the rules below, so this one is written out in full.
+    default: { size: '8Gi', retention: 'Delete' },
     description:
       "Each member's data lives in its own PersistentVolumeClaim, kept when the member's pod is deleted.",
     'x-kubernetes-validations': [

@@ -5,7 +5,7 @@ import { deleteClaimBackup } from './claim-delete-agent.ts';
 import { writeFile } from 'node:fs/promises';
 import { messageOf } from '../errors.ts';
 import { verifySnapshotFile } from '../restore/verify-snapshot-file.ts';
-import { copySnapshot, fetchSnapshot, finishRestore } from './restore-agent.ts';
+import { copySnapshot, fetchSnapshot, finishRestore, skipFetchForMemberData } from './restore-agent.ts';
 
 export const agentCommands = [
   'fetch-backup',
@@ -72,6 +72,7 @@ export async function runAgent(argv: readonly string[], env: NodeJS.ProcessEnv):
   }
   const paths = { dataDir: required('data-dir'), workDir: required('work-dir') };
   if (command === 'finish-restore') return finishRestore(paths, log);
+  if (await skipFetchForMemberData(paths, log)) return;
   if (command === 'copy-backup') {
     return copySnapshot(
       { ...paths, source: required('source'), ...(expectedSha256 ? { expectedSha256 } : {}) },

@@ -2,12 +2,14 @@
 // S3-compatible server (versitygw), the real etcdutl between fetch and finish. Each step is run
 // again, as the kubelet does when it makes a pod's sandbox again, and must neither download again
 // nor replace data the member already has.
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { binaryPath } from '@homeostat/testing';
+import { binaryPath, repoRoot } from '@homeostat/testing';
 import { startEtcdCluster, type EtcdTestCluster } from '@homeostat/testing/etcd';
 import { startS3Server, type S3TestServer } from '@homeostat/testing/s3';
 import { openClient } from '../connection.ts';
@@ -24,6 +26,7 @@ import { openS3Store, type SnapshotStore } from './s3-store.ts';
 import type { BackupRecord } from './snapshot-sink.ts';
 import { takeBackup } from './take-backup.ts';
 
+const execFileAsync = promisify(execFile);
 const bucket = 'backups';
 let etcd: EtcdTestCluster;
 let server: S3TestServer;
@@ -115,5 +118,39 @@ describe('the restore agent (init containers of a restored member)', () => {
     } finally {
       await rm(other, { recursive: true, force: true });
     }
+  });
+
+  it('with member data, fetch-backup as its init container runs needs neither the backup nor credentials', async () => {
+    // A node reboot runs a restored member's init containers again, perhaps after the backup was
+    // pruned and its Secret rotated (the pod's references to it are optional).
+    const paths = { dataDir: join(volume, 'reboot', 'data'), workDir: join(volume, 'reboot', 'restore') };
+    const again = await takeBackup({ endpoints: etcd.clientUrls() }, store, { name: 'reboot.db' });
+    await fetchSnapshot({ ...request(paths, again.sha256), key: 'reboot.db' }, () => undefined);
+    await etcdutlRestore(paths);
+    await finishRestore(paths, () => undefined);
+    await writeFile(join(paths.dataDir, 'member', 'written-after-restore'), 'newer');
+    await rm(snapshotFile(paths));
+    await store.delete('reboot.db');
+
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_')));
+    const args = [
+      'fetch-backup',
+      `--data-dir=${paths.dataDir}`,
+      `--work-dir=${paths.workDir}`,
+      `--bucket=${bucket}`,
+      '--key=reboot.db',
+      `--region=${server.region}`,
+      `--endpoint=${server.endpoint}`,
+      '--force-path-style=true',
+      `--sha256=${again.sha256}`,
+    ];
+    const { stderr } = await execFileAsync(
+      process.execPath,
+      [join(repoRoot, 'operators', 'etcd', 'src', 'main.ts'), ...args],
+      { env },
+    );
+    expect(stderr).toContain(`${paths.dataDir} already holds member data; no backup fetched`);
+    expect(existsSync(snapshotFile(paths))).toBe(false);
+    expect(await readFile(join(paths.dataDir, 'member', 'written-after-restore'), 'utf8')).toBe('newer');
   });
 });

@@ -108,6 +108,22 @@ async function placeSnapshot(
   }
 }
 
+/**
+ * Before step 1: a member that already has data (the pod's init containers run again after the
+ * member has run, on a node reboot) needs no snapshot, so no download and no credentials: the
+ * backup may be pruned and its Secret rotated by then. Clears the staging directory for etcdutl.
+ * True when step 1 is skipped.
+ */
+export async function skipFetchForMemberData(
+  paths: RestorePaths,
+  log: (line: string) => void,
+): Promise<boolean> {
+  if (!hasMemberData(paths.dataDir)) return false;
+  await rm(stagingDir(paths), { recursive: true, force: true });
+  log(`${paths.dataDir} already holds member data; no backup fetched`);
+  return true;
+}
+
 /** Step 3: etcdutl's result becomes etcd's data directory, unless the member already has data. */
 export async function finishRestore(paths: RestorePaths, log: (line: string) => void): Promise<void> {
   if (hasMemberData(paths.dataDir)) {

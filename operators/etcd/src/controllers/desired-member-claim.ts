@@ -1,7 +1,9 @@
-// The PersistentVolumeClaim of one member: its data directory, kept when its pod is deleted.
+// The PersistentVolumeClaim of one member: its data directory, kept when its pod is deleted, and
+// when the cluster is deleted too under `storage.retention: Retain` (claim-retention.ts).
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../api/etcd-cluster-types.ts';
-import { claimName, memberIdAnnotation, memberLabels, nameOf, ownedMeta } from './cluster-names.ts';
+import { claimOwners } from './claim-retention.ts';
+import { claimName, memberIdAnnotation, memberLabels, nameOf, namespaceOf } from './cluster-names.ts';
 
 /**
  * The claim of `member`, made for the etcd member `memberId` (hex, or `seed`): a claim made for
@@ -13,11 +15,15 @@ export function desiredMemberClaim(
   memberId: string,
 ): V1PersistentVolumeClaim {
   const { storage } = cluster.spec;
+  const owners = claimOwners(cluster);
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
     metadata: {
-      ...ownedMeta(cluster, claimName(member), memberLabels(nameOf(cluster), member)),
+      name: claimName(member),
+      namespace: namespaceOf(cluster),
+      labels: memberLabels(nameOf(cluster), member),
+      ...(owners ? { ownerReferences: owners } : {}),
       annotations: { [memberIdAnnotation]: memberId },
     },
     spec: {

@@ -1,7 +1,9 @@
 // The desired-object builders are pure: an EtcdCluster (as the API server returns it, defaults
 // filled in) and the member's inputs in, the object out.
 import { describe, expect, it } from 'vitest';
+import type { V1OwnerReference } from '@kubernetes/client-node';
 import { testCluster } from '../test-support/test-cluster.ts';
+import { claimOwnersToWrite, heldByAnother } from './claim-retention.ts';
 import { desiredMemberNames, memberName, ordinalOf } from './cluster-names.ts';
 import { claimMemberId, desiredMemberClaim } from './desired-member-claim.ts';
 import {
@@ -169,7 +171,7 @@ describe('member pod', () => {
 describe('member claim', () => {
   it('asks for the storage of the spec and records the member ID its data belongs to', () => {
     const claim = desiredMemberClaim(
-      cluster({ storage: { size: '20Gi', storageClassName: 'fast' } }),
+      cluster({ storage: { size: '20Gi', storageClassName: 'fast', retention: 'Delete' } }),
       'orders-0',
       'seed',
     );
@@ -180,6 +182,58 @@ describe('member claim', () => {
       resources: { requests: { storage: '20Gi' } },
       storageClassName: 'fast',
     });
+  });
+
+  it('is controlled by the cluster under Delete, and owned by nothing under Retain', () => {
+    const deleted = desiredMemberClaim(cluster(), 'orders-0', 'seed');
+    expect(deleted.metadata?.ownerReferences).toEqual([
+      expect.objectContaining({ kind: 'EtcdCluster', name: 'orders', uid: 'uid-1', controller: true }),
+    ]);
+    const retained = desiredMemberClaim(
+      cluster({ storage: { size: '8Gi', retention: 'Retain' } }),
+      'orders-0',
+      'seed',
+    );
+    expect(retained.metadata).not.toHaveProperty('ownerReferences');
+    expect(retained.metadata?.labels).toMatchObject({
+      'app.kubernetes.io/instance': 'orders',
+      'etcd.homeostat.dev/member': 'orders-0',
+    });
+  });
+});
+
+describe('claim retention', () => {
+  const owner = { apiVersion: 'v1', kind: 'ConfigMap', name: 'keep', uid: 'other', controller: false };
+  const claim = (ownerReferences: V1OwnerReference[] | undefined) => ({
+    metadata: { name: 'orders-0-data', ...(ownerReferences ? { ownerReferences } : {}) },
+  });
+
+  it('gives a claim the cluster as controller under Delete, and takes it away under Retain, keeping other owners', () => {
+    const retain = cluster({ storage: { size: '8Gi', retention: 'Retain' } });
+    const ours = desiredMemberClaim(cluster(), 'orders-0', 'seed').metadata?.ownerReferences ?? [];
+    expect(claimOwnersToWrite(cluster(), claim(undefined))).toEqual(ours);
+    expect(claimOwnersToWrite(cluster(), claim(ours))).toBeUndefined();
+    expect(claimOwnersToWrite(retain, claim([owner, ...ours]))).toEqual([owner]);
+    expect(claimOwnersToWrite(retain, claim([owner]))).toBeUndefined();
+    expect(claimOwnersToWrite(retain, claim(undefined))).toBeUndefined();
+  });
+
+  it('never takes over a claim controlled by an earlier cluster of the same name', () => {
+    const earlier = {
+      apiVersion: 'etcd.homeostat.dev/v1alpha1',
+      kind: 'EtcdCluster',
+      name: 'orders',
+      uid: 'uid-0',
+      controller: true,
+    };
+    expect(heldByAnother(cluster(), claim([earlier]))).toBe(true);
+    expect(heldByAnother(cluster(), claim(undefined))).toBe(false);
+    expect(
+      heldByAnother(
+        cluster(),
+        claim(desiredMemberClaim(cluster(), 'orders-0', 'seed').metadata?.ownerReferences),
+      ),
+    ).toBe(false);
   });
 });
 

@@ -47,6 +47,7 @@ import {
 import { clusterStatus, type Problem } from './cluster-status.ts';
 import { clientCredentials, ensureGeneratedTls } from './cluster-tls.ts';
 import { claimMemberId } from './desired-member-claim.ts';
+import { claimOwnersToWrite, heldByAnother, memberOfClaim } from './claim-retention.ts';
 import { desiredPodDisruptionBudget } from './desired-pdb.ts';
 import { desiredClientService, desiredPeerService } from './desired-services.ts';
 import {
@@ -167,6 +168,57 @@ async function applyClusterObjects(round: Round): Promise<void> {
   }
 }
 
+/**
+ * Each member claim's owner reference as `storage.retention` asks (claim-retention.ts): set under
+ * Delete, removed under Retain. A refused write is recorded, never waited on.
+ */
+async function applyClaimRetention(round: Round): Promise<void> {
+  const { cluster, ctx, deps } = round;
+  for (const claim of deps.owned.claimsOf(cluster)) {
+    const name = claim.metadata?.name ?? '';
+    if (!memberOfClaim(cluster, claim) || claim.metadata?.deletionTimestamp) continue;
+    if (heldByAnother(cluster, claim)) continue;
+    const ownerReferences = claimOwnersToWrite(cluster, claim);
+    if (!ownerReferences) continue;
+    await ctx.writes.attempt(`setting the owner of PersistentVolumeClaim ${name}`, () =>
+      ctx.client.patch(builtin.persistentVolumeClaims, name, namespaceOf(cluster), {
+        // The resourceVersion makes it a compare-and-swap: a claim changed since it was read is not
+        // given an owner list computed from its old one.
+        metadata: { ownerReferences, resourceVersion: claim.metadata?.resourceVersion },
+      }),
+    );
+  }
+}
+
+/**
+ * Pods, claims or Secrets labelled for this cluster's name but controlled by another object: those
+ * of an EtcdCluster of the same name deleted a moment ago, which the garbage collector has not
+ * removed yet. Nothing starts on them (their data is on its way out) and nothing is made beside
+ * them; the cluster waits, saying why.
+ */
+function assertNoPreviousObjects(cluster: EtcdCluster, owned: OwnedObjects): void {
+  const held = [...owned.podsOf(cluster), ...owned.claimsOf(cluster), ...owned.secretsOf(cluster)]
+    .filter((o) => heldByAnother(cluster, o))
+    .map((o) => o.metadata?.name ?? '')
+    .sort();
+  if (held.length === 0) return;
+  throw new Refusal(
+    'PreviousClusterObjects',
+    `${held.join(', ')} belong to an earlier EtcdCluster named ${nameOf(cluster)} and are being garbage-collected; members start once they are gone`,
+  );
+}
+
+/**
+ * Claims of members other than the first, before this cluster has an etcd cluster ID: a new
+ * cluster has none (the first member alone answers before any other is added, ADR 0301), so these
+ * were kept by `storage.retention: Retain` for an EtcdCluster of this name deleted earlier.
+ */
+function hasRetainedMembers(cluster: EtcdCluster, owned: OwnedObjects): boolean {
+  return owned
+    .claimsOf(cluster)
+    .some((c) => (ordinalOf(nameOf(cluster), memberOfClaim(cluster, c) ?? '') ?? 0) > 0);
+}
+
 /** Reads etcd through every member that has a pod; undefined (with why) when none answers. */
 async function observe(round: Round): Promise<{ health?: ClusterHealth; unreachable?: string }> {
   if (round.connection.endpoints.length === 0) return { unreachable: 'no member pod exists' };
@@ -220,23 +272,42 @@ async function seed(round: Round, operatorImage: string, fromBackup?: EtcdBackup
 
 /**
  * No member answers, but the cluster exists: bring back every member whose claim still holds its
- * data (after all pods were deleted, say). Their data directories decide who they are; the
- * initial-cluster flags are ignored by a member that has data.
+ * data (after all pods were deleted, say, or in an EtcdCluster created again over the claims a
+ * deleted one of the same name retained). Their data directories decide who they are; the
+ * initial-cluster flags are ignored by a member that has data. Members beyond `spec.size` with a
+ * claim come back too: they may be needed for quorum, and scaling removes them once it answers.
  */
 async function restartMembers(round: Round): Promise<void> {
   const { cluster, deps } = round;
-  const withData = round.desired.filter((d) => deps.owned.claim(cluster, claimName(d.name)));
+  const withClaims = new Set(deps.owned.claimsOf(cluster).flatMap((c) => memberOfClaim(cluster, c) ?? []));
+  const extra = [...withClaims].filter((name) => !round.desired.some((d) => d.name === name));
+  const withData = [
+    ...round.desired.filter((d) => withClaims.has(d.name)),
+    ...(await Promise.all(
+      extra.map(async (name) => ({ name, ...(await deps.addressing.urls(cluster, name)) })),
+    )),
+  ];
   const initialCluster = withData.map((d) => `${d.name}=${d.peerUrl}`).join(',');
+  const started: string[] = [];
   for (const member of withData) {
     if (deps.owned.pod(cluster, member.name)) continue;
     const claim = deps.owned.claim(cluster, claimName(member.name));
-    await write(round.ctx, `recreating pod ${member.name}`, () =>
+    const made = await write(round.ctx, `recreating pod ${member.name}`, () =>
       ensureMemberObjects(
         deps,
         member.name,
         { initialCluster, state: 'existing' },
         claimMemberId(claim) ?? '',
       ),
+    );
+    if (made === 'created') started.push(member.name);
+  }
+  if (started.length && !cluster.status?.clusterId) {
+    await round.ctx.events.normal(
+      cluster,
+      'RetainedClaimsAdopted',
+      'Create',
+      `restarting ${started.join(', ')} on the claims an earlier EtcdCluster named ${nameOf(cluster)} retained: the members resume with their data`,
     );
   }
 }
@@ -508,6 +579,7 @@ export function addEtcdClusterController(
           });
         }
         if (!cluster.spec.paused) {
+          assertNoPreviousObjects(cluster, owned);
           // Certificates first: no member pod may start without the Secrets it mounts.
           const tls = await ctx.writes.attempt('making the TLS Secrets', () =>
             ensureGeneratedTls(cluster, ctx.client, owned, options.addressing),
@@ -543,7 +615,10 @@ export function addEtcdClusterController(
           },
         };
         // Observation and healing never wait on these (ADR 0603).
-        if (!cluster.spec.paused) await applyClusterObjects(round);
+        if (!cluster.spec.paused) {
+          await applyClusterObjects(round);
+          await applyClaimRetention(round);
+        }
         observed = await observe(round);
         if (!cluster.spec.paused) {
           recovery = await superviseQuorum({
@@ -560,7 +635,7 @@ export function addEtcdClusterController(
         }
         if (!cluster.spec.paused && !recovery?.inCharge) {
           if (observed.health) step = await convergeMembers(round, observed.health);
-          else if (!cluster.status?.clusterId)
+          else if (!cluster.status?.clusterId && !hasRetainedMembers(cluster, owned))
             await seed(round, options.operatorImage ?? defaultOperatorImage);
           else await restartMembers(round);
           if (step?.kind === 'converged' && observed.health)

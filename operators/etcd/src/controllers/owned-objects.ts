@@ -74,6 +74,11 @@ export class OwnedObjects {
     return this.#of(this.#claims, cluster);
   }
 
+  /** The Secrets the operator generated for `cluster` (its instance label). */
+  secretsOf(cluster: EtcdCluster): V1Secret[] {
+    return this.#of(this.#secrets, cluster);
+  }
+
   #of<T extends KubeObject>(informer: Informer<T>, cluster: EtcdCluster): T[] {
     return informer.store
       .byIndex('namespace', namespaceOf(cluster))

@@ -9,7 +9,11 @@
 // already refused downgrades and skipped minors.
 // The same roll moves members made before their peer port accepted only peer certificates
 // (`--peer-cert-allowed-cn`, ADR 0305) to a pod with that flag: a pod's flags cannot change, so the
-// pod is deleted and made again at once with its claim (its data and identity kept).
+// pod is deleted and made again at once with its claim (its data and identity kept). So is the
+// first member of a cluster restored from a backup, once every member is a healthy voter: its pod
+// carries the restore's init containers, which the kubelet runs again whenever it makes the pod's
+// sandbox again (a node reboot), and which need the backup and its Secret, gone by then perhaps.
+// Pods the operator makes after a restore never carry them.
 import type { V1Pod } from '@kubernetes/client-node';
 import { builtin } from '@homeostat/reconcile';
 import type { EtcdConnection } from '../connection.ts';
@@ -22,6 +26,7 @@ import { namespaceOf, ordinalOf, nameOf, tlsSecretNames } from './cluster-names.
 import { peerCommonName } from './cluster-tls.ts';
 import { acceptsOnlyPeers, podImage, readinessPeriodSeconds } from './desired-member-pod.ts';
 import type { KubeMemberRuntimeDeps } from './kube-member-runtime.ts';
+import { carriesRestore } from './backup/restore-pod.ts';
 
 export type UpgradeOutcome =
   | { readonly kind: 'at-version' }
@@ -99,7 +104,9 @@ export async function rollUpgradeStep(
     health: healthOf(health, d),
   }));
   const lacksTrust = (pod: V1Pod) => tlsSecretNames(cluster) !== undefined && !acceptsOnlyPeers(pod);
-  const behind = members.filter((m) => m.pod && (podImage(m.pod) !== deps.image || lacksTrust(m.pod)));
+  const behind = members.filter(
+    (m) => m.pod && (podImage(m.pod) !== deps.image || lacksTrust(m.pod) || carriesRestore(m.pod)),
+  );
   if (behind.length === 0) return { kind: 'at-version' };
 
   // Healthy in etcd's eyes and Ready in the kubelet's, settled: the Service and the
@@ -150,17 +157,19 @@ export async function rollUpgradeStep(
       return { kind: 'leader-moved', member: next.desired.name, to: to ?? successor.member.name };
     }
   }
-  if (lacksTrust(next.pod)) {
+  if (lacksTrust(next.pod) || carriesRestore(next.pod)) {
     // Checked before the pod goes: a peer certificate the new pod could not be made with would
     // leave the member down.
-    const peerCn = await peerCommonName(cluster, client, owned);
+    const peerCn = lacksTrust(next.pod) ? await peerCommonName(cluster, client, owned) : undefined;
     await client.delete(builtin.pods, next.desired.name, namespaceOf(cluster), {
       uid: next.pod.metadata?.uid ?? '',
     });
     return {
       kind: 'recreated',
       member: next.desired.name,
-      why: `its peer port accepted any certificate of the cluster's CA; the new pod accepts only the peer certificate (CN ${peerCn ?? '?'})`,
+      why: lacksTrust(next.pod)
+        ? `its peer port accepted any certificate of the cluster's CA; the new pod accepts only the peer certificate (CN ${peerCn ?? '?'})`
+        : 'its pod still carried the init containers that restored it from a backup, which a node reboot would run again (needing the backup and its Secret); the new pod starts on its data alone',
     };
   }
   const from = next.health?.status?.version ?? versionOfImage(podImage(next.pod)) ?? 'unknown';

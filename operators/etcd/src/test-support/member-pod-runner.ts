@@ -54,6 +54,10 @@ export class MemberPodRunner {
   readonly #secretVersions = new Map<string, string>();
   #secretWrites = 0;
   #secretsRefreshedAt = 0;
+  /** Every member pod this runner started, in order: what each was made with, after it is gone. */
+  readonly #started: V1Pod[] = [];
+  /** Pods to reboot at the next sync (done there, so it never races a sync in progress). */
+  readonly #reboots = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
   #tick: Promise<void> = Promise.resolve();
   #stopped = false;
@@ -73,6 +77,19 @@ export class MemberPodRunner {
   /** Pods whose etcd runs now, by name. */
   runningPods(): string[] {
     return [...this.#running.values()].filter((r) => r.process.isRunning()).map((r) => r.pod);
+  }
+
+  /**
+   * Makes a pod's sandbox again, as the kubelet does after a node reboot: the same pod object, its
+   * init containers run again before etcd (and keep it from starting while one fails).
+   */
+  reboot(pod: string): void {
+    this.#reboots.add(pod);
+  }
+
+  /** The pods named `name` this runner started, oldest first (a restored member's is made again). */
+  startedPods(name: string): V1Pod[] {
+    return this.#started.filter((p) => p.metadata?.name === name);
   }
 
   /** Kills a pod's etcd as a crash would (SIGKILL); the runner restarts it while the pod exists. */
@@ -110,6 +127,12 @@ export class MemberPodRunner {
     const live = new Map(
       pods.items.filter((p) => !p.metadata?.deletionTimestamp).map((p) => [p.metadata?.uid ?? '', p]),
     );
+    for (const [uid, running] of this.#running) {
+      if (!this.#reboots.delete(running.pod)) continue;
+      await running.process.stop(2000);
+      await this.#setReady(running, false);
+      this.#running.delete(uid);
+    }
     for (const [uid, running] of this.#running) {
       if (!live.has(uid)) {
         await running.process.stop(2000);
@@ -225,6 +248,7 @@ export class MemberPodRunner {
   }
 
   async #startPod(uid: string, pod: V1Pod): Promise<void> {
+    if (!this.#started.some((p) => p.metadata?.uid === uid)) this.#started.push(pod);
     await mkdir(this.volumeDir(this.#claimOf(pod)), { recursive: true, mode: 0o700 });
     // A failed init container leaves the pod unstarted: the next sync runs them again.
     await runInitContainers(pod, this.volumeDir(this.#claimOf(pod)), this.#client, this.#namespace, (claim) =>

@@ -10,7 +10,7 @@ import type {
 export const defaultedSpec: EtcdClusterSpecFields = {
   size: 3,
   version: '3.6.16',
-  storage: { size: '8Gi' },
+  storage: { size: '8Gi', retention: 'Delete' },
   scheduling: { spread: { policy: 'Preferred', topologyKey: 'kubernetes.io/hostname' } },
   tls: { enabled: false },
   defragmentation: { fragmentationPercent: 50, minimumDbSizeMiB: 100 },

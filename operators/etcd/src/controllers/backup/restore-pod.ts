@@ -14,10 +14,19 @@ import type { RestoreSource } from './restore-source.ts';
 export const restoreWorkDir = `${dataMountPath}/restore`;
 export const etcdutlBinary = '/usr/local/bin/etcdutl';
 
-const secretEnv = (name: string, secret: string, key: string, optional = false): V1EnvVar => ({
+// Optional: the kubelet resolves a required reference before the container starts, so once the
+// Secret is rotated away a rerun of the init containers (a node reboot) would never start, though
+// fetch-backup skips the download, and needs no credentials, when the member already has data. A
+// first restore without them fails in fetch-backup, saying which are missing.
+const secretEnv = (name: string, secret: string, key: string): V1EnvVar => ({
   name,
-  valueFrom: { secretKeyRef: { name: secret, key, ...(optional ? { optional: true } : {}) } },
+  valueFrom: { secretKeyRef: { name: secret, key, optional: true } },
 });
+
+/** True when `pod` still carries the restore init containers it was bootstrapped with. */
+export function carriesRestore(pod: V1Pod): boolean {
+  return (pod.spec?.initContainers?.length ?? 0) > 0;
+}
 
 /** The three init containers that put a backup into `member`'s volume before its etcd starts. */
 export function restoreInitContainers(
@@ -77,7 +86,7 @@ function fetchContainer(
     env: [
       secretEnv('AWS_ACCESS_KEY_ID', s3.credentialsSecretName, 'accessKeyId'),
       secretEnv('AWS_SECRET_ACCESS_KEY', s3.credentialsSecretName, 'secretAccessKey'),
-      secretEnv('AWS_SESSION_TOKEN', s3.credentialsSecretName, 'sessionToken', true),
+      secretEnv('AWS_SESSION_TOKEN', s3.credentialsSecretName, 'sessionToken'),
     ],
     ...base,
   };

@@ -1,0 +1,211 @@
+// `storage.retention` with both sides real: a real kube-apiserver holds the EtcdCluster, its claims
+// and pods; a stand-in for the kubelet runs a real etcd process per pod with a data directory per
+// claim; a stand-in for the garbage collector deletes what the deleted EtcdCluster owned, by the
+// owner references alone. Retain: the cluster deleted and created again (a GitOps replace) comes
+// back as the same etcd cluster with every key. Delete: the claims go with the cluster.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { installCrds, waitUntil } from '@homeostat/testing';
+import { sharedKubeConfig } from '@homeostat/testing/shared';
+import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
+import { memoryLogger } from '@homeostat/reconcile/testing';
+import { etcdBackupCrd } from '../api/etcd-backup-crd.ts';
+import { etcdClusterCrd } from '../api/etcd-cluster-crd.ts';
+import { etcdClusters, type EtcdCluster } from '../api/etcd-cluster-types.ts';
+import type { EtcdConnection } from '../connection.ts';
+import {
+  conditionOf,
+  createEtcdCluster,
+  createTestNamespace,
+  eventsAbout,
+  startTestOperator,
+} from '../test-support/etcd-cluster-fixtures.ts';
+import { collectGarbage } from '../test-support/garbage-collector.ts';
+import { expectKeyspaceOnEveryMember, writeKeys } from '../test-support/keyspace.ts';
+import { loopbackAddressing } from '../test-support/loopback-addressing.ts';
+import { MemberPodRunner } from '../test-support/member-pod-runner.ts';
+
+const kubeConfig = sharedKubeConfig();
+const namespace = `etcd-retain-${process.pid}`;
+const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
+const poll = { timeoutMs: 90_000, intervalMs: 200 };
+const get = (name: string) => client.get(etcdClusters, name, namespace);
+const addressing = loopbackAddressing();
+
+async function clientUrls(cluster: EtcdCluster, size: number): Promise<string[]> {
+  const names = Array.from({ length: size }, (_, i) => `${cluster.metadata?.name ?? ''}-${i}`);
+  return Promise.all(names.map(async (n) => (await addressing.urls(cluster, n)).clientUrl));
+}
+
+async function connectionTo(cluster: EtcdCluster, size: number): Promise<EtcdConnection> {
+  const secret = await client.get(builtin.secrets, `${cluster.metadata?.name ?? ''}-client-tls`, namespace);
+  const file = (key: string) => Buffer.from(secret.data?.[key] ?? '', 'base64');
+  return {
+    endpoints: await clientUrls(cluster, size),
+    credentials: { rootCertificate: file('ca.crt'), certChain: file('tls.crt'), privateKey: file('tls.key') },
+  };
+}
+
+async function waitForVoters(name: string, size: number): Promise<EtcdCluster> {
+  await waitUntil(
+    `${name}: ${size} ready voting members, Running`,
+    async () => {
+      const cluster = await client.find(etcdClusters, name, namespace);
+      const status = cluster?.status;
+      const voters = status?.members?.filter((m) => m.role === 'Voter' && m.ready) ?? [];
+      return (
+        status?.phase === 'Running' &&
+        voters.length === size &&
+        status.members?.length === size &&
+        conditionOf(cluster, 'Progressing')?.reason === 'Converged'
+      );
+    },
+    poll,
+  );
+  return get(name);
+}
+
+const claimsOf = async (name: string) =>
+  (
+    await client.list(builtin.persistentVolumeClaims, {
+      namespace,
+      labelSelector: `app.kubernetes.io/instance=${name}`,
+    })
+  ).items;
+
+/** Deletes the EtcdCluster, lets the garbage collector act, and waits until its pods are gone. */
+async function deleteCluster(name: string): Promise<void> {
+  const uid = (await get(name)).metadata?.uid ?? '';
+  await client.delete(etcdClusters, name, namespace);
+  await waitUntil(`${name} gone`, async () => !(await client.find(etcdClusters, name, namespace)), poll);
+  await collectGarbage(client, namespace, uid);
+  await waitUntil(
+    `the pods of ${name} gone and their etcd stopped`,
+    async () => {
+      const pods = await client.list(builtin.pods, {
+        namespace,
+        labelSelector: `app.kubernetes.io/instance=${name}`,
+      });
+      return pods.items.length === 0 && !runner.runningPods().some((p) => p.startsWith(`${name}-`));
+    },
+    poll,
+  );
+}
+
+let runner: MemberPodRunner;
+
+describe('storage.retention on a real kube-apiserver with real etcd members', () => {
+  const { log, lines } = memoryLogger();
+  let manager: Manager | undefined;
+  let workDir: string;
+
+  beforeAll(async () => {
+    await installCrds(kubeConfig, [etcdClusterCrd, etcdBackupCrd]);
+    await createTestNamespace(client, namespace);
+    workDir = await mkdtemp(join(tmpdir(), 'homeostat-etcd-retain-'));
+    runner = new MemberPodRunner(client, namespace, workDir);
+    runner.start();
+    manager = await startTestOperator(kubeConfig, namespace, addressing, log);
+  });
+
+  afterEach(async (context) => {
+    if (context.task.result?.state !== 'fail') return;
+    const notable = lines.filter((l) => Number(l['level']) >= 40).slice(-20);
+    const kept = await client.find(etcdClusters, 'kept', namespace);
+    console.warn(JSON.stringify({ operatorLog: notable, status: kept?.status }, null, 1));
+  });
+
+  afterAll(async () => {
+    await manager?.stop();
+    await runner?.stop();
+    await client.delete(builtin.namespaces, namespace).catch(() => undefined);
+    client.close();
+    await rm(workDir, { recursive: true, force: true });
+  });
+
+  it('Retain: deleted and created again with the same name, the cluster resumes with every key', async () => {
+    await createEtcdCluster(client, 'kept', namespace, {
+      size: 3,
+      storage: { size: '1Gi', retention: 'Retain' },
+    });
+    const first = await waitForVoters('kept', 3);
+    const ids = first.status?.members?.map((m) => [m.name, m.id]);
+    const keys = await writeKeys(await connectionTo(first, 3), 'kept/', 100);
+    // Nothing owns the claims, so the garbage collector has nothing to delete them for.
+    const claims = await claimsOf('kept');
+    expect(claims.map((c) => c.metadata?.name).sort()).toEqual(['kept-0-data', 'kept-1-data', 'kept-2-data']);
+    for (const claim of claims) expect(claim.metadata?.ownerReferences ?? []).toEqual([]);
+
+    await deleteCluster('kept');
+    expect((await claimsOf('kept')).map((c) => c.metadata?.uid).sort()).toEqual(
+      claims.map((c) => c.metadata?.uid).sort(),
+    );
+
+    await createEtcdCluster(client, 'kept', namespace, {
+      size: 3,
+      storage: { size: '1Gi', retention: 'Retain' },
+    });
+    const again = await waitForVoters('kept', 3);
+    expect(again.metadata?.uid).not.toBe(first.metadata?.uid);
+    // The same etcd cluster and members, restarted on their data: not a new cluster beside it.
+    expect(again.status?.clusterId).toBe(first.status?.clusterId);
+    expect(again.status?.members?.map((m) => [m.name, m.id])).toEqual(ids);
+    expect((await eventsAbout(client, namespace, 'kept', 'RetainedClaimsAdopted')).length).toBeGreaterThan(0);
+    const connection = await connectionTo(again, 3);
+    await expectKeyspaceOnEveryMember(connection, await clientUrls(again, 3), keys);
+    // Writable: a new key reaches every member.
+    const more = await writeKeys(connection, 'again/', 10);
+    await expectKeyspaceOnEveryMember(connection, await clientUrls(again, 3), new Map([...keys, ...more]));
+
+    // Switched to Delete, the claims are adopted: the cluster controls them from now on.
+    await client.patch(etcdClusters, 'kept', namespace, { spec: { storage: { retention: 'Delete' } } });
+    await waitUntil(
+      'the claims of kept controlled by it',
+      async () =>
+        (await claimsOf('kept')).every((c) =>
+          c.metadata?.ownerReferences?.some((o) => o.uid === again.metadata?.uid && o.controller),
+        ),
+      poll,
+    );
+  });
+
+  it('Delete (the default): the claims are controlled by the cluster and go with it', async () => {
+    await createEtcdCluster(client, 'gone', namespace, { size: 1 });
+    const cluster = await waitForVoters('gone', 1);
+    expect(cluster.spec.storage.retention).toBe('Delete');
+    const [claim] = await claimsOf('gone');
+    expect(claim?.metadata?.ownerReferences).toEqual([
+      expect.objectContaining({
+        kind: 'EtcdCluster',
+        name: 'gone',
+        uid: cluster.metadata?.uid,
+        controller: true,
+      }),
+    ]);
+    await writeKeys(await connectionTo(cluster, 1), 'gone/', 10);
+
+    // Created again before the garbage collector has acted: the old claim and pod are not taken
+    // over (their data is on its way out); the new cluster waits and says why.
+    await client.delete(etcdClusters, 'gone', namespace);
+    await waitUntil('gone deleted', async () => !(await client.find(etcdClusters, 'gone', namespace)), poll);
+    await createEtcdCluster(client, 'gone', namespace, { size: 1 });
+    await waitUntil(
+      "the new gone waiting for the old one's objects",
+      async () => conditionOf(await get('gone'), 'Degraded')?.reason === 'PreviousClusterObjects',
+      poll,
+    );
+    expect(conditionOf(await get('gone'), 'Degraded')?.message).toContain('gone-0-data');
+    await collectGarbage(client, namespace, cluster.metadata?.uid ?? '');
+    await waitUntil(
+      'the old claim of gone deleted',
+      async () => (await claimsOf('gone')).every((c) => c.metadata?.uid !== claim?.metadata?.uid),
+      poll,
+    );
+    // Then a new, empty etcd cluster: the deleted one's keys went with its claim.
+    const fresh = await waitForVoters('gone', 1);
+    expect(fresh.status?.clusterId).not.toBe(cluster.status?.clusterId);
+    await expectKeyspaceOnEveryMember(await connectionTo(fresh, 1), await clientUrls(fresh, 1), new Map());
+  });
+});

@@ -1,0 +1,170 @@
+// The first member of a cluster restored from a backup, long after the restore: its backup pruned,
+// the S3 Secret rotated away, then its node rebooted (the kubelet runs the pod's init containers
+// again) and its pod deleted. Every side real: a real kube-apiserver, real etcd members run by the
+// stand-in kubelet (which runs init containers as the real agent and etcdutl, resolving Secret
+// references as the kubelet does), and a real S3-compatible server (versitygw).
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DeleteObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { installCrds, waitUntil } from '@homeostat/testing';
+import { sharedKubeConfig } from '@homeostat/testing/shared';
+import { startS3Server, type S3TestServer } from '@homeostat/testing/s3';
+import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
+import { memoryLogger } from '@homeostat/reconcile/testing';
+import type { V1Pod } from '@kubernetes/client-node';
+import { etcdBackupCrd } from '../api/etcd-backup-crd.ts';
+import { etcdBackups } from '../api/etcd-backup-types.ts';
+import { etcdClusterCrd } from '../api/etcd-cluster-crd.ts';
+import { etcdClusters } from '../api/etcd-cluster-types.ts';
+import { clusterConnection, waitForVoters } from '../test-support/cluster-clients.ts';
+import {
+  createEtcdCluster,
+  createTestNamespace,
+  eventsAbout,
+  startTestOperator,
+} from '../test-support/etcd-cluster-fixtures.ts';
+import { expectKeyspaceOnEveryMember, writeKeys } from '../test-support/keyspace.ts';
+import { loopbackAddressing } from '../test-support/loopback-addressing.ts';
+import { MemberPodRunner } from '../test-support/member-pod-runner.ts';
+import { s3Destination, testS3Client, type Destination } from '../test-support/s3-fixtures.ts';
+import { addEtcdBackupController } from './backup/etcd-backup-controller.ts';
+
+const kubeConfig = sharedKubeConfig();
+const namespace = `etcd-reboot-${process.pid}`;
+const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
+const poll = { timeoutMs: 90_000, intervalMs: 200 };
+const addressing = loopbackAddressing();
+const bucket = 'etcd-backups';
+
+const isReady = (pod: V1Pod | undefined) =>
+  pod?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+const secretRefs = (pod: V1Pod) =>
+  [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].flatMap((c) =>
+    (c.env ?? []).flatMap((e) => e.valueFrom?.secretKeyRef?.name ?? []),
+  );
+
+describe('a restored member after its backup and S3 Secret are gone, on real etcd and a real kube-apiserver', () => {
+  const { log, lines } = memoryLogger();
+  let manager: Manager | undefined;
+  let runner: MemberPodRunner;
+  let workDir: string;
+  let server: S3TestServer;
+  let s3: S3Client;
+  let destination: Destination;
+
+  beforeAll(async () => {
+    await installCrds(kubeConfig, [etcdClusterCrd, etcdBackupCrd]);
+    await createTestNamespace(client, namespace);
+    workDir = await mkdtemp(join(tmpdir(), 'homeostat-etcd-reboot-'));
+    server = await startS3Server({ buckets: [bucket] });
+    s3 = testS3Client(server);
+    destination = await s3Destination(client, namespace, server, bucket, 'reboot/');
+    runner = new MemberPodRunner(client, namespace, workDir);
+    runner.start();
+    manager = await startTestOperator(kubeConfig, namespace, addressing, log, (m) => {
+      addEtcdBackupController(m, { addressing, etcdCallTimeoutMs: 2000, waitIntervalMs: 300 });
+    });
+  });
+
+  afterEach(async (context) => {
+    if (context.task.result?.state !== 'fail') return;
+    const notable = lines.filter((l) => Number(l['level']) >= 40).slice(-20);
+    const copy = await client.find(etcdClusters, 'copy', namespace);
+    console.warn(JSON.stringify({ operatorLog: notable, status: copy?.status }, null, 1));
+  });
+
+  afterAll(async () => {
+    await manager?.stop();
+    await runner?.stop();
+    s3?.destroy();
+    await server?.stop();
+    await client.delete(builtin.namespaces, namespace).catch(() => undefined);
+    client.close();
+    await rm(workDir, { recursive: true, force: true });
+  });
+
+  it('its pod is made again without the restore once the cluster is whole; it then survives a reboot and a deletion', async () => {
+    await createEtcdCluster(client, 'src', namespace, { size: 1, backup: { destination, keep: 7 } });
+    const source = await waitForVoters(client, namespace, 'src', 1, poll);
+    const keys = await writeKeys(await clusterConnection(client, addressing, source, 1), 'k/', 100);
+    await client.create(etcdBackups, { metadata: { name: 'b', namespace }, spec: { clusterName: 'src' } });
+    await waitUntil(
+      'EtcdBackup b Succeeded',
+      async () => (await client.get(etcdBackups, 'b', namespace)).status?.phase === 'Succeeded',
+      poll,
+    );
+    const backup = await client.get(etcdBackups, 'b', namespace);
+
+    await createEtcdCluster(client, 'copy', namespace, {
+      size: 3,
+      bootstrap: { fromBackup: { backupName: 'b' } },
+    });
+    // Member 0 is restored by its init containers, which read the S3 Secret.
+    await waitUntil(
+      'copy-0 made',
+      async () => Boolean(await client.find(builtin.pods, 'copy-0', namespace)),
+      poll,
+    );
+    const restoring = await client.get(builtin.pods, 'copy-0', namespace);
+    expect(restoring.spec?.initContainers?.map((c) => c.name)).toEqual([
+      'fetch-backup',
+      'restore',
+      'finish-restore',
+    ]);
+    expect(secretRefs(restoring)).toContain('s3-etcd-backups');
+    await waitForVoters(client, namespace, 'copy', 3, poll);
+
+    // Once every member is a healthy voter, member 0's pod is made again without them.
+    await waitUntil(
+      'copy-0 made again without the restore init containers',
+      async () => {
+        const pod = await client.find(builtin.pods, 'copy-0', namespace);
+        return pod !== undefined && pod.metadata?.uid !== restoring.metadata?.uid && isReady(pod);
+      },
+      poll,
+    );
+    const recreated = await client.get(builtin.pods, 'copy-0', namespace);
+    expect(recreated.spec?.initContainers ?? []).toEqual([]);
+    expect(secretRefs(recreated)).toEqual([]);
+    expect((await eventsAbout(client, namespace, 'copy', 'MemberRecreated')).map((e) => e.note)).toEqual([
+      expect.stringMatching(
+        /^recreating the pod of copy-0 with its claim: its pod still carried the init containers/,
+      ),
+    ]);
+    const cluster = await waitForVoters(client, namespace, 'copy', 3, poll);
+
+    // The backup pruned and its Secret rotated away; then the node reboots.
+    await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: backup.status?.key ?? '' }));
+    await client.delete(builtin.secrets, 's3-etcd-backups', namespace);
+    runner.reboot('copy-0');
+    await waitUntil(
+      'copy-0 not ready while it reboots',
+      async () => !isReady(await client.get(builtin.pods, 'copy-0', namespace)),
+      poll,
+    );
+    await waitUntil(
+      'copy-0 Ready again after the reboot',
+      async () => isReady(await client.get(builtin.pods, 'copy-0', namespace)),
+      poll,
+    );
+
+    // And its pod deleted: made again, still without the restore, Ready on its data.
+    await client.delete(builtin.pods, 'copy-0', namespace);
+    await waitUntil(
+      'a new copy-0, Ready',
+      async () => {
+        const pod = await client.find(builtin.pods, 'copy-0', namespace);
+        return pod !== undefined && pod.metadata?.uid !== recreated.metadata?.uid && isReady(pod);
+      },
+      poll,
+    );
+    const again = await client.get(builtin.pods, 'copy-0', namespace);
+    expect(again.spec?.initContainers ?? []).toEqual([]);
+    expect(secretRefs(again)).toEqual([]);
+    await waitForVoters(client, namespace, 'copy', 3, poll);
+    const connection = await clusterConnection(client, addressing, cluster, 3);
+    await expectKeyspaceOnEveryMember(connection, connection.endpoints, keys);
+  });
+});
