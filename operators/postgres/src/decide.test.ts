@@ -96,6 +96,19 @@ describe('decide', () => {
     expect(d.next).toEqual(settledState('pg-0'));
   });
 
+  it('gives writes back to a primary left read-only with no switchover in progress, on every probe', () => {
+    // What a failed undo of a switchover's quiesce leaves: the primary settled, yet read-only.
+    const observed = [primary('pg-0', 100n, { readOnly: true }), replica('pg-1', 100n, 5432)];
+    const d = decide(input(settledState('pg-0'), observed));
+    expect(d.action).toEqual({ type: 'maintain', primary: 'pg-0', repoint: [], giveWritesBack: true });
+    expect(d.next).toEqual(settledState('pg-0'));
+    expect(d.refusal).toBeUndefined();
+    const writable = decide(
+      input(settledState('pg-0'), [primary('pg-0', 100n), replica('pg-1', 100n, 5432)]),
+    );
+    expect(writable.action).toEqual({ type: 'maintain', primary: 'pg-0', repoint: [] });
+  });
+
   it('counts the failover delay from the recorded failingSince, so a restart does not reset it', () => {
     const observed = [down('pg-0'), replica('pg-1', 100n), replica('pg-2', 100n)];
     const first = decide(input(settledState('pg-0'), observed));

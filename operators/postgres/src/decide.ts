@@ -96,6 +96,11 @@ export type Action =
       readonly synchronousStandbyNames?: string;
       /** Replication slots of instances that are gone (scaled away): they would keep WAL forever. */
       readonly dropSlots?: readonly string[];
+      /**
+       * The primary refuses writes (read-only by default) with no switchover in progress: the undo
+       * of a switchover's quiesce failed. Clear it and route writes to the primary again.
+       */
+      readonly giveWritesBack?: true;
     }
   /** Withdraw write routing from `instance` and make sure it cannot take a write. */
   | { readonly type: 'fence'; readonly instance: string }
@@ -340,6 +345,9 @@ function maintainAction(input: DecideInput, primary: PrimaryStatus): Action {
     repoint,
     ...(synchronousStandbyNames === undefined ? {} : { synchronousStandbyNames }),
     ...(dropSlots.length === 0 ? {} : { dropSlots }),
+    // Only a switchover's quiesce sets it (users may not: it is an operator-owned parameter), so
+    // outside one it is a quiesce whose undo never took; asked again on every probe until it holds.
+    ...(primary.readOnly ? { giveWritesBack: true as const } : {}),
   };
 }
 

@@ -51,6 +51,11 @@ export interface SlotStatus {
 export interface PrimaryStatus extends Reachable {
   readonly role: 'primary';
   readonly currentLsn: Lsn;
+  /**
+   * A new session's transactions are read-only (`default_transaction_read_only`, what a
+   * switchover's quiesce sets): out of recovery, yet it refuses every client's write.
+   */
+  readonly readOnly?: true;
   readonly standbys: readonly StandbyConnection[];
   readonly slots?: readonly SlotStatus[];
 }
@@ -107,8 +112,10 @@ export async function observeInstance(
       const kept = row.kept_aside === true ? { formerDataKeptAside: true as const } : {};
       if (!row.in_recovery) {
         // Read from the WAL file name: the checkpoint's timeline lags behind a fresh promotion.
-        const primary = await client.query<{ lsn: string; walfile: string }>(
-          'SELECT pg_current_wal_lsn()::text AS lsn, pg_walfile_name(pg_current_wal_lsn()) AS walfile',
+        // transaction_read_only of this fresh session: what a client connecting now would get.
+        const primary = await client.query<{ lsn: string; walfile: string; read_only: boolean }>(
+          `SELECT pg_current_wal_lsn()::text AS lsn, pg_walfile_name(pg_current_wal_lsn()) AS walfile,
+                  current_setting('transaction_read_only') = 'on' AS read_only`,
         );
         const standbys = await client.query<{
           application_name: string;
@@ -134,6 +141,7 @@ export async function observeInstance(
           synchronousStandbyNames: row.sync_names,
           ...kept,
           currentLsn: parseLsn(p.lsn),
+          ...(p.read_only ? { readOnly: true as const } : {}),
           standbys: standbys.rows.map((s) => ({
             applicationName: s.application_name,
             state: s.state,

@@ -19,6 +19,8 @@ export interface EngineEvent {
     | 'synchronous-standbys'
     /** Replication slots of instances that scaling removed were dropped on the primary. */
     | 'slots-dropped'
+    /** A primary left read-only by a switchover whose undo failed takes writes again. */
+    | 'writes-restored'
     /** One step of an operation done: its action and how long it took (where the seconds go). */
     | 'step'
     | 'refused'

@@ -66,6 +66,12 @@ async function repointAll(world: EngineWorld, names: readonly string[], primary:
   );
 }
 
+/** Clears a switchover's quiesce on `name`, then routes writes to it again; throws when it did not. */
+async function giveWritesBack(world: EngineWorld, name: string): Promise<void> {
+  await alterSystem(control(world, name), { default_transaction_read_only: null });
+  await world.routing.routeWritesTo(endpoint(world, name));
+}
+
 /** Performs `action`; throws (with the instance and step in the message) when it did not happen. */
 export async function perform(action: Action, world: EngineWorld): Promise<ActionResult> {
   switch (action.type) {
@@ -73,6 +79,24 @@ export async function perform(action: Action, world: EngineWorld): Promise<Actio
     case 'wait':
       return {};
     case 'maintain': {
+      if (action.giveWritesBack) {
+        try {
+          await giveWritesBack(world, action.primary);
+          emit(
+            world,
+            'writes-restored',
+            action.primary,
+            `${action.primary} was read-only with no switchover in progress (a switchover's quiesce not undone); it takes writes again`,
+          );
+        } catch (error) {
+          emit(
+            world,
+            'warning',
+            action.primary,
+            `could not give writes back to ${action.primary}: ${errorMessage(error)}; the next probe tries again`,
+          );
+        }
+      }
       await repointAll(world, action.repoint, action.primary);
       if (action.dropSlots) {
         try {
@@ -111,15 +135,16 @@ export async function perform(action: Action, world: EngineWorld): Promise<Actio
       return {};
     }
     case 'undo-quiesce': {
+      // Not thrown: the switchover is over either way. A primary this leaves read-only is found so
+      // by the next probe, whose maintenance gives writes back (decide.ts, giveWritesBack).
       try {
-        await alterSystem(control(world, action.instance), { default_transaction_read_only: null });
-        await world.routing.routeWritesTo(endpoint(world, action.instance));
+        await giveWritesBack(world, action.instance);
       } catch (error) {
         emit(
           world,
           'warning',
           action.instance,
-          `could not give writes back to ${action.instance}: ${errorMessage(error)}`,
+          `could not give writes back to ${action.instance}: ${errorMessage(error)}; the next probe tries again`,
         );
       }
       return {};

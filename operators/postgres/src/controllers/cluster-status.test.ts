@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { newlyKeptAside } from './cluster-status.ts';
+import { findCondition } from '@homeostat/reconcile';
+import { clusterView } from '../cluster-view.ts';
+import { settledState } from '../failover-state.ts';
+import type { PrimaryStatus, ReplicaStatus } from '../observe.ts';
+import { storedCluster } from '../test-support/cluster-fixtures.ts';
+import { clusterStatus, newlyKeptAside, type ClusterObservation } from './cluster-status.ts';
 
 describe('former primary data kept aside', () => {
   it('is reported once per instance, when it first appears in the status', () => {
@@ -15,5 +20,55 @@ describe('former primary data kept aside', () => {
     expect(newlyKeptAside(before, after)).toEqual(['db-0']);
     expect(newlyKeptAside(after, after)).toEqual([]);
     expect(newlyKeptAside(undefined, after)).toEqual(['db-0', 'db-1']);
+  });
+});
+
+describe('a primary that refuses writes', () => {
+  const cluster = storedCluster('db', 'shop', { instances: 2 });
+  const replica: ReplicaStatus = {
+    name: 'db-1',
+    reachable: true,
+    role: 'replica',
+    timeline: 1,
+    synchronousStandbyNames: '',
+    receivedLsn: 100n,
+    replayLsn: 100n,
+    replayPaused: false,
+    walReceiver: { status: 'streaming', senderHost: 'db-0', senderPort: 5432 },
+  };
+  const observation = (primary: PrimaryStatus): ClusterObservation => ({
+    state: settledState('db-0'),
+    pods: new Map([
+      ['db-0', { metadata: { name: 'db-0' } }],
+      ['db-1', { metadata: { name: 'db-1' } }],
+    ]),
+    view: clusterView([primary, replica]),
+    restartPending: [],
+  });
+  const writable: PrimaryStatus = {
+    name: 'db-0',
+    reachable: true,
+    role: 'primary',
+    timeline: 1,
+    synchronousStandbyNames: '',
+    currentLsn: 100n,
+    standbys: [],
+  };
+
+  it('is neither Available nor Healthy, and not ready (a quiesce whose undo failed)', () => {
+    const healthy = clusterStatus(cluster, observation(writable));
+    expect(healthy.phase).toBe('Healthy');
+    expect(findCondition(healthy.conditions, 'Available')?.status).toBe('True');
+
+    const status = clusterStatus(cluster, observation({ ...writable, readOnly: true }));
+    expect(status.phase).toBe('Unavailable');
+    expect(findCondition(status.conditions, 'Available')).toMatchObject({
+      status: 'False',
+      reason: 'PrimaryReadOnly',
+    });
+    expect(status.instanceStatuses?.find((i) => i.name === 'db-0')).toMatchObject({
+      role: 'primary',
+      ready: false,
+    });
   });
 });

@@ -52,7 +52,11 @@ function instanceStatuses(cluster: PostgresCluster, observed: ClusterObservation
     return {
       name,
       role: fenced.has(name) ? 'fenced' : status.role,
-      ready: status.role === 'primary' ? name === (observed.state?.currentPrimary ?? name) : streaming,
+      // A primary is ready when it is the one writes go to and it takes them.
+      ready:
+        status.role === 'primary'
+          ? name === (observed.state?.currentPrimary ?? name) && !status.readOnly
+          : streaming,
       timeline: status.timeline,
       ...(lsn === undefined ? {} : { lsn: formatLsn(lsn) }),
       ...(view?.lagBytes === undefined ? {} : { lagBytes: Number(view.lagBytes) }),
@@ -86,7 +90,7 @@ function phaseOf(
   return 'Healthy';
 }
 
-function available(observed: ClusterObservation, primaryUp: boolean): ConditionInput {
+function available(observed: ClusterObservation, primaryUp: boolean, readOnly: boolean): ConditionInput {
   const type = conditionTypes.available;
   const primary = observed.state?.currentPrimary;
   if (primaryUp && primary) {
@@ -106,6 +110,14 @@ function available(observed: ClusterObservation, primaryUp: boolean): ConditionI
       status: 'False',
       reason: observed.state.operation.kind === 'failover' ? 'FailingOver' : 'SwitchingOver',
       message: `${observed.state.operation.kind} in progress: ${observed.state.operation.reason}`,
+    };
+  }
+  if (readOnly) {
+    return {
+      type,
+      status: 'False',
+      reason: 'PrimaryReadOnly',
+      message: `the primary ${primary ?? ''} refuses writes (default_transaction_read_only is on, left by a switchover that did not happen); the operator gives writes back`,
     };
   }
   return {
@@ -188,10 +200,14 @@ export function clusterStatus(
   const ready = instances.filter((i) => i.ready).length;
   const primaryName = observed.state?.currentPrimary;
   const primary = observed.view?.instances.find((i) => i.status.name === primaryName)?.status;
-  const primaryUp = Boolean(primary?.reachable && primary.role === 'primary' && !observed.state?.operation);
+  // A read-only primary is up but takes no write: the cluster is not available for writes.
+  const readOnly = Boolean(primary?.reachable && primary.role === 'primary' && primary.readOnly);
+  const primaryUp = Boolean(
+    primary?.reachable && primary.role === 'primary' && !readOnly && !observed.state?.operation,
+  );
   let conditions = cluster.status?.conditions;
   for (const condition of [
-    available(observed, primaryUp),
+    available(observed, primaryUp, readOnly),
     progressing(cluster, observed),
     degraded(cluster, observed, ready),
   ]) {

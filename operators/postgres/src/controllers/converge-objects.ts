@@ -142,7 +142,9 @@ export async function convergeObjects(
     for (const [podName, pod] of pods) {
       if (pod.metadata?.deletionTimestamp) continue;
       const want: PodRole = podName === primary ? 'primary' : 'replica';
-      if (pod.metadata?.labels?.[labelKeys.role] === want) continue;
+      const labels = pod.metadata?.labels;
+      // A pod labelled before the -r Service selected `routed` gets it here too.
+      if (labels?.[labelKeys.role] === want && labels[labelKeys.routed] === 'true') continue;
       await writes.attempt(`labelling Pod ${podName} ${want}`, () =>
         setPodRole(
           inputs.routingClient,

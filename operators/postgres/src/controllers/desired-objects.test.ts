@@ -193,7 +193,7 @@ describe('claims, Services and disruption budgets', () => {
     expect(retained.metadata?.ownerReferences).toBeUndefined();
   });
 
-  it('routes -rw to the primary label, -ro to the replicas, -r to all, and resolves every pod by name', () => {
+  it('routes -rw to the primary label, -ro to the replicas, -r to either, and resolves every pod by name', () => {
     const services = desiredServices(storedCluster('orders', 'shop'));
     expect(services.map((s) => [s.metadata?.name, s.spec?.selector, s.spec?.clusterIP])).toEqual([
       [
@@ -206,7 +206,11 @@ describe('claims, Services and disruption budgets', () => {
         { 'postgres.homeostat.dev/cluster': 'orders', 'postgres.homeostat.dev/role': 'replica' },
         undefined,
       ],
-      ['orders-r', { 'postgres.homeostat.dev/cluster': 'orders' }, undefined],
+      [
+        'orders-r',
+        { 'postgres.homeostat.dev/cluster': 'orders', 'postgres.homeostat.dev/routed': 'true' },
+        undefined,
+      ],
       ['orders-instances', { 'postgres.homeostat.dev/cluster': 'orders' }, 'None'],
     ]);
     expect(services[3]?.spec?.publishNotReadyAddresses).toBe(true);

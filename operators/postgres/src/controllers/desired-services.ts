@@ -24,8 +24,11 @@ function service(
 
 /**
  * -rw: the primary only (the role label the operator sets once the instance is promoted and the
- * old one fenced); -ro: the replicas; -r: any instance; -instances: headless, every pod ready or
- * not, for the DNS names the operator and the replicas reach each instance by.
+ * old one fenced); -ro: the replicas; -r: any routed instance (either role), so an instance the
+ * operator unroutes (fenced, quiesced, rejoining) leaves every client Service; -instances:
+ * headless, every pod ready or not, for the DNS names the operator and the replicas reach each
+ * instance by. It keeps a fenced one on purpose: the fence is proven by asking the instance itself
+ * at that name whether it still answers, which a name that no longer resolves would answer falsely.
  */
 export function desiredServices(cluster: PostgresCluster): V1Service[] {
   const name = cluster.metadata?.name ?? '';
@@ -34,7 +37,7 @@ export function desiredServices(cluster: PostgresCluster): V1Service[] {
   return [
     service(cluster, names.readWrite, { ...selector, [labelKeys.role]: 'primary' }),
     service(cluster, names.readOnly, { ...selector, [labelKeys.role]: 'replica' }),
-    service(cluster, names.any, selector),
+    service(cluster, names.any, { ...selector, [labelKeys.routed]: 'true' }),
     service(cluster, names.instances, selector, { clusterIP: 'None', publishNotReadyAddresses: true }),
   ];
 }

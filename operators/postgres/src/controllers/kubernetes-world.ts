@@ -43,7 +43,7 @@ export async function setPodRole(
     metadata: {
       name: pod,
       namespace,
-      labels: role ? { [labelKeys.role]: role } : {},
+      labels: role ? { [labelKeys.role]: role, [labelKeys.routed]: 'true' } : {},
       annotations: annotation ? { [annotationKeys.instanceRole]: annotation } : {},
     },
   });

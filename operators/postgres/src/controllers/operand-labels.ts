@@ -17,6 +17,11 @@ export const labelKeys = {
   instance: 'postgres.homeostat.dev/instance',
   /** `primary` or `replica`: what the -rw and -ro Services select. Absent on a fenced instance. */
   role: 'postgres.homeostat.dev/role',
+  /**
+   * `true` beside either role, removed with it: what the -r Service selects (a Service selector
+   * matches values only, so "has a role" needs a label of its own). Absent on a fenced instance.
+   */
+  routed: 'postgres.homeostat.dev/routed',
 } as const;
 
 /** Annotation keys this operator sets. */

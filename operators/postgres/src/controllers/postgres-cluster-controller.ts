@@ -100,6 +100,7 @@ const eventReasons: Partial<Record<EngineEvent['type'], [string, 'Normal' | 'War
   routed: ['Routed', 'Normal'],
   'rejoin-requested': ['Rejoining', 'Normal'],
   'slots-dropped': ['ReplicationSlotsDropped', 'Normal'],
+  'writes-restored': ['WritesRestored', 'Normal'],
 };
 
 /** What a reconcile's turn of the engine leaves: no view when the operator has no credentials yet. */

@@ -109,18 +109,35 @@ describe('PostgreSQLCluster controller on a real kube-apiserver + etcd', () => {
         [
           p.metadata?.annotations?.['postgres.homeostat.dev/instance-role'],
           p.metadata?.labels?.['postgres.homeostat.dev/role'],
+          p.metadata?.labels?.['postgres.homeostat.dev/routed'],
         ],
       ]),
     );
     expect(roles).toEqual({
-      'alpha-0': ['primary', 'primary'],
-      'alpha-1': ['replica', 'replica'],
-      'alpha-2': ['replica', 'replica'],
+      'alpha-0': ['primary', 'primary', 'true'],
+      'alpha-1': ['replica', 'replica', 'true'],
+      'alpha-2': ['replica', 'replica', 'true'],
     });
     const labelOwner = (await client.get(builtin.pods, 'alpha-1', namespace)).metadata?.managedFields?.find(
       (f) => JSON.stringify(f.fieldsV1).includes('postgres.homeostat.dev/role'),
     );
     expect(labelOwner?.manager).toBe('postgres-operator-routing');
+    expect(JSON.stringify(labelOwner?.fieldsV1)).toContain('postgres.homeostat.dev/routed');
+
+    // A pod labelled by an operator from before the -r Service selected `routed` gets it too.
+    const routing = new KubeClient(kubeConfig, { fieldManager: 'postgres-operator-routing' });
+    await routing.apply(builtin.pods, {
+      metadata: { name: 'alpha-1', namespace, labels: { 'postgres.homeostat.dev/role': 'replica' } },
+    });
+    routing.close();
+    await waitUntil(
+      'alpha-1 routed again',
+      async () =>
+        (await client.get(builtin.pods, 'alpha-1', namespace)).metadata?.labels?.[
+          'postgres.homeostat.dev/routed'
+        ] === 'true',
+      poll,
+    );
   });
 
   it('writes an app Secret a client can connect with, and no password anywhere else', async () => {
