@@ -11,7 +11,6 @@
 // etcd cluster ID: 0), moments where etcd's member list differed from the pods after convergence
 // (0), whether the cluster came back by itself after every fault, and the time to healthy again
 // per fault kind. It asserts nothing.
-import { parseArgs } from 'node:util';
 import { waitUntil } from '@homeostat/testing';
 import { apply, kubectl, listObjects } from '../../e2e/harness/cluster-access.ts';
 import { writeOutageSeconds } from '../../e2e/harness/acknowledged-writes.ts';
@@ -28,33 +27,19 @@ import { deployS3Server } from '../../e2e/harness/s3-server.ts';
 import { createTestNamespace } from '../../e2e/harness/test-namespace.ts';
 import { localClusterWithImages } from '../../e2e/local-cluster.ts';
 import type { V1Pod } from '@kubernetes/client-node';
-import { sized } from '../support/bench-size.ts';
+import { chaosRun, firstLine, max, median } from '../support/chaos-run.ts';
 import { loadAverage } from '../support/load-average.ts';
-import { seeded } from '../support/seeded-random.ts';
-import { Teardown } from '../support/teardown.ts';
 import { causeFault, faultKinds, type FaultKind } from './chaos-faults.ts';
 
-const teardown = new Teardown();
-teardown.exitOnSignals('bench:chaos:etcd');
-const { values } = parseArgs({
-  options: { faults: { type: 'string' }, seed: { type: 'string' }, kinds: { type: 'string' } },
-});
-const faultCount = Number(values.faults ?? sized(50, 2));
-const seed = Number(values.seed ?? Date.now() % 1_000_000);
 // The smoke run causes a cheap fault and the one that could destroy a healthy cluster, so CI
 // proves the harness (and that promise) end to end.
-const kinds = (values.kinds?.split(',') ??
-  sized([...faultKinds], ['member-pod-force-deleted', 'operator-cut-off-from-members'])) as FaultKind[];
-for (const kind of kinds) {
-  if (!faultKinds.includes(kind))
-    throw new Error(`unknown fault kind ${kind}: one of ${faultKinds.join(', ')}`);
-}
+const { faultCount, seed, kinds, random, teardown, setUp } = chaosRun('bench:chaos:etcd', faultKinds, [
+  'member-pod-force-deleted',
+  'operator-cut-off-from-members',
+]);
 /** How long the cluster has to be healthy again after a fault before it counts as not recovered. */
 const recoveryTimeoutMs = 300_000;
 const recoveryAfterSeconds = 10;
-const random = seeded(seed);
-const firstLine = (error: unknown) =>
-  (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
 
 interface FaultResult {
   kind: FaultKind;
@@ -64,16 +49,6 @@ interface FaultResult {
   healthySeconds: number;
   recovered: boolean;
   problem?: string;
-}
-
-/** A set-up step: when it fails, what was set up before it goes too (namespace, release, load). */
-async function setUp<T>(step: () => Promise<T>): Promise<T> {
-  try {
-    return await step();
-  } catch (error) {
-    await teardown.run();
-    throw error;
-  }
 }
 
 if (!process.env['KUBECONFIG']) process.env['KUBECONFIG'] = (await localClusterWithImages()).kubeconfig;
@@ -212,11 +187,6 @@ for (let i = 0; i < faultCount; i++) {
 await load.stop();
 const present = await presentIds(target, prefix).catch(() => undefined);
 const lost = present ? load.acked.filter((w) => !present.has(w.id)).length : undefined;
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? Number((s[Math.floor((s.length - 1) / 2)] ?? 0).toFixed(2)) : null;
-};
-const max = (xs: number[]) => (xs.length ? Number(Math.max(...xs).toFixed(2)) : null);
 const perKind = Object.fromEntries(
   kinds.map((kind) => {
     const of = results.filter((r) => r.kind === kind);

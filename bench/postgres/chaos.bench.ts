@@ -8,7 +8,6 @@
 // again. It prints one line per fault, then one JSON line: acknowledged rows lost (the promise:
 // 0), moments with two writable instances (0), whether the cluster came back healthy by itself
 // after every fault, and the time to writes accepted again per fault kind. It asserts nothing.
-import { parseArgs } from 'node:util';
 import { apply, kubectl } from '../../e2e/harness/cluster-access.ts';
 import { operatorCharts } from '../../e2e/harness/operator-charts.ts';
 import { installOperator } from '../../e2e/harness/operator-release.ts';
@@ -24,32 +23,17 @@ import { PostgresClusterUnderTest, requiredSyncCluster } from '../../e2e/harness
 import { createTestNamespace } from '../../e2e/harness/test-namespace.ts';
 import { localClusterWithImages } from '../../e2e/local-cluster.ts';
 import { waitUntil } from '@homeostat/testing';
-import { sized } from '../support/bench-size.ts';
+import { chaosRun, firstLine, max, median } from '../support/chaos-run.ts';
 import { loadAverage } from '../support/load-average.ts';
-import { seeded } from '../support/seeded-random.ts';
-import { Teardown } from '../support/teardown.ts';
 import { causeFault, faultKinds, type FaultKind } from './chaos-faults.ts';
 
-const teardown = new Teardown();
-teardown.exitOnSignals('bench:chaos:postgres');
-const { values } = parseArgs({
-  options: { faults: { type: 'string' }, seed: { type: 'string' }, kinds: { type: 'string' } },
-});
-const faultCount = Number(values.faults ?? sized(50, 2));
-const seed = Number(values.seed ?? Date.now() % 1_000_000);
 // The smoke run causes the two most common faults, so CI proves the harness end to end cheaply.
-const kinds = (values.kinds?.split(',') ??
-  sized([...faultKinds], ['primary-postgres-sigkill', 'primary-pod-force-deleted'])) as FaultKind[];
-for (const kind of kinds) {
-  if (!faultKinds.includes(kind))
-    throw new Error(`unknown fault kind ${kind}: one of ${faultKinds.join(', ')}`);
-}
+const { faultCount, seed, kinds, random, teardown, setUp } = chaosRun('bench:chaos:postgres', faultKinds, [
+  'primary-postgres-sigkill',
+  'primary-pod-force-deleted',
+]);
 /** How long the cluster has to be healthy again after a fault before it counts as not recovered. */
 const recoveryTimeoutMs = 240_000;
-
-const random = seeded(seed);
-const firstLine = (error: unknown) =>
-  (error instanceof Error ? error.message : String(error)).split('\n')[0] ?? '';
 
 interface FaultResult {
   kind: FaultKind;
@@ -59,16 +43,6 @@ interface FaultResult {
   healthySeconds: number;
   recovered: boolean;
   problem?: string;
-}
-
-/** A set-up step: when it fails, what was set up before it goes too (namespace, release, load). */
-async function setUp<T>(step: () => Promise<T>): Promise<T> {
-  try {
-    return await step();
-  } catch (error) {
-    await teardown.run();
-    throw error;
-  }
 }
 
 if (!process.env['KUBECONFIG']) process.env['KUBECONFIG'] = (await localClusterWithImages()).kubeconfig;
@@ -169,11 +143,6 @@ await load.stop();
 await roles.stop();
 const lost = missingRows(load, await cluster.presentRows());
 const twoWriters = overlappingWriters(roles.samples, 1000);
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? Number((s[Math.floor((s.length - 1) / 2)] ?? 0).toFixed(2)) : null;
-};
-const max = (xs: number[]) => (xs.length ? Number(Math.max(...xs).toFixed(2)) : null);
 const perKind = Object.fromEntries(
   kinds.map((kind) => {
     const of = results.filter((r) => r.kind === kind);
