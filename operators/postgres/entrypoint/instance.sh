@@ -454,6 +454,16 @@ elif has_cluster && is_complete && [[ -e "$PGDATA/standby.signal" ]]; then
   fi
   write_standby_settings
   mark_complete
+elif [[ "${PG_RETAINED:-false}" == "true" ]] && has_cluster && is_complete && [[ -n "${PRIMARY_HOST:-}" ]] &&
+  ! pg_isready -q -h "$PRIMARY_HOST" -p "${PRIMARY_PORT:-5432}" -t 2; then
+  # A cluster created again on claims an earlier one left (storage.retention: Retain): that one's
+  # primary is not known, and this may be its data. It starts as a standby as it is, taking no
+  # write, without a rewind (nothing to rewind onto) or a clone (this may be the furthest data);
+  # the operator promotes the instance whose data goes furthest, and restarts the others, which
+  # then take the rejoin path above (ADR 0211).
+  log "start: data kept from an earlier cluster of this name, last a primary; starting it as a standby until the operator chooses the primary"
+  write_standby_settings
+  mark_complete
 else
   require PRIMARY_HOST
   wait_for_primary

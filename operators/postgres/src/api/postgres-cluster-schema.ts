@@ -60,7 +60,7 @@ export const Storage = Type.Object(
     retention: Type.Union([Type.Literal('Delete'), Type.Literal('Retain')], {
       default: 'Delete',
       description:
-        'What happens to the claims when the cluster is deleted. Delete: they go with it. Retain: they stay, and a cluster created again with the same name starts from their data. Claims of instances removed by scaling down are always deleted.',
+        'What happens to the claims and Secrets when the cluster is deleted. Delete: they go with it. Retain: they stay, and a cluster created again with the same name starts from their data and passwords, promoting the instance whose data goes furthest. Claims of instances removed by scaling down are always deleted.',
     }),
   },
   {

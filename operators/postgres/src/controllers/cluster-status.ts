@@ -31,6 +31,8 @@ export interface ClusterObservation {
   readonly refusal?: { readonly kind: 'failover' | 'switchover'; readonly reason: string };
   /** Instances whose postgres container is down after failing, with the cause. */
   readonly failures?: readonly InstanceFailure[];
+  /** Before the first primary: why none is chosen yet (retained data being adopted). */
+  readonly bootstrapWaiting?: string;
 }
 
 type Phase = NonNullable<PostgresClusterStatusFields['phase']>;
@@ -102,7 +104,12 @@ function available(observed: ClusterObservation, primaryUp: boolean, readOnly: b
     };
   }
   if (!observed.state) {
-    return { type, status: 'False', reason: 'Bootstrapping', message: 'the first primary is not up yet' };
+    return {
+      type,
+      status: 'False',
+      reason: 'Bootstrapping',
+      message: observed.bootstrapWaiting ?? 'the first primary is not up yet',
+    };
   }
   if (observed.state.operation) {
     return {

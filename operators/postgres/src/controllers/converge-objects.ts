@@ -10,8 +10,9 @@ import { instanceName, ordinalOf } from './cluster-names.ts';
 import { desiredClaim } from './desired-claim.ts';
 import { desiredDisruptionBudgets } from './desired-pdbs.ts';
 import { desiredInstancePod, instancePodSpec, specHash } from './desired-pod.ts';
-import { missingPodRole, primaryOf } from './missing-pod-role.ts';
+import { adopting, missingPodRole, primaryOf } from './missing-pod-role.ts';
 import { desiredSecrets, superuserSecret } from './desired-secrets.ts';
+import { isRetainedFor, withoutOwner } from './retained-secrets.ts';
 import { desiredServices } from './desired-services.ts';
 import { setPodRole, type PodRole } from './kubernetes-world.ts';
 import { annotationKeys, labelKeys } from './operand-labels.ts';
@@ -25,6 +26,8 @@ export interface ConvergeInputs {
   readonly pods: ReadonlyMap<string, V1Pod>;
   readonly claims: ReadonlyMap<string, V1PersistentVolumeClaim>;
   readonly secrets: ReadonlyMap<string, V1Secret>;
+  /** Instances on claims an earlier cluster of this name left (retained-claims.ts). */
+  readonly retained: readonly string[];
   /** The image for the cluster's PostgreSQL version. */
   readonly image: string;
   /** Writes as the routing field manager. */
@@ -49,11 +52,25 @@ export async function convergeObjects(
   const namespace = cluster.metadata?.namespace ?? 'default';
   const { client, cache, events, writes } = ctx;
 
-  // Secrets: created once with fresh passwords, never rewritten (the database holds them).
+  // Secrets: created once with fresh passwords, never rewritten (the database holds them). With
+  // Retain they have no owner, like the claims, and one left by an earlier cluster of this name
+  // is this cluster's: its data holds the same passwords (ADR 0211).
+  const retain = cluster.spec.storage.retention === 'Retain';
   for (const secret of desiredSecrets(cluster)) {
     const secretName = secret.metadata?.name ?? '';
     const current = secrets.get(secretName) ?? (await client.find(builtin.secrets, secretName, namespace));
-    assertOwnedOrAbsent(current, cluster, 'Secret');
+    if (!(retain && current && isRetainedFor(current, cluster)))
+      assertOwnedOrAbsent(current, cluster, 'Secret');
+    if (current && retain && isControlledBy(current, cluster)) {
+      // Read afresh: the cache may not have seen this patch made a moment ago, and its
+      // resourceVersion would make the guarded patch fail for nothing.
+      await writes.attempt(`keeping Secret ${secretName} for storage.retention Retain`, async () => {
+        const live = await client.find(builtin.secrets, secretName, namespace);
+        if (live && isControlledBy(live, cluster))
+          await client.patch(builtin.secrets, secretName, namespace, withoutOwner(live, cluster));
+        return true;
+      });
+    }
     if (!current) {
       const made = await writes.attempt(`creating Secret ${secretName}`, () =>
         client.create(builtin.secrets, secret),
@@ -63,7 +80,11 @@ export async function convergeObjects(
   }
   const superuser = superuserSecret(cluster, '').metadata?.name ?? '';
   const published = secrets.get(superuser);
-  if (!cluster.spec.superuserAccess && published && isControlledBy(published, cluster)) {
+  if (
+    !cluster.spec.superuserAccess &&
+    published &&
+    (isControlledBy(published, cluster) || isRetainedFor(published, cluster))
+  ) {
     const deleted = await writes.attempt(`deleting Secret ${superuser}`, async () => {
       await client.delete(builtin.secrets, superuser, namespace, { uid: published.metadata?.uid ?? '' });
       return true;
@@ -122,12 +143,21 @@ export async function convergeObjects(
     );
     // A claim that cannot be made gets no pod; one that cannot be resized serves on as it is.
     if (pods.has(instance) || (!currentClaim && writes.failures.some((f) => f.step === claimStep))) continue;
-    const role = missingPodRole(instance, { state, clusterName: name, instances: cluster.spec.instances });
+    const placement = {
+      state,
+      clusterName: name,
+      instances: cluster.spec.instances,
+      retained: inputs.retained,
+    };
+    const role = missingPodRole(instance, placement);
     if (!role) continue;
+    const retainedData = adopting(placement);
     const pod = desiredInstancePod(cluster, instance, {
       image: inputs.image,
       role,
-      initdb: state ? 'refused' : 'allowed',
+      // Retained data: a primary it held must not be replaced by an empty one.
+      initdb: state || retainedData ? 'refused' : 'allowed',
+      ...(retainedData ? { retained: true } : {}),
     });
     if (await writes.attempt(`creating Pod ${instance}`, () => client.apply(builtin.pods, pod))) {
       created.push(instance);
@@ -138,7 +168,9 @@ export async function convergeObjects(
   }
 
   // Routing labels, when no operation is moving them: the primary gets `primary`, the rest `replica`.
-  if (!operation) {
+  // None while retained data is adopted: which instance is primary is not known yet, and a pod
+  // labelled primary would restart as one (its role annotation follows the label).
+  if (!operation && !adopting({ state, retained: inputs.retained })) {
     for (const [podName, pod] of pods) {
       if (pod.metadata?.deletionTimestamp) continue;
       const want: PodRole = podName === primary ? 'primary' : 'replica';
@@ -168,8 +200,10 @@ export async function convergeObjects(
   // give a later instance of that name data from another timeline). The primary waits for a
   // switchover, which the controller asks the failover engine for.
   const removed: string[] = [];
+  // Not while retained data is adopted: the primary is not chosen yet.
+  const choosing = adopting({ state, retained: inputs.retained });
   for (const instance of surplus) {
-    if (instance === primary || operation) continue;
+    if (instance === primary || operation || choosing) continue;
     const pod = pods.get(instance);
     if (pod && !pod.metadata?.deletionTimestamp) {
       const gone = await writes.attempt(`deleting Pod ${instance}`, async () => {

@@ -52,6 +52,11 @@ export interface PodInputs {
    * had one. Afterwards an empty primary volume means lost data, which the replicas still hold.
    */
   readonly initdb: 'allowed' | 'refused';
+  /**
+   * The volume may hold data an earlier cluster of this name left (`storage.retention: Retain`)
+   * and no primary is chosen yet: the entrypoint starts that data as a standby, as it is (ADR 0211).
+   */
+  readonly retained?: boolean;
 }
 
 function affinityOf(cluster: PostgresCluster): V1Affinity | undefined {
@@ -244,11 +249,18 @@ export function desiredInstancePod(cluster: PostgresCluster, instance: string, i
     },
     spec: {
       ...shared,
-      // Not part of the hash: it changes once the cluster is bootstrapped, which must not restart
-      // the pods that already run; it only matters when a pod is created.
+      // Not part of the hash: they change once the cluster is bootstrapped, which must not restart
+      // the pods that already run; they only matter when a pod is created.
       containers: (shared.containers ?? []).map((c) =>
         c.name === 'postgres'
-          ? { ...c, env: [...(c.env ?? []), { name: 'PG_INITDB', value: inputs.initdb }] }
+          ? {
+              ...c,
+              env: [
+                ...(c.env ?? []),
+                { name: 'PG_INITDB', value: inputs.initdb },
+                ...(inputs.retained ? [{ name: 'PG_RETAINED', value: 'true' }] : []),
+              ],
+            }
           : c,
       ),
       hostname: instance,

@@ -21,10 +21,12 @@ function basicAuth(
   component: string,
   data: Record<string, string>,
 ): V1Secret {
+  const { ownerReferences, ...meta } = ownedObjectMeta(cluster, name, component);
   return {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: ownedObjectMeta(cluster, name, component),
+    // Retained with the claims: the data they hold logs in with these passwords (ADR 0211).
+    metadata: cluster.spec.storage.retention === 'Retain' ? meta : { ...meta, ownerReferences },
     type: 'kubernetes.io/basic-auth',
     stringData: data,
   };

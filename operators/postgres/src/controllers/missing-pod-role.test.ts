@@ -29,6 +29,13 @@ describe('missingPodRole', () => {
     expect(missingPodRole('pg-1', inputs(undefined))).toBe('replica');
   });
 
+  it('creates every instance as a replica on claims an earlier cluster left, until one is promoted', () => {
+    const retained = { ...inputs(undefined), retained: ['pg-0', 'pg-1'] };
+    expect(missingPodRole('pg-0', retained)).toBe('replica');
+    expect(missingPodRole('pg-2', retained)).toBe('replica');
+    expect(missingPodRole('pg-0', { ...retained, state: settledState('pg-1') })).toBe('replica');
+  });
+
   it("leaves a settled cluster's primary pod missing for the failover to replace, whatever the last refusal was", () => {
     // The refusal that used to let it through: the primary answered "shutting down" while its pod
     // was being force-deleted; a new pod then started next to the old one on the same claim.

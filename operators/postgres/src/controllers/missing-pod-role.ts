@@ -11,6 +11,8 @@ export interface MissingPodInputs {
   readonly clusterName: string;
   /** spec.instances */
   readonly instances: number;
+  /** Instances on claims an earlier cluster of this name left (retained-claims.ts). */
+  readonly retained?: readonly string[];
 }
 
 /** The instance that is (or, before the first primary came up, will be) primary. */
@@ -18,9 +20,17 @@ export function primaryOf(clusterName: string, state: FailoverState | undefined)
   return state?.currentPrimary ?? instanceName(clusterName, 0);
 }
 
+/** Before the first primary, on claims an earlier cluster of this name left. */
+export function adopting(inputs: Pick<MissingPodInputs, 'state' | 'retained'>): boolean {
+  return !inputs.state && (inputs.retained?.length ?? 0) > 0;
+}
+
 /** The role `instance`'s missing pod is created in, or undefined to leave it missing for now. */
 export function missingPodRole(instance: string, inputs: MissingPodInputs): InstanceRole | undefined {
   const { state } = inputs;
+  // Created again on retained data: no instance is known to be the primary; all start as
+  // standbys and the engine promotes the one whose data goes furthest (ADR 0211).
+  if (adopting(inputs)) return 'replica';
   return state?.operation ? roleDuringOperation(instance, state) : settledRole(instance, inputs);
 }
 

@@ -43,6 +43,7 @@ import {
   secretNames,
 } from './cluster-names.ts';
 import { convergeObjects } from './converge-objects.ts';
+import { retainedInstances } from './retained-claims.ts';
 import { primaryOf } from './missing-pod-role.ts';
 import { countsFromStatus, failoverFieldManager, stateFromStatus } from './failover-status.ts';
 import { podWorld } from './kubernetes-world.ts';
@@ -156,12 +157,25 @@ export function addPostgresClusterController(
         fieldManager: routingFieldManager,
       }).withSignal(ctx.signal);
       const image = cluster.spec.image ?? options.imageFor(cluster.spec.postgresVersion);
+      // Only those the cluster's spec keeps: a surplus one is never started to be chosen.
+      const retained = retainedInstances(cluster, claimMap).filter(
+        (instance) => (ordinalOf(name, instance) ?? Infinity) < cluster.spec.instances,
+      );
 
       let owned: WriteFailure | undefined;
       let converged: Awaited<ReturnType<typeof convergeObjects>> | undefined;
       try {
         converged = await convergeObjects(
-          { cluster, state, pods: podMap, claims: claimMap, secrets: secretMap, image, routingClient },
+          {
+            cluster,
+            state,
+            pods: podMap,
+            claims: claimMap,
+            secrets: secretMap,
+            retained,
+            image,
+            routingClient,
+          },
           ctx,
         );
       } catch (error) {
@@ -191,7 +205,7 @@ export function addPostgresClusterController(
         await ctx.events.warning(cluster, 'ApplyFailed', 'Reconcile', refusal.message);
       }
       const rolloutPrimary = rollout.type === 'switchover' ? rollout.to : undefined;
-      const run = await turnEngine(cluster, state, podMap, secretMap, key, ctx, rolloutPrimary);
+      const run = await turnEngine(cluster, state, podMap, secretMap, retained, key, ctx, rolloutPrimary);
       const observation: ClusterObservation = {
         state: run.state,
         pods: podMap,
@@ -202,6 +216,7 @@ export function addPostgresClusterController(
           ? { refusal: { kind: run.outcome.kind, reason: run.outcome.reason } }
           : {}),
         failures,
+        ...(run.bootstrapWaiting === undefined ? {} : { bootstrapWaiting: run.bootstrapWaiting }),
       };
       const status = clusterStatus(cluster, observation);
       await reportFailures(cluster, status, ctx);
@@ -236,6 +251,7 @@ export function addPostgresClusterController(
     state: ReturnType<typeof stateFromStatus>,
     podMap: ReadonlyMap<string, V1Pod>,
     secretMap: ReadonlyMap<string, V1Secret>,
+    retained: readonly string[],
     key: string,
     ctx: ReconcileContext,
     rolloutPrimary: string | undefined,
@@ -278,6 +294,7 @@ export function addPostgresClusterController(
         cluster,
         state,
         instances,
+        retained,
         endpointOf,
         credentials: { user, password },
         connect,

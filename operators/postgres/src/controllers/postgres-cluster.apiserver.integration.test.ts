@@ -310,6 +310,37 @@ describe('PostgreSQLCluster controller on a real kube-apiserver + etcd', () => {
     expect(await client.find(builtin.pods, 'refused-0', namespace)).toBeDefined();
   });
 
+  it('with storage.retention Retain leaves claims and Secrets unowned, also when switched to it', async () => {
+    await create('kept', { instances: 2 });
+    await waitUntil(
+      'kept: 3 Secrets',
+      async () => (await listOf(builtin.secrets, 'kept')).length === 3,
+      poll,
+    );
+    const owned = async () =>
+      [
+        ...(await listOf(builtin.secrets, 'kept')),
+        ...(await listOf(builtin.persistentVolumeClaims, 'kept')),
+      ].map((o) => [o.metadata?.name, (o.metadata?.ownerReferences ?? []).length]);
+    // Delete, the default: garbage collection takes them with the cluster (they are owned by it).
+    expect(await owned()).toEqual([
+      ['kept-app', 1],
+      ['kept-operator', 1],
+      ['kept-replication', 1],
+      ['kept-0', 1],
+      ['kept-1', 1],
+    ]);
+    const before = await secretData('kept-app');
+    await client.patch(postgresClusters, 'kept', namespace, { spec: { storage: { retention: 'Retain' } } });
+    await waitUntil(
+      'kept: nothing owned any more',
+      async () => (await owned()).every(([, n]) => n === 0),
+      poll,
+    );
+    // The same Secrets, the same passwords: the data logs in with them.
+    expect(await secretData('kept-app')).toEqual(before);
+  });
+
   it('never adopts an object of the same name that it does not own', async () => {
     await client.create(builtin.services, {
       metadata: { name: 'squat-rw', namespace },

@@ -12,6 +12,7 @@ import type { ConnectOptions, Credentials, InstanceEndpoint } from '../instance.
 import type { Lsn } from '../lsn.ts';
 import type { EngineEvent, EngineOutcome } from '../outcomes.ts';
 import type { EngineWorld } from '../perform.ts';
+import { adoptRetained } from './adopt-retained.ts';
 import { instanceName } from './cluster-names.ts';
 import { isolatedPrimaryStopsWithinMs } from './desired-pod.ts';
 import { countsFromStatus, statusStore } from './failover-status.ts';
@@ -22,6 +23,8 @@ export interface FailoverRunInputs {
   readonly state: FailoverState | undefined;
   /** Every instance that exists or should. */
   readonly instances: readonly string[];
+  /** Instances whose claims an earlier cluster of this name left (retained-claims.ts). */
+  readonly retained: readonly string[];
   readonly endpointOf: (instance: string) => InstanceEndpoint;
   readonly credentials: Credentials;
   readonly connect: ConnectOptions;
@@ -42,6 +45,8 @@ export interface FailoverRunResult {
   readonly outcome?: EngineOutcome;
   readonly retryAfterMs?: number;
   readonly lastPrimaryLsn?: Lsn;
+  /** Before the first primary: why none is chosen yet, when the reason is worth showing. */
+  readonly bootstrapWaiting?: string;
 }
 
 /** `failoverDelay` ("500ms", "2s", "1m") in milliseconds. */
@@ -88,6 +93,15 @@ export async function runFailover(inputs: FailoverRunInputs): Promise<FailoverRu
     countsFromStatus(cluster),
   );
 
+  if (!inputs.state && inputs.retained.length) {
+    // Created again on retained claims: the earlier primary is not known, the data decides.
+    const turn = await adoptRetained(world, store, inputs.retained);
+    return {
+      state: turn.state,
+      view: clusterView(turn.observed),
+      ...(turn.waiting === undefined ? {} : { bootstrapWaiting: turn.waiting }),
+    };
+  }
   if (!inputs.state) {
     // Bootstrapping: nothing to fail over to until the first primary has taken writes once.
     const observed = await observeAll(world);

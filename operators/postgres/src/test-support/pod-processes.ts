@@ -86,7 +86,9 @@ export class PodProcesses {
 
   /**
    * Waits for the cluster's Secrets and mounts them as the pods would (the superuser is the
-   * operator's; the replication and application roles are the cluster's), then runs pods until stop().
+   * operator's; the replication and application roles are the cluster's), then runs pods until
+   * stop(). Each pod's start mounts the Secrets as they are then, as a kubelet does: a cluster
+   * deleted and created again may bring new ones, while its data stays in the bed (retained claims).
    */
   async start(): Promise<void> {
     const names = secretNames(this.#cluster);
@@ -146,6 +148,24 @@ export class PodProcesses {
       .catch((error: unknown) =>
         console.warn(`pod-processes: ${name}: status not written: ${String(error)}`),
       );
+  }
+
+  /** Mounts the cluster's Secrets as they are now; false while one is missing (the pod waits). */
+  async #mountCurrentSecrets(): Promise<boolean> {
+    const names = secretNames(this.#cluster);
+    const [operator, replication, app] = await Promise.all(
+      [names.operator, names.replication, names.app].map((n) =>
+        this.#client.find(builtin.secrets, n, this.#namespace),
+      ),
+    );
+    if (!operator || !replication || !app) return false;
+    const credentials = (secret: V1Secret): Credentials => {
+      const field = (key: string) => Buffer.from(secret.data?.[key] ?? '', 'base64').toString();
+      return { user: field('username'), password: field('password') };
+    };
+    this.bed.mountSecrets(credentials(operator), credentials(replication));
+    this.#app = credentials(app);
+    return true;
   }
 
   async #secret(name: string): Promise<Credentials> {
@@ -213,9 +233,18 @@ export class PodProcesses {
         pod.spec?.containers.find((c) => c.name === 'postgres')?.env?.find((e) => e.name === key)?.value;
       const initdb = env('PG_INITDB');
       const parameters = [this.#parameters, env('PG_PARAMETERS')].filter(Boolean).join('\n');
-      // A replica starts from the read-write Service; the entrypoint would wait for it.
-      const upstream = target && target !== name ? this.endpoint(target) : undefined;
+      // A replica starts from the read-write Service; the entrypoint would wait for it. One on data
+      // an earlier cluster left starts before there is a primary: it is given the Service itself
+      // (cut while no pod is labelled primary), as PRIMARY_HOST names it in a pod.
+      const retained = env('PG_RETAINED') === 'true';
+      const upstream =
+        target && target !== name
+          ? this.endpoint(target)
+          : retained && this.#rw
+            ? { name: 'rw', host: '127.0.0.1', port: this.#rw.port }
+            : undefined;
       if (role !== 'primary' && !upstream) continue;
+      if (!(await this.#mountCurrentSecrets())) continue;
       const record: Running = running?.uid === uid ? running : { uid, failures: 0, retryAt: 0 };
       this.#running.set(name, record);
       this.starts.push({ pod: name, role });
@@ -233,7 +262,14 @@ export class PodProcesses {
                 },
               }
             : {}),
-          ...(initdb ? { env: { PG_INITDB: initdb } } : {}),
+          ...(initdb || retained
+            ? {
+                env: {
+                  ...(initdb ? { PG_INITDB: initdb } : {}),
+                  ...(retained ? { PG_RETAINED: 'true' } : {}),
+                },
+              }
+            : {}),
         })
         .then(async (instance) => {
           record.instance = instance;

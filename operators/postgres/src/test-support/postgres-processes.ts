@@ -11,6 +11,7 @@ import {
   copyFileSync,
   mkdirSync,
   mkdtempSync,
+  renameSync,
   rmSync,
   writeFileSync,
   existsSync,
@@ -119,7 +120,7 @@ export class PostgresTestBed {
   readonly root: string;
   /** The copy of the entrypoint the instances run, under `root` where the `postgres` user can reach it. */
   readonly entrypoint: string;
-  readonly superuser: Credentials;
+  #superuser: Credentials;
   readonly instances = new Map<string, TestInstance>();
   readonly #user: OsUser | undefined;
   readonly #ports = new Map<string, number>();
@@ -139,8 +140,8 @@ export class PostgresTestBed {
     this.entrypoint = join(this.root, 'instance.sh');
     copyFileSync(entrypointSource, this.entrypoint);
     chmodSync(this.entrypoint, 0o755);
-    this.superuser = superuser ?? { user: 'postgres', password: `su-${randomBytes(12).toString('hex')}` };
-    this.#writeSecret('superuser', this.superuser.user, this.superuser.password);
+    this.#superuser = superuser ?? { user: 'postgres', password: `su-${randomBytes(12).toString('hex')}` };
+    this.#writeSecret('superuser', this.#superuser.user, this.#superuser.password);
     this.#writeSecret(
       'replication',
       replication?.user ?? 'streaming_replica',
@@ -148,6 +149,21 @@ export class PostgresTestBed {
     );
     this.#own(this.root);
     if (this.#user) this.#checkReachable();
+  }
+
+  /** The superuser the instances are bootstrapped with, and the tests connect as. */
+  get superuser(): Credentials {
+    return this.#superuser;
+  }
+
+  /**
+   * Mounts other superuser and replication Secrets for the starts that follow, as a kubelet mounts
+   * the Secrets as they are when it starts a container.
+   */
+  mountSecrets(superuser: Credentials, replication: Credentials): void {
+    this.#superuser = superuser;
+    this.#writeSecret('superuser', superuser.user, superuser.password);
+    this.#writeSecret('replication', replication.user, replication.password);
   }
 
   /** Fails early, and says why, when the `postgres` user cannot run the entrypoint's copy. */
@@ -177,8 +193,15 @@ export class PostgresTestBed {
   #writeSecret(name: string, username: string, password: string): void {
     const dir = join(this.root, 'secrets', name);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    writeFileSync(join(dir, 'username'), username, { mode: 0o600 });
-    writeFileSync(join(dir, 'password'), password, { mode: 0o600 });
+    // Renamed into place: an entrypoint starting meanwhile reads the old file or the new, never half.
+    for (const [key, value] of [
+      ['username', username],
+      ['password', password],
+    ] as const) {
+      writeFileSync(join(dir, `.${key}`), value, { mode: 0o600 });
+      this.#own(join(dir, `.${key}`));
+      renameSync(join(dir, `.${key}`), join(dir, key));
+    }
     for (const p of [join(this.root, 'secrets'), dir, join(dir, 'username'), join(dir, 'password')])
       this.#own(p);
   }

@@ -1,0 +1,63 @@
+// The bootstrap of a cluster created again on claims an earlier cluster of the same name left
+// (`storage.retention: Retain`, ADR 0211): every retained instance runs as a standby (no writes);
+// once all of them answer and their positions hold still, the one whose data goes furthest is
+// promoted, given the others' slots and the writes, and the others restart as its replicas (the
+// entrypoint's rewind-or-clone brings back one that diverged). Each step is repeated safely by a
+// turn that finds it done: a primary already among them is the one promoted before.
+import { observeAll } from '../drive.ts';
+import { settledState, type FailoverState, type FailoverStateStore } from '../failover-state.ts';
+import type { InstanceStatus } from '../observe.ts';
+import { perform, type EngineWorld } from '../perform.ts';
+import { chooseRetainedPrimary, positionsOf } from '../retained-primary.ts';
+
+export interface AdoptionTurn {
+  readonly state: FailoverState | undefined;
+  readonly observed: readonly InstanceStatus[];
+  /** Why no primary was chosen yet, for the status. */
+  readonly waiting?: string;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+const samePositions = (a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>) =>
+  a.size === b.size && [...a].every(([name, position]) => b.get(name) === position);
+
+/**
+ * One turn of the adoption. `settleMs`: how long the retained standbys' positions must hold still
+ * before the choice: a standby still replaying its own WAL reports less than it holds.
+ */
+export async function adoptRetained(
+  world: EngineWorld,
+  store: FailoverStateStore,
+  retained: readonly string[],
+  settleMs = 1000,
+): Promise<AdoptionTurn> {
+  let observed = await observeAll(world);
+  const choice = chooseRetainedPrimary(observed, retained);
+  if (!choice.ok) return { state: undefined, observed, waiting: choice.reason };
+  const primary = choice.instance;
+  if (!choice.promoted) {
+    const before = positionsOf(observed);
+    await sleep(settleMs);
+    observed = await observeAll(world);
+    const again = chooseRetainedPrimary(observed, retained);
+    if (!again.ok) return { state: undefined, observed, waiting: again.reason };
+    if (again.instance !== primary || !samePositions(before, positionsOf(observed))) {
+      return { state: undefined, observed, waiting: 'the retained standbys are still replaying their WAL' };
+    }
+    await perform({ type: 'promote', instance: primary, synchronousStandbyNames: '' }, world);
+    world.emit({
+      type: 'promoted',
+      instance: primary,
+      message: `${primary} is primary: its data goes furthest (timeline, then WAL position) among the instances kept from the earlier cluster`,
+    });
+  }
+  const others = world.instances.map((i) => i.name).filter((name) => name !== primary);
+  await perform({ type: 'route', primary, slotsFor: others, repoint: [] }, world);
+  // Restarted, they take the entrypoint's rejoin path: a standby merely behind follows, one on
+  // another history is rewound (or re-cloned, a former primary's data kept aside).
+  await perform({ type: 'rejoin', primary, instances: retained.filter((name) => name !== primary) }, world);
+  const state = settledState(primary);
+  await store.save(state);
+  return { state, observed: await observeAll(world) };
+}
