@@ -89,10 +89,11 @@ export async function restoreSourceOfBackup(backup: EtcdBackup, client: KubeClie
       `EtcdBackup ${name} is ${backup.status?.phase ?? 'Pending'}: only a Succeeded backup can be restored`,
     );
   }
-  // Where it was written, as recorded then: the cluster's destination may have moved since. A
-  // backup recorded before destinations were (an older operator): its own destination, or its
-  // cluster's as it is now (it must still exist).
-  const recorded = backup.status.destination ?? backup.spec.destination;
+  // Where it was written: its own destination (the spec, immutable; every scheduled backup has one)
+  // before what its status recorded (only a backup made with a cluster name alone needs the
+  // record: status can be written by more people than the spec). The cluster's destination may
+  // have moved since. A backup of an older operator, with neither: its cluster's as it is now.
+  const recorded = backup.spec.destination ?? backup.status.destination;
   const source = recorded ? undefined : await client.find(etcdClusters, backup.spec.clusterName, namespace);
   return locate(
     recorded ?? source?.spec.backup?.destination,
