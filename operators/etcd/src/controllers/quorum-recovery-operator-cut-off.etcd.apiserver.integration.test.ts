@@ -32,6 +32,7 @@ import { MemberPodRunner } from '../test-support/member-pod-runner.ts';
 import { createCertificateAuthority, issueCertificate } from '../tls/certificates.ts';
 import { addEtcdBackupController } from './backup/etcd-backup-controller.ts';
 import { memberLabel } from './cluster-names.ts';
+import { caValidDays, certificateValidDays } from './cluster-tls.ts';
 
 const kubeConfig = sharedKubeConfig();
 const namespace = `etcd-recovery-cut-off-${process.pid}`;
@@ -121,11 +122,12 @@ describe('no recovery when only the operator is cut off from the members, on a r
       // do not trust, and that does not trust them. The members' own Secrets are unchanged.
       const secretName = `${name}-client-tls`;
       const original = await client.get(builtin.secrets, secretName, namespace);
-      const otherCa = await createCertificateAuthority('another etcd CA', 1);
+      // Valid for years, as the operator's own: one about to expire the operator would issue again.
+      const otherCa = await createCertificateAuthority('another etcd CA', caValidDays);
       const stranger = await issueCertificate(otherCa, {
         commonName: `${name}-client`,
         usages: ['client'],
-        validDays: 1,
+        validDays: certificateValidDays,
       });
       await client.patch(builtin.secrets, secretName, namespace, {
         data: {
