@@ -179,6 +179,8 @@ export async function barmanCloudTool(
       await asPostgres('barman-cloud-backup', [
         ...endpoint,
         '--gzip',
+        // As pgBackRest's start-fast: without it the backup waits for a spread checkpoint.
+        '--immediate-checkpoint',
         '--host',
         primary.socketDir,
         '--port',
