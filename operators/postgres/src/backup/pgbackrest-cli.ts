@@ -15,6 +15,12 @@ export interface PgBackRestInvocation extends PgBackRestTarget {
   readonly runAs?: readonly string[];
   /** PATH for the child; the parent's when absent. */
   readonly path?: string;
+  /**
+   * Where the tool finds the credentials: in its environment (the default), or in a file of
+   * `configIncludePath` mounted from the Secret (`renderCredentialsConfig`); `credentials` are
+   * then only what redaction looks for.
+   */
+  readonly credentialsFrom?: 'environment' | 'include-path';
 }
 
 /** A pgBackRest command that failed; the message holds no credential. */
@@ -35,6 +41,7 @@ function childEnvironment(invocation: PgBackRestInvocation): NodeJS.ProcessEnv {
     if (!key.startsWith('PGBACKREST_') && value !== undefined) env[key] = value;
   }
   if (invocation.path !== undefined) env['PATH'] = invocation.path;
+  if (invocation.credentialsFrom === 'include-path') return env;
   return { ...env, ...credentialEnvironment(invocation.credentials) };
 }
 

@@ -3,6 +3,8 @@
 // a restore to a moment between two of them into a fresh data directory that starts and holds
 // exactly the rows committed before that moment.
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startS3Server, type S3TestServer } from '@homeostat/testing/s3';
@@ -11,7 +13,8 @@ import { withConnection, defaultConnectOptions } from '../instance.ts';
 import { PlainPostgresBed, trustSuperuser, type PlainInstance } from '../test-support/plain-postgres.ts';
 import { pgBackRestRepository, type RepositoryFixture } from '../test-support/pgbackrest-fixture.ts';
 import { ensureStanza, takeBaseBackup } from './base-backup.ts';
-import { BackupToolError } from './pgbackrest-cli.ts';
+import { BackupToolError, type PgBackRestInvocation } from './pgbackrest-cli.ts';
+import { renderCredentialsConfig } from './pgbackrest-config.ts';
 import { archiveEndTime, readRepository, type BackupRecord } from './repository-info.ts';
 import { planRecovery } from './recovery-target.ts';
 import { recoverySettings } from './recovery-settings.ts';
@@ -181,6 +184,22 @@ describe('pgBackRest to S3: archive, base backup, point-in-time restore', () => 
     expect(backupFailure).toBeInstanceOf(BackupToolError);
     expect(String(backupFailure)).not.toContain(wrongSecret);
     expect(String(backupFailure)).not.toContain(repo.credentials.accessKeyId);
+  });
+
+  it('reads the credentials from a file in the include path as well as from the environment', async () => {
+    const includeDir = bed.directory('credentials');
+    const file = join(includeDir, 'credentials.conf');
+    writeFileSync(file, renderCredentialsConfig(repo.credentials), { mode: 0o600 });
+    bed.own(file);
+    const fromFile: PgBackRestInvocation = {
+      ...repo.invocation,
+      configIncludePath: includeDir,
+      credentialsFrom: 'include-path',
+    };
+    expect((await readRepository(fromFile)).backups.map((b) => b.label)).toContain(backup.label);
+    // Without the file the same invocation has no credentials at all, so the file is what worked.
+    const withoutFile = { ...fromFile, configIncludePath: bed.directory('no-credentials') };
+    await expect(readRepository(withoutFile)).rejects.toThrow(BackupToolError);
   });
 
   it('retention removes the older backup and only the WAL no kept backup needs', async () => {
