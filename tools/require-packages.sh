@@ -3,7 +3,9 @@
 # otherwise says which package to install. Usage: tools/require-packages.sh <set>...
 #   base     every job: Go (the pinned binaries build from the Go module proxy), openssl, util-linux
 #   test     npm test: shellcheck (lints the PostgreSQL entrypoint), PostgreSQL 15 (its tests run it),
-#            iproute2 and iptables (the local cluster's iptables cleanup is tested in a network namespace)
+#            pgBackRest (the PostgreSQL backup engine's tests run it), iproute2 and iptables (the local
+#            cluster's iptables cleanup is tested in a network namespace)
+#   bench-backup  bench/postgres/backup-tools.bench.ts: pgBackRest and Barman Cloud side by side
 #   cluster  the local cluster: iproute2, iptables, conntrack, runc, CNI plugins (containerd 2 is
 #            built from the Go module proxy: Debian's 1.6 is too old for kubelet >= 1.36)
 #   images   offline image builds: debootstrap, Docker
@@ -39,8 +41,14 @@ for set in "$@"; do
     test)
       require_command shellcheck shellcheck
       require_command /usr/lib/postgresql/15/bin/postgres postgresql
+      require_command pgbackrest pgbackrest
       require_command ip iproute2
       require_command iptables iptables
+      ;;
+    bench-backup)
+      require_command /usr/lib/postgresql/15/bin/postgres postgresql
+      require_command pgbackrest pgbackrest
+      require_command barman-cloud-backup barman-cli-cloud
       ;;
     cluster)
       require_command ip iproute2
@@ -59,7 +67,7 @@ for set in "$@"; do
       require_command jq jq
       ;;
     *)
-      say "unknown set '$set' (base, test, cluster, images, kind)" && exit 2
+      say "unknown set '$set' (base, test, bench-backup, cluster, images, kind)" && exit 2
       ;;
   esac
 done
