@@ -53,6 +53,27 @@ export async function alterSystem(
   });
 }
 
+/** Whether a new session is read-only, and where its default_transaction_read_only comes from. */
+export interface ReadOnlyCheck {
+  readonly readOnly: boolean;
+  /** pg_settings.source: 'configuration file', 'user' (ALTER ROLE), 'database', 'database user'… */
+  readonly source: string;
+}
+
+/** `SHOW transaction_read_only` in a new session, with the source of the default it took. */
+export async function checkReadOnly(target: ControlTarget): Promise<ReadOnlyCheck> {
+  return step(target, 'SHOW transaction_read_only', async (client) => {
+    const shown = await client.query<{ transaction_read_only: string }>('SHOW transaction_read_only');
+    const source = await client.query<{ source: string }>(
+      "SELECT source FROM pg_settings WHERE name = 'default_transaction_read_only'",
+    );
+    return {
+      readOnly: shown.rows[0]?.transaction_read_only === 'on',
+      source: source.rows[0]?.source ?? 'unknown',
+    };
+  });
+}
+
 /** Promotes a standby and waits until it accepts writes. */
 export async function promote(target: ControlTarget, waitSeconds: number): Promise<void> {
   await step(target, 'pg_promote', async (client) => {

@@ -71,6 +71,9 @@ export class FailoverEngine {
   #loop: Promise<void> | undefined;
   #stopping = false;
   #lastRefusal = '';
+  /** The 'still-read-only' message of the previous run, and of this one: reported once while it lasts. */
+  #lastNotice: string | undefined;
+  #notice: string | undefined;
 
   constructor(options: FailoverEngineOptions) {
     const names = new Set(options.instances.map((i) => i.name));
@@ -218,6 +221,7 @@ export class FailoverEngine {
   async #run(request: { failoverNow?: string; desiredPrimary?: string }): Promise<StepRunResult | undefined> {
     if (this.#busy) return undefined;
     this.#busy = true;
+    this.#notice = undefined;
     try {
       const result = await runSteps({
         world: this.#world,
@@ -230,6 +234,7 @@ export class FailoverEngine {
       this.#lastPrimaryLsn = result.lastPrimaryLsn;
       return result;
     } finally {
+      this.#lastNotice = this.#notice;
       this.#busy = false;
     }
   }
@@ -244,6 +249,11 @@ export class FailoverEngine {
     if (event.type === 'refused') {
       if (event.message === this.#lastRefusal) return;
       this.#lastRefusal = event.message;
+    }
+    // A primary kept read-only by a role setting is found so on every probe: once while it lasts.
+    if (event.type === 'still-read-only') {
+      this.#notice = event.message;
+      if (event.message === this.#lastNotice) return;
     }
     this.#o.onEvent?.(event);
   }

@@ -21,6 +21,11 @@ export interface EngineEvent {
     | 'slots-dropped'
     /** A primary left read-only by a switchover whose undo failed takes writes again. */
     | 'writes-restored'
+    /**
+     * A primary given writes back is still read-only: default_transaction_read_only comes from a
+     * role or database setting the operator does not own. Reported once per distinct message.
+     */
+    | 'still-read-only'
     /** One step of an operation done: its action and how long it took (where the seconds go). */
     | 'step'
     | 'refused'

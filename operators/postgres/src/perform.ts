@@ -4,6 +4,7 @@
 import type { Fencing, InstanceActions, Routing } from './actions.ts';
 import {
   alterSystem,
+  checkReadOnly,
   dropSlots,
   ensureSlots,
   promote,
@@ -72,6 +73,38 @@ async function giveWritesBack(world: EngineWorld, name: string): Promise<void> {
   await world.routing.routeWritesTo(endpoint(world, name));
 }
 
+/** How long a new session may still see the configuration file's value after pg_reload_conf(). */
+const reloadReachesSessionsMs = 5000;
+
+/**
+ * Whether `name` takes writes in a new session once the quiesce is cleared: 'off', or the source
+ * of the default_transaction_read_only that keeps it read-only. The reload reaches new sessions a
+ * moment after pg_reload_conf() returns, so a value still from the configuration file is asked again.
+ */
+async function stillReadOnly(world: EngineWorld, name: string): Promise<string | undefined> {
+  const deadline = Date.now() + reloadReachesSessionsMs;
+  for (;;) {
+    const check = await checkReadOnly(control(world, name));
+    if (!check.readOnly) return undefined;
+    if (check.source !== 'configuration file' || Date.now() >= deadline) return check.source;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Where a default_transaction_read_only of this pg_settings source is set, for the warning. */
+function readOnlyCause(source: string, user: string): string {
+  switch (source) {
+    case 'user':
+      return `a setting of the role ${user} (ALTER ROLE ... SET default_transaction_read_only)`;
+    case 'database':
+      return 'a setting of the database (ALTER DATABASE ... SET default_transaction_read_only)';
+    case 'database user':
+      return `a setting of the role ${user} in the database (ALTER ROLE ... IN DATABASE ... SET default_transaction_read_only)`;
+    default:
+      return `a setting whose source is '${source}'`;
+  }
+}
+
 /** Performs `action`; throws (with the instance and step in the message) when it did not happen. */
 export async function perform(action: Action, world: EngineWorld): Promise<ActionResult> {
   switch (action.type) {
@@ -82,12 +115,22 @@ export async function perform(action: Action, world: EngineWorld): Promise<Actio
       if (action.giveWritesBack) {
         try {
           await giveWritesBack(world, action.primary);
-          emit(
-            world,
-            'writes-restored',
-            action.primary,
-            `${action.primary} was read-only with no switchover in progress (a switchover's quiesce not undone); it takes writes again`,
-          );
+          const source = await stillReadOnly(world, action.primary);
+          if (source === undefined) {
+            emit(
+              world,
+              'writes-restored',
+              action.primary,
+              `${action.primary} was read-only with no switchover in progress (a switchover's quiesce not undone); it takes writes again`,
+            );
+          } else {
+            emit(
+              world,
+              'still-read-only',
+              action.primary,
+              `${action.primary} is still read-only after the operator reset default_transaction_read_only: it comes from ${readOnlyCause(source, world.credentials.user)}, which the operator does not own; find it with SELECT r.rolname, d.datname, s.setconfig FROM pg_db_role_setting s LEFT JOIN pg_roles r ON r.oid = s.setrole LEFT JOIN pg_database d ON d.oid = s.setdatabase (psql: \\drds) and RESET it`,
+            );
+          }
         } catch (error) {
           emit(
             world,

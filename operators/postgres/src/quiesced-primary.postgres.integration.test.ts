@@ -59,4 +59,39 @@ describe('a primary left quiesced, on real PostgreSQL 15 processes', () => {
       expect.objectContaining({ type: 'writes-restored', instance: 'pg-0' }),
     );
   });
+
+  /** A statement as the superuser in a session that may write whatever its role's defaults say. */
+  const asWriter = (text: string) =>
+    withConnection(cluster.instance('pg-0'), cluster.bed.superuser, defaultConnectOptions, async (client) => {
+      await client.query('SET default_transaction_read_only = off');
+      await client.query(text);
+    });
+
+  it('warns once, and does not say writes are restored, when a role setting keeps it read-only', async () => {
+    const role = cluster.bed.superuser.user;
+    await asWriter(`ALTER ROLE "${role}" SET default_transaction_read_only = on`);
+    try {
+      const from = cluster.events.length;
+      const engine = cluster.engine();
+      expect(await engine.tick()).toBeUndefined();
+      const first = cluster.events.slice(from);
+      expect(first).not.toContainEqual(expect.objectContaining({ type: 'writes-restored' }));
+      expect(first).toContainEqual(
+        expect.objectContaining({
+          type: 'still-read-only',
+          instance: 'pg-0',
+          message: expect.stringContaining(`the role ${role}`),
+        }),
+      );
+      expect(first.find((e) => e.type === 'still-read-only')?.message).toContain('pg_db_role_setting');
+      // The next probe finds the same: no second warning, still no WritesRestored.
+      const again = cluster.events.length;
+      expect(await engine.tick()).toBeUndefined();
+      expect(cluster.events.slice(again)).not.toContainEqual(
+        expect.objectContaining({ type: expect.stringMatching(/^(still-read-only|writes-restored)$/) }),
+      );
+    } finally {
+      await asWriter(`ALTER ROLE "${role}" RESET default_transaction_read_only`);
+    }
+  });
 });

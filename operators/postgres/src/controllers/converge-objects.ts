@@ -1,5 +1,6 @@
 // Writes what a cluster is made of: Secrets (created once), Services, PodDisruptionBudgets,
-// claims and pods, and the routing label of each pod when no failover or switchover is moving it.
+// claims and pods, and the routing label of each pod when no failover or switchover is moving it
+// (`routed` beside a role label a pod already has, whatever is in progress, unless it is fenced).
 // Zero writes when everything is as wanted. A refused write does not stop the ones after it (each
 // backs off on its own, ctx.writes); the refusals are the caller's to report (ADR 0603).
 import type { V1PersistentVolumeClaim, V1Pod, V1Secret } from '@kubernetes/client-node';
@@ -14,7 +15,7 @@ import { adopting, missingPodRole, primaryOf } from './missing-pod-role.ts';
 import { desiredSecrets, superuserSecret } from './desired-secrets.ts';
 import { isRetainedFor, withoutOwner } from './retained-secrets.ts';
 import { desiredServices } from './desired-services.ts';
-import { setPodRole, type PodRole } from './kubernetes-world.ts';
+import { markRouted, setPodRole, type PodRole } from './kubernetes-world.ts';
 import { annotationKeys, labelKeys } from './operand-labels.ts';
 import { assertOwnedOrAbsent } from '@homeostat/reconcile';
 
@@ -189,6 +190,27 @@ export async function convergeObjects(
     }
   }
 
+  // `routed` beside a role label the pod already has, whatever else is going on: a pod labelled
+  // before the -r Service selected `routed` (ADR 0210) must not leave -r because an operation is in
+  // progress (maybe stuck) or the label write above was refused. Never on a fenced instance, and
+  // only as the pod is now (read afresh, applied at that version): only fencing and routing unroute.
+  const fenced = new Set(operation?.fenced ?? []);
+  for (const [podName, pod] of pods) {
+    if (pod.metadata?.deletionTimestamp || fenced.has(podName) || !unroutedRole(pod)) continue;
+    await writes.attempt(`labelling Pod ${podName} routed`, async () => {
+      const live = await client.find(builtin.pods, podName, namespace);
+      const role = live && !live.metadata?.deletionTimestamp ? unroutedRole(live) : undefined;
+      const resourceVersion = live?.metadata?.resourceVersion;
+      if (!role || !resourceVersion) return true;
+      await markRouted(inputs.routingClient, namespace, podName, {
+        role,
+        annotation: live.metadata?.annotations?.[annotationKeys.instanceRole],
+        resourceVersion,
+      });
+      return true;
+    });
+  }
+
   const hash = specHash(instancePodSpec(cluster, inputs.image));
   const restartPending = [...pods.values()]
     .filter((p) => p.metadata?.annotations?.[annotationKeys.specHash] !== hash)
@@ -234,4 +256,12 @@ export async function convergeObjects(
     );
   }
   return { created, restartPending, surplus: surplus.filter((instance) => !removed.includes(instance)) };
+}
+
+/** The role label of a pod that has one but not `routed` beside it. */
+function unroutedRole(pod: V1Pod): 'primary' | 'replica' | undefined {
+  const labels = pod.metadata?.labels;
+  const role = labels?.[labelKeys.role];
+  if (labels?.[labelKeys.routed] === 'true') return undefined;
+  return role === 'primary' || role === 'replica' ? role : undefined;
 }

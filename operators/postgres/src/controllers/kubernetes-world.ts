@@ -49,6 +49,28 @@ export async function setPodRole(
   });
 }
 
+/**
+ * Adds `routed` beside the role label a pod already carries, moving nothing else: the role and its
+ * annotation are applied as they are. Only if the pod is still at `resourceVersion` (the version
+ * its labels were read at), so a pod unrouted meanwhile is never routed again.
+ */
+export async function markRouted(
+  routingClient: KubeClient,
+  namespace: string,
+  pod: string,
+  seen: { role: 'primary' | 'replica'; annotation: string | undefined; resourceVersion: string },
+): Promise<void> {
+  await routingClient.apply(builtin.pods, {
+    metadata: {
+      name: pod,
+      namespace,
+      resourceVersion: seen.resourceVersion,
+      labels: { [labelKeys.role]: seen.role, [labelKeys.routed]: 'true' },
+      annotations: seen.annotation ? { [annotationKeys.instanceRole]: seen.annotation } : {},
+    },
+  });
+}
+
 /** The Fencing, Routing and InstanceActions of one cluster's pods. */
 export function podWorld(options: PodWorldOptions): {
   fencing: Fencing;

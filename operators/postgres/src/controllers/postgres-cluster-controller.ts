@@ -102,6 +102,7 @@ const eventReasons: Partial<Record<EngineEvent['type'], [string, 'Normal' | 'War
   'rejoin-requested': ['Rejoining', 'Normal'],
   'slots-dropped': ['ReplicationSlotsDropped', 'Normal'],
   'writes-restored': ['WritesRestored', 'Normal'],
+  'still-read-only': ['PrimaryStillReadOnly', 'Warning'],
 };
 
 /** What a reconcile's turn of the engine leaves: no view when the operator has no credentials yet. */
@@ -122,6 +123,8 @@ export function addPostgresClusterController(
   // The primary's last WAL position, per cluster: it moves with every write, so it stays here
   // and reaches the status only when a failover starts (operation.referenceLsn).
   const lastPrimaryLsn = new Map<string, Lsn>();
+  // The last reconcile's 'still-read-only' message, per cluster: its Event is recorded once while it lasts.
+  const lastReadOnlyNotice = new Map<string, string>();
   const probeIntervalMs = options.probeIntervalMs ?? 500;
   const metrics = new ClusterMetrics(manager.metrics.registry);
 
@@ -315,7 +318,15 @@ export function addPostgresClusterController(
         },
       });
     } finally {
-      await recordEvents(cluster, events, ctx);
+      const notice = events.find((e) => e.type === 'still-read-only')?.message;
+      const previous = lastReadOnlyNotice.get(key);
+      if (notice === undefined) lastReadOnlyNotice.delete(key);
+      else lastReadOnlyNotice.set(key, notice);
+      await recordEvents(
+        cluster,
+        events.filter((e) => e.type !== 'still-read-only' || e.message !== previous),
+        ctx,
+      );
     }
     await keepSuperuserAccess(cluster, result, secretMap, endpointOf, { user, password }, connect, ctx);
     if (result.lastPrimaryLsn === undefined) lastPrimaryLsn.delete(key);

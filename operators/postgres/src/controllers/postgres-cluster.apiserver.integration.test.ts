@@ -140,6 +140,75 @@ describe('PostgreSQLCluster controller on a real kube-apiserver + etcd', () => {
     );
   });
 
+  it('routes a labelled pod through -r during an operation after an upgrade, never a fenced one', async () => {
+    await create('upgrade', { instances: 3 });
+    const labels = async (pod: string) => (await client.get(builtin.pods, pod, namespace)).metadata?.labels;
+    await waitUntil(
+      'upgrade: 3 routed pods',
+      async () => {
+        const pods = await listOf(builtin.pods, 'upgrade');
+        return (
+          pods.length === 3 &&
+          pods.every((p) => p.metadata?.labels?.['postgres.homeostat.dev/routed'] === 'true')
+        );
+      },
+      poll,
+    );
+    // A failover stuck waiting for upgrade-0 to come back (it never does: nothing answers here),
+    // with upgrade-2 fenced.
+    const now = new Date().toISOString();
+    await client.patchStatus(postgresClusters, 'upgrade', namespace, {
+      currentPrimary: 'upgrade-0',
+      targetPrimary: 'upgrade-0',
+      operation: {
+        kind: 'failover',
+        step: 'reinstating',
+        reason: 'test: stuck',
+        startedAt: now,
+        stepStartedAt: now,
+        deadline: new Date(Date.now() + 3_600_000).toISOString(),
+        fenced: ['upgrade-2'],
+      },
+    });
+    await waitUntil(
+      'the operation in the status',
+      async () => (await get('upgrade')).status?.operation?.step === 'reinstating',
+      poll,
+    );
+    // The pods as an operator from before the -r Service selected `routed` left them: the role
+    // label only (upgrade-2 first, so the cache that sees upgrade-1 so has seen it too).
+    const routing = new KubeClient(kubeConfig, { fieldManager: 'postgres-operator-routing' });
+    for (const [pod, role] of [
+      ['upgrade-2', 'replica'],
+      ['upgrade-1', 'replica'],
+    ] as const) {
+      const current = await client.get(builtin.pods, pod, namespace);
+      await routing.apply(builtin.pods, {
+        metadata: {
+          name: pod,
+          namespace,
+          labels: { 'postgres.homeostat.dev/role': role },
+          annotations: {
+            'postgres.homeostat.dev/instance-role':
+              current.metadata?.annotations?.['postgres.homeostat.dev/instance-role'] ?? role,
+          },
+        },
+      });
+    }
+    routing.close();
+    await waitUntil(
+      'upgrade-1 routed during the operation',
+      async () => (await labels('upgrade-1'))?.['postgres.homeostat.dev/routed'] === 'true',
+      poll,
+    );
+    expect((await get('upgrade')).status?.operation?.step).toBe('reinstating');
+    expect(await labels('upgrade-1')).toMatchObject({ 'postgres.homeostat.dev/role': 'replica' });
+    // The fenced one is left to the operation: no `routed`, so -r does not send reads to it.
+    await new Promise((r) => setTimeout(r, 1500)); // five probe intervals: five reconciles
+    expect((await labels('upgrade-2'))?.['postgres.homeostat.dev/routed']).toBeUndefined();
+    await client.delete(postgresClusters, 'upgrade', namespace);
+  });
+
   it('writes an app Secret a client can connect with, and no password anywhere else', async () => {
     const app = await secretData('alpha-app');
     expect(app).toMatchObject({
