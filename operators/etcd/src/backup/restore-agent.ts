@@ -3,12 +3,15 @@
 // run again (init containers run again when a pod's sandbox is made again):
 //   fetch   download the snapshot into the member's volume, checking its sha256 trailer (and the
 //           recorded sha256) on the way; kept once verified, so a rerun needs no download. Clears
-//           the staging directory etcdutl restores into (etcdutl refuses a non-empty one).
+//           the staging directory etcdutl restores into (etcdutl refuses a non-empty one). When
+//           the member already has data it fetches nothing (and, with no snapshot left, gives
+//           etcdutl a stand-in made from the member's own database, discarded by finish).
 //   (etcdutl snapshot restore <snapshot> --data-dir=<staging>, in the etcd image)
 //   finish  move the staging directory to etcd's data directory, unless the member already has
 //           data (a rerun after the member has run: its data is newer than the backup).
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
@@ -121,13 +124,57 @@ export async function skipFetchForMemberData(
   if (!hasMemberData(paths.dataDir)) return false;
   await rm(stagingDir(paths), { recursive: true, force: true });
   log(`${paths.dataDir} already holds member data; no backup fetched`);
+  if (!existsSync(snapshotFile(paths))) await placeStandInSnapshot(paths, log);
   return true;
+}
+
+/** Marks `snapshotFile` as a stand-in, which `finishRestore` deletes. */
+const standInMarker = (paths: RestorePaths) => `${snapshotFile(paths)}.stand-in`;
+
+/**
+ * Member data and no snapshot (a volume whose data came from elsewhere, or whose snapshot was
+ * deleted by hand): etcdutl, the next init container, runs in the distroless etcd image with fixed
+ * arguments and fails on a missing file. It is given the member's own database as a snapshot
+ * (the bbolt file followed by its sha256, etcd's snapshot format); what it restores is discarded
+ * by `finishRestore`, which never replaces member data, and so is the stand-in.
+ */
+async function placeStandInSnapshot(paths: RestorePaths, log: (line: string) => void): Promise<void> {
+  const database = join(paths.dataDir, 'member', 'snap', 'db');
+  if (!existsSync(database)) {
+    log(`${database} missing: no stand-in snapshot for etcdutl`);
+    return;
+  }
+  await mkdir(paths.workDir, { recursive: true, mode: 0o700 });
+  await writeFile(standInMarker(paths), '');
+  const target = snapshotFile(paths);
+  const partial = `${target}.partial`;
+  const hash = createHash('sha256');
+  const check = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      hash.update(chunk);
+      done(null, chunk);
+    },
+    flush(done) {
+      done(null, hash.digest());
+    },
+  });
+  try {
+    await pipeline(createReadStream(database), check, createWriteStream(partial, { mode: 0o600 }));
+    await rename(partial, target);
+  } finally {
+    await rm(partial, { force: true });
+  }
+  log(`${target}: a stand-in from the member's own database, for etcdutl; discarded after`);
 }
 
 /** Step 3: etcdutl's result becomes etcd's data directory, unless the member already has data. */
 export async function finishRestore(paths: RestorePaths, log: (line: string) => void): Promise<void> {
   if (hasMemberData(paths.dataDir)) {
     log(`${paths.dataDir} already holds member data; the restored copy is discarded`);
+    if (existsSync(standInMarker(paths))) {
+      await rm(snapshotFile(paths), { force: true });
+      await rm(standInMarker(paths), { force: true });
+    }
   } else {
     await rm(paths.dataDir, { recursive: true, force: true });
     await rename(stagingDir(paths), paths.dataDir);

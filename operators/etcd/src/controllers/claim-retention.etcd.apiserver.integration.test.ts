@@ -23,6 +23,7 @@ import {
   startTestOperator,
 } from '../test-support/etcd-cluster-fixtures.ts';
 import { collectGarbage } from '../test-support/garbage-collector.ts';
+import { memberIdAnnotation, memberLabels } from './cluster-names.ts';
 import { expectKeyspaceOnEveryMember, writeKeys } from '../test-support/keyspace.ts';
 import { loopbackAddressing } from '../test-support/loopback-addressing.ts';
 import { MemberPodRunner } from '../test-support/member-pod-runner.ts';
@@ -207,5 +208,48 @@ describe('storage.retention on a real kube-apiserver with real etcd members', ()
     const fresh = await waitForVoters('gone', 1);
     expect(fresh.status?.clusterId).not.toBe(cluster.status?.clusterId);
     await expectKeyspaceOnEveryMember(await connectionTo(fresh, 1), await clientUrls(fresh, 1), new Map());
+  });
+
+  it('Retain with bootstrap.fromBackup over retained claims: refused, nothing made, one Event', async () => {
+    // What an EtcdCluster named restored, deleted under Retain, leaves: its members' claims,
+    // labelled for the name, owned by nothing.
+    const names = ['restored-0', 'restored-1', 'restored-2'];
+    for (const member of names) {
+      await client.create(builtin.persistentVolumeClaims, {
+        metadata: {
+          name: `${member}-data`,
+          namespace,
+          labels: memberLabels('restored', member),
+          annotations: { [memberIdAnnotation]: '1234abcd' },
+        },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+      });
+    }
+    await createEtcdCluster(client, 'restored', namespace, {
+      size: 3,
+      storage: { size: '1Gi', retention: 'Retain' },
+      bootstrap: { fromBackup: { backupName: 'before-the-incident' } },
+    });
+    await waitUntil(
+      'restored Degraded: RetainedClaimsConflict',
+      async () => conditionOf(await get('restored'), 'Degraded')?.reason === 'RetainedClaimsConflict',
+      poll,
+    );
+    const message = conditionOf(await get('restored'), 'Degraded')?.message ?? '';
+    expect(message).toContain('restored-1-data, restored-2-data');
+    expect(message).toContain(
+      'bootstrap.fromBackup would be ignored: delete the claims to restore the backup',
+    );
+    // A few more rounds' worth of time: still no member pod, and the Warning said once.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const pods = await client.list(builtin.pods, {
+      namespace,
+      labelSelector: 'app.kubernetes.io/instance=restored',
+    });
+    expect(pods.items).toEqual([]);
+    const events = await eventsAbout(client, namespace, 'restored', 'RetainedClaimsConflict');
+    expect(events.map((e) => [e.type, e.note])).toEqual([['Warning', message]]);
+    // The claims are left as they were: the user decides.
+    expect((await claimsOf('restored')).map((c) => c.metadata?.ownerReferences ?? [])).toEqual([[], [], []]);
   });
 });

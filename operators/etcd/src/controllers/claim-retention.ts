@@ -45,3 +45,27 @@ export function memberOfClaim(cluster: EtcdCluster, claim: V1PersistentVolumeCla
   const member = claim.metadata?.labels?.[memberLabel];
   return member !== undefined && ordinalOf(nameOf(cluster), member) !== undefined ? member : undefined;
 }
+
+/**
+ * The member claims of `cluster`'s name that an earlier EtcdCluster of that name retained, judged
+ * before this cluster has an etcd cluster ID: a member other than the first has no claim yet in a
+ * new cluster (the first answers alone before any other is added, ADR 0301), and no claim this
+ * cluster made is older than the cluster itself. Sorted by name.
+ */
+export function retainedClaimNames(
+  cluster: EtcdCluster,
+  claims: readonly V1PersistentVolumeClaim[],
+): string[] {
+  const created = cluster.metadata?.creationTimestamp;
+  const since = created === undefined ? undefined : new Date(created).getTime();
+  return claims
+    .filter((claim) => {
+      const member = memberOfClaim(cluster, claim);
+      if (member === undefined) return false;
+      if ((ordinalOf(nameOf(cluster), member) ?? 0) > 0) return true;
+      const made = claim.metadata?.creationTimestamp;
+      return since !== undefined && made !== undefined && new Date(made).getTime() < since;
+    })
+    .map((claim) => claim.metadata?.name ?? '')
+    .sort();
+}

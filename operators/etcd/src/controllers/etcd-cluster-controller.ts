@@ -47,7 +47,7 @@ import {
 import { clusterStatus, type Problem } from './cluster-status.ts';
 import { clientCredentials, ensureGeneratedTls } from './cluster-tls.ts';
 import { claimMemberId } from './desired-member-claim.ts';
-import { claimOwnersToWrite, heldByAnother, memberOfClaim } from './claim-retention.ts';
+import { claimOwnersToWrite, heldByAnother, memberOfClaim, retainedClaimNames } from './claim-retention.ts';
 import { desiredPodDisruptionBudget } from './desired-pdb.ts';
 import { desiredClientService, desiredPeerService } from './desired-services.ts';
 import {
@@ -217,6 +217,24 @@ function hasRetainedMembers(cluster: EtcdCluster, owned: OwnedObjects): boolean 
   return owned
     .claimsOf(cluster)
     .some((c) => (ordinalOf(nameOf(cluster), memberOfClaim(cluster, c) ?? '') ?? 0) > 0);
+}
+
+/**
+ * A cluster to be restored from bootstrap.fromBackup over claims an earlier EtcdCluster of its name
+ * retained: its members would restart on that cluster's data (the backup never read), or the first
+ * member's restore would find its data and no snapshot. Neither is what was asked: nothing is made
+ * until the claims are deleted (the claims are watched: the backup is then restored), or the
+ * EtcdCluster is created again without fromBackup, which is fixed at creation (the members then
+ * resume on their data, ADR 0306).
+ */
+function assertNoRetainedClaims(cluster: EtcdCluster, owned: OwnedObjects): void {
+  const retained = retainedClaimNames(cluster, owned.claimsOf(cluster));
+  if (retained.length === 0) return;
+  throw new Refusal(
+    'RetainedClaimsConflict',
+    `retained member claims ${retained.join(', ')} hold a previous cluster's data; bootstrap.fromBackup would be ignored: delete the claims to restore the backup, or create the EtcdCluster again without bootstrap.fromBackup (fixed at creation) to resume on the retained data`,
+    { permanent: true },
+  );
 }
 
 /** Reads etcd through every member that has a pod; undefined (with why) when none answers. */
@@ -635,9 +653,12 @@ export function addEtcdClusterController(
         }
         if (!cluster.spec.paused && !recovery?.inCharge) {
           if (observed.health) step = await convergeMembers(round, observed.health);
-          else if (!cluster.status?.clusterId && !hasRetainedMembers(cluster, owned))
-            await seed(round, options.operatorImage ?? defaultOperatorImage);
-          else await restartMembers(round);
+          else if (cluster.status?.clusterId) await restartMembers(round);
+          else {
+            if (cluster.spec.bootstrap?.fromBackup) assertNoRetainedClaims(cluster, owned);
+            if (hasRetainedMembers(cluster, owned)) await restartMembers(round);
+            else await seed(round, options.operatorImage ?? defaultOperatorImage);
+          }
           if (step?.kind === 'converged' && observed.health)
             upgrade = await upgradeMembers(round, observed.health);
           if (upgrade?.kind === 'at-version' && observed.health) await maintain(round, observed.health);
