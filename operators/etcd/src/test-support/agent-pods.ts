@@ -36,6 +36,11 @@ export class AgentPods {
   }
 
   /** Runs the pod's container once to its end and reports it; `mounts` maps mount paths to directories. */
+  /** Whether the agent of pod `uid` has run (an agent pod runs once, to completion). */
+  ran(uid: string): boolean {
+    return this.#done.has(uid);
+  }
+
   async run(uid: string, pod: V1Pod, mounts: ReadonlyMap<string, string>): Promise<void> {
     if (this.#done.has(uid)) return;
     this.#done.add(uid);

@@ -140,31 +140,38 @@ export class MemberPodRunner {
       }
     }
     for (const [uid, pod] of live) {
-      if (isAgentPod(pod)) {
-        await this.#agents.run(uid, pod, await this.#agentMounts(uid, pod));
-        continue;
-      }
-      const running = this.#running.get(uid);
-      if (!running) await this.#startPod(uid, pod);
-      else if (podImage(pod) !== running.image) {
-        await running.process.stop(2000);
-        // The kubelet reports a restarting container not Ready until its probe passes again.
-        await this.#setReady(running, false);
-        running.image = podImage(pod);
-        running.restarts++;
-        running.ready = undefined;
-        running.process = this.#spawn(running.pod, running.args, running.image);
-        running.startedAt = new Date().toISOString();
-      } else if (!running.process.isRunning()) {
-        running.restarts++;
-        running.ready = undefined;
-        running.process = this.#spawn(running.pod, running.args, running.image);
-        running.startedAt = new Date().toISOString();
-      }
+      // One pod that cannot run (an agent whose Secret is gone) waits for the next sync without
+      // holding the others back, as the kubelet works on each pod apart.
+      await this.#syncPod(uid, pod).catch(() => undefined);
     }
     await this.#refreshSecretVolumes(live);
     await Promise.all([...this.#running.values()].map((r) => this.#reportReadiness(r)));
     await this.#releaseClaims(claims.items, [...live.values()]);
+  }
+
+  async #syncPod(uid: string, pod: V1Pod): Promise<void> {
+    if (isAgentPod(pod)) {
+      // A finished agent's Secrets are not read again (they may be gone by now).
+      if (!this.#agents.ran(uid)) await this.#agents.run(uid, pod, await this.#agentMounts(uid, pod));
+      return;
+    }
+    const running = this.#running.get(uid);
+    if (!running) await this.#startPod(uid, pod);
+    else if (podImage(pod) !== running.image) {
+      await running.process.stop(2000);
+      // The kubelet reports a restarting container not Ready until its probe passes again.
+      await this.#setReady(running, false);
+      running.image = podImage(pod);
+      running.restarts++;
+      running.ready = undefined;
+      running.process = this.#spawn(running.pod, running.args, running.image);
+      running.startedAt = new Date().toISOString();
+    } else if (!running.process.isRunning()) {
+      running.restarts++;
+      running.ready = undefined;
+      running.process = this.#spawn(running.pod, running.args, running.image);
+      running.startedAt = new Date().toISOString();
+    }
   }
 
   /** Mount path → directory of an agent pod's claim and Secrets. */
