@@ -9,6 +9,7 @@ import { settledState, type FailoverState, type FailoverStateStore } from '../fa
 import type { InstanceStatus } from '../observe.ts';
 import { perform, type EngineWorld } from '../perform.ts';
 import { chooseRetainedPrimary, positionsOf } from '../retained-primary.ts';
+import { desiredSynchronousStandbyNames, type SynchronousReplication } from '../synchronous.ts';
 
 export interface AdoptionTurn {
   readonly state: FailoverState | undefined;
@@ -23,13 +24,16 @@ const samePositions = (a: ReadonlyMap<string, string>, b: ReadonlyMap<string, st
   a.size === b.size && [...a].every(([name, position]) => b.get(name) === position);
 
 /**
- * One turn of the adoption. `settleMs`: how long the retained standbys' positions must hold still
- * before the choice: a standby still replaying its own WAL reports less than it holds.
+ * One turn of the adoption. `synchronous`: the cluster's synchronous replication, which the new
+ * primary has from its first commit (under `required` a write waits for a standby, as after any
+ * failover). `settleMs`: how long the retained standbys' positions must hold still before the
+ * choice: a standby still replaying its own WAL reports less than it holds.
  */
 export async function adoptRetained(
   world: EngineWorld,
   store: FailoverStateStore,
   retained: readonly string[],
+  synchronous: SynchronousReplication | undefined,
   settleMs = 1000,
 ): Promise<AdoptionTurn> {
   let observed = await observeAll(world);
@@ -45,7 +49,9 @@ export async function adoptRetained(
     if (again.instance !== primary || !samePositions(before, positionsOf(observed))) {
       return { state: undefined, observed, waiting: 'the retained standbys are still replaying their WAL' };
     }
-    await perform({ type: 'promote', instance: primary, synchronousStandbyNames: '' }, world);
+    const standbys = world.instances.map((i) => i.name).filter((name) => name !== primary);
+    const synchronousStandbyNames = desiredSynchronousStandbyNames(synchronous, standbys, new Set());
+    await perform({ type: 'promote', instance: primary, synchronousStandbyNames }, world);
     world.emit({
       type: 'promoted',
       instance: primary,

@@ -95,7 +95,8 @@ export async function runFailover(inputs: FailoverRunInputs): Promise<FailoverRu
 
   if (!inputs.state && inputs.retained.length) {
     // Created again on retained claims: the earlier primary is not known, the data decides.
-    const turn = await adoptRetained(world, store, inputs.retained);
+    const { synchronous } = policyOf(cluster, inputs.maxLagBytes, inputs.electionTimeoutMs);
+    const turn = await adoptRetained(world, store, inputs.retained, synchronous);
     return {
       state: turn.state,
       view: clusterView(turn.observed),
