@@ -15,16 +15,8 @@ interface Ports {
 /** Loopback addressing that remembers each member's ports for the life of the test file. */
 export function loopbackAddressing(): MemberAddressing {
   const allocated = new Map<string, Promise<Ports>>();
-  const taken = new Set<number>();
-  const port = async () => {
-    for (;;) {
-      const candidate = await freeLoopbackPort();
-      if (!taken.has(candidate)) {
-        taken.add(candidate);
-        return candidate;
-      }
-    }
-  };
+  // Each port is this process's alone until it ends (freeLoopbackPort reserves it).
+  const port = freeLoopbackPort;
   const portsOf = (cluster: EtcdCluster, member: string): Promise<Ports> => {
     const key = `${namespaceOf(cluster)}/${nameOf(cluster)}/${member}`;
     let ports = allocated.get(key);
