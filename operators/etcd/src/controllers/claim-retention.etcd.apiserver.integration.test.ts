@@ -3,70 +3,29 @@
 // claim; a stand-in for the garbage collector deletes what the deleted EtcdCluster owned, by the
 // owner references alone. Retain: the cluster deleted and created again (a GitOps replace) comes
 // back as the same etcd cluster with every key. Delete: the claims go with the cluster.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { installCrds, waitUntil } from '@homeostat/testing';
-import { sharedKubeConfig } from '@homeostat/testing/shared';
-import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
-import { memoryLogger } from '@homeostat/reconcile/testing';
-import { etcdBackupCrd } from '../api/etcd-backup-crd.ts';
-import { etcdClusterCrd } from '../api/etcd-cluster-crd.ts';
+import { describe, expect, it } from 'vitest';
+import { waitUntil } from '@homeostat/testing';
+import { builtin } from '@homeostat/reconcile';
 import { etcdClusters, type EtcdCluster } from '../api/etcd-cluster-types.ts';
 import type { EtcdConnection } from '../connection.ts';
-import {
-  conditionOf,
-  createEtcdCluster,
-  createTestNamespace,
-  eventsAbout,
-  startTestOperator,
-} from '../test-support/etcd-cluster-fixtures.ts';
+import { clusterConnection, waitForVoters as waitForVotersOf } from '../test-support/cluster-clients.ts';
+import { conditionOf, createEtcdCluster, eventsAbout } from '../test-support/etcd-cluster-fixtures.ts';
 import { collectGarbage } from '../test-support/garbage-collector.ts';
 import { memberIdAnnotation, memberLabels } from './cluster-names.ts';
 import { expectKeyspaceOnEveryMember, writeKeys } from '../test-support/keyspace.ts';
-import { loopbackAddressing } from '../test-support/loopback-addressing.ts';
-import { MemberPodRunner } from '../test-support/member-pod-runner.ts';
+import { useOperatorTestBed } from '../test-support/operator-test-bed.ts';
 
-const kubeConfig = sharedKubeConfig();
-const namespace = `etcd-retain-${process.pid}`;
-const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
-const poll = { timeoutMs: 90_000, intervalMs: 200 };
-const get = (name: string) => client.get(etcdClusters, name, namespace);
-const addressing = loopbackAddressing();
+const bed = useOperatorTestBed({ label: 'retain' });
+const { client, namespace, addressing, poll } = bed;
+const get = (name: string) => bed.cluster(name);
 
-async function clientUrls(cluster: EtcdCluster, size: number): Promise<string[]> {
-  const names = Array.from({ length: size }, (_, i) => `${cluster.metadata?.name ?? ''}-${i}`);
-  return Promise.all(names.map(async (n) => (await addressing.urls(cluster, n)).clientUrl));
-}
-
-async function connectionTo(cluster: EtcdCluster, size: number): Promise<EtcdConnection> {
-  const secret = await client.get(builtin.secrets, `${cluster.metadata?.name ?? ''}-client-tls`, namespace);
-  const file = (key: string) => Buffer.from(secret.data?.[key] ?? '', 'base64');
-  return {
-    endpoints: await clientUrls(cluster, size),
-    credentials: { rootCertificate: file('ca.crt'), certChain: file('tls.crt'), privateKey: file('tls.key') },
-  };
-}
-
-async function waitForVoters(name: string, size: number): Promise<EtcdCluster> {
-  await waitUntil(
-    `${name}: ${size} ready voting members, Running`,
-    async () => {
-      const cluster = await client.find(etcdClusters, name, namespace);
-      const status = cluster?.status;
-      const voters = status?.members?.filter((m) => m.role === 'Voter' && m.ready) ?? [];
-      return (
-        status?.phase === 'Running' &&
-        voters.length === size &&
-        status.members?.length === size &&
-        conditionOf(cluster, 'Progressing')?.reason === 'Converged'
-      );
-    },
-    poll,
-  );
-  return get(name);
-}
+const connectionTo = (cluster: EtcdCluster, size: number): Promise<EtcdConnection> =>
+  clusterConnection(client, addressing, cluster, size);
+const clientUrls = async (cluster: EtcdCluster, size: number) =>
+  (await connectionTo(cluster, size)).endpoints;
+/** Every member a ready voter and nothing left to do. */
+const waitForVoters = (name: string, size: number) =>
+  waitForVotersOf(client, namespace, name, size, poll, { converged: true });
 
 const claimsOf = async (name: string) =>
   (
@@ -89,43 +48,13 @@ async function deleteCluster(name: string): Promise<void> {
         namespace,
         labelSelector: `app.kubernetes.io/instance=${name}`,
       });
-      return pods.items.length === 0 && !runner.runningPods().some((p) => p.startsWith(`${name}-`));
+      return pods.items.length === 0 && !bed.runner.runningPods().some((p) => p.startsWith(`${name}-`));
     },
     poll,
   );
 }
 
-let runner: MemberPodRunner;
-
 describe('storage.retention on a real kube-apiserver with real etcd members', () => {
-  const { log, lines } = memoryLogger();
-  let manager: Manager | undefined;
-  let workDir: string;
-
-  beforeAll(async () => {
-    await installCrds(kubeConfig, [etcdClusterCrd, etcdBackupCrd]);
-    await createTestNamespace(client, namespace);
-    workDir = await mkdtemp(join(tmpdir(), 'homeostat-etcd-retain-'));
-    runner = new MemberPodRunner(client, namespace, workDir);
-    runner.start();
-    manager = await startTestOperator(kubeConfig, namespace, addressing, log);
-  });
-
-  afterEach(async (context) => {
-    if (context.task.result?.state !== 'fail') return;
-    const notable = lines.filter((l) => Number(l['level']) >= 40).slice(-20);
-    const kept = await client.find(etcdClusters, 'kept', namespace);
-    console.warn(JSON.stringify({ operatorLog: notable, status: kept?.status }, null, 1));
-  });
-
-  afterAll(async () => {
-    await manager?.stop();
-    await runner?.stop();
-    await client.delete(builtin.namespaces, namespace).catch(() => undefined);
-    client.close();
-    await rm(workDir, { recursive: true, force: true });
-  });
-
   it('Retain: deleted and created again with the same name, the cluster resumes with every key', async () => {
     await createEtcdCluster(client, 'kept', namespace, {
       size: 3,

@@ -3,41 +3,23 @@
 // a mounted Secret's files when the Secret changes, as the kubelet does), and a lost CA never
 // replaced silently under members that trust it. Real kube-apiserver, real etcd members for the
 // pods the operator makes, TLS on every client and peer connection.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import { connect } from 'node:tls';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { installCrds, waitUntil } from '@homeostat/testing';
-import { sharedKubeConfig } from '@homeostat/testing/shared';
-import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
-import { memoryLogger } from '@homeostat/reconcile/testing';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '@homeostat/testing';
+import { builtin } from '@homeostat/reconcile';
 import type { V1Secret } from '@kubernetes/client-node';
-import { etcdBackupCrd } from '../api/etcd-backup-crd.ts';
-import { etcdClusterCrd } from '../api/etcd-cluster-crd.ts';
-import { etcdClusters } from '../api/etcd-cluster-types.ts';
 import type { EtcdConnection } from '../connection.ts';
 import { clusterConnection, waitForVoters } from '../test-support/cluster-clients.ts';
-import {
-  conditionOf,
-  createEtcdCluster,
-  createTestNamespace,
-  eventsAbout,
-  startTestOperator,
-} from '../test-support/etcd-cluster-fixtures.ts';
+import { conditionOf, createEtcdCluster, eventsAbout } from '../test-support/etcd-cluster-fixtures.ts';
 import { expectKeyspaceOnEveryMember, readAll, writeKeys } from '../test-support/keyspace.ts';
-import { loopbackAddressing } from '../test-support/loopback-addressing.ts';
-import { MemberPodRunner } from '../test-support/member-pod-runner.ts';
+import { useOperatorTestBed } from '../test-support/operator-test-bed.ts';
 import { issueCertificate, notAfterOf } from '../tls/certificates.ts';
 import { caSecretName } from './cluster-names.ts';
 import { clusterCertificateRequests, renewBeforeDays } from './cluster-tls.ts';
 
-const kubeConfig = sharedKubeConfig();
-const namespace = `etcd-certificates-${process.pid}`;
-const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
-const poll = { timeoutMs: 120_000, intervalMs: 200 };
-const addressing = loopbackAddressing();
+const bed = useOperatorTestBed({ label: 'certificates', pollTimeoutMs: 120_000 });
+const { client, namespace, addressing, poll } = bed;
 const name = 'certs';
 const roles = ['server', 'peer', 'client'] as const;
 const secretOf = (role: (typeof roles)[number]) => `${name}-${role}-tls`;
@@ -75,24 +57,13 @@ const normal = (serial: string) => serial.toUpperCase().replace(/^0+/, '');
 const serialOf = (pem: string) => normal(new X509Certificate(pem).serialNumber);
 
 describe('generated certificates of a running EtcdCluster, on a real kube-apiserver', () => {
-  const { log, lines } = memoryLogger();
-  let manager: Manager | undefined;
-  let runner: MemberPodRunner;
-  let workDir: string;
   let connection: EtcdConnection;
   let written: Map<string, string>;
 
-  const cluster = () => client.get(etcdClusters, name, namespace);
+  const cluster = () => bed.cluster(name);
   const secret = (secretName: string) => client.get(builtin.secrets, secretName, namespace);
 
   beforeAll(async () => {
-    // The controller watches EtcdBackups too (disaster recovery reads them).
-    await installCrds(kubeConfig, [etcdClusterCrd, etcdBackupCrd]);
-    await createTestNamespace(client, namespace);
-    workDir = await mkdtemp(join(tmpdir(), 'homeostat-etcd-certificates-pods-'));
-    runner = new MemberPodRunner(client, namespace, workDir);
-    runner.start();
-    manager = await startTestOperator(kubeConfig, namespace, addressing, log);
     await createEtcdCluster(client, name, namespace, { size: 3, tls: { enabled: true } });
     connection = await clusterConnection(
       client,
@@ -102,20 +73,6 @@ describe('generated certificates of a running EtcdCluster, on a real kube-apiser
     );
     written = await writeKeys(connection, 'before/', 20);
   }, 300_000);
-
-  afterEach(async (context) => {
-    if (context.task.result?.state !== 'fail') return;
-    const notable = lines.filter((l) => Number(l['level']) >= 40).slice(-20);
-    console.warn(JSON.stringify({ operatorLog: notable, status: (await cluster()).status }, null, 1));
-  });
-
-  afterAll(async () => {
-    await manager?.stop();
-    await runner?.stop();
-    await client.delete(builtin.namespaces, namespace).catch(() => undefined);
-    client.close();
-    await rm(workDir, { recursive: true, force: true });
-  });
 
   it(
     'issues certificates about to expire again in place; members serve the new ones without a restart',

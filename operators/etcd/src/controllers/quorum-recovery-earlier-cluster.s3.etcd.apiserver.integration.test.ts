@@ -4,92 +4,37 @@
 // the garbage collector would) and created again under the same name; the new one loses its
 // quorum: the first one's backup, still there and sound, is skipped, and the recovery fails saying
 // why, with the surviving member untouched.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { installCrds, waitUntil } from '@homeostat/testing';
-import { sharedKubeConfig } from '@homeostat/testing/shared';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '@homeostat/testing';
 import { startS3Server, type S3TestServer } from '@homeostat/testing/s3';
-import { builtin, KubeClient, type KubeObject, type Manager } from '@homeostat/reconcile';
-import { memoryLogger } from '@homeostat/reconcile/testing';
-import { etcdBackupCrd } from '../api/etcd-backup-crd.ts';
+import { builtin } from '@homeostat/reconcile';
 import { etcdBackups } from '../api/etcd-backup-types.ts';
-import { etcdClusterCrd } from '../api/etcd-cluster-crd.ts';
 import { etcdClusters } from '../api/etcd-cluster-types.ts';
 import { clusterConnection, waitForVoters } from '../test-support/cluster-clients.ts';
-import {
-  conditionOf,
-  createEtcdCluster,
-  createTestNamespace,
-  eventsAbout,
-  startTestOperator,
-} from '../test-support/etcd-cluster-fixtures.ts';
+import { conditionOf, createEtcdCluster, eventsAbout } from '../test-support/etcd-cluster-fixtures.ts';
+import { collectGarbage } from '../test-support/garbage-collector.ts';
 import { writeKeys } from '../test-support/keyspace.ts';
-import { loopbackAddressing } from '../test-support/loopback-addressing.ts';
-import { MemberPodRunner } from '../test-support/member-pod-runner.ts';
+import { useOperatorTestBed } from '../test-support/operator-test-bed.ts';
 import { loseMembers, takeBackupOf, waitForClaimsGone } from '../test-support/recovery-fixtures.ts';
 import { s3Destination, type Destination } from '../test-support/s3-fixtures.ts';
-import { addEtcdBackupController } from './backup/etcd-backup-controller.ts';
-import { ownedKinds } from './owned-objects.ts';
 
-const kubeConfig = sharedKubeConfig();
-const namespace = `etcd-recovery-earlier-${process.pid}`;
-const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
-const poll = { timeoutMs: 120_000, intervalMs: 200 };
-const addressing = loopbackAddressing();
+const bed = useOperatorTestBed({ label: 'recovery-earlier', pollTimeoutMs: 120_000, backups: true });
+const { client, namespace, addressing, poll } = bed;
 const bucket = 'etcd-backups';
 const name = 'again';
 
 describe('recovery skips a backup of an earlier cluster of the same name, real etcd and S3, on a real kube-apiserver', () => {
-  const { log, lines } = memoryLogger();
-  let manager: Manager | undefined;
-  let runner: MemberPodRunner;
-  let workDir: string;
   let server: S3TestServer;
   let destination: Destination;
 
-  const cluster = () => client.get(etcdClusters, name, namespace);
-  const startOperator = async () => {
-    manager = await startTestOperator(kubeConfig, namespace, addressing, log, (m) => {
-      addEtcdBackupController(m, { addressing, etcdCallTimeoutMs: 2000, waitIntervalMs: 300 });
-    });
-  };
-
-  // What the garbage collector does once an owner is gone (the test control plane runs none).
-  const deleteOwnedBy = async (uid: string) => {
-    for (const kind of ownedKinds) {
-      const owned = (await client.list<KubeObject>(kind, { namespace })).items.filter((o) =>
-        o.metadata?.ownerReferences?.some((r) => r.uid === uid),
-      );
-      for (const o of owned) await client.delete(kind, o.metadata?.name ?? '', namespace);
-    }
-  };
-
+  const cluster = () => bed.cluster(name);
   beforeAll(async () => {
-    await installCrds(kubeConfig, [etcdClusterCrd, etcdBackupCrd]);
-    await createTestNamespace(client, namespace);
-    workDir = await mkdtemp(join(tmpdir(), 'homeostat-etcd-recovery-earlier-'));
     server = await startS3Server({ buckets: [bucket] });
     destination = await s3Destination(client, namespace, server, bucket, 'again/');
-    runner = new MemberPodRunner(client, namespace, workDir);
-    runner.start();
-    await startOperator();
-  });
-
-  afterEach(async (context) => {
-    if (context.task.result?.state !== 'fail') return;
-    const notable = lines.filter((l) => Number(l['level']) >= 40).slice(-20);
-    console.warn(JSON.stringify({ operatorLog: notable, status: (await cluster()).status }, null, 1));
   });
 
   afterAll(async () => {
-    await manager?.stop();
-    await runner?.stop();
     await server?.stop();
-    await client.delete(builtin.namespaces, namespace).catch(() => undefined);
-    client.close();
-    await rm(workDir, { recursive: true, force: true });
   });
 
   it(
@@ -110,7 +55,8 @@ describe('recovery skips a backup of an earlier cluster of the same name, real e
         async () => (await client.find(etcdClusters, name, namespace)) === undefined,
         poll,
       );
-      await deleteOwnedBy(earlier.metadata?.uid ?? '');
+      // What the garbage collector does once the owner is gone (the test control plane runs none).
+      await collectGarbage(client, namespace, earlier.metadata?.uid ?? '');
       await waitForClaimsGone(client, namespace, [`${name}-0`], poll);
 
       // The second cluster of the name, which loses a majority with its data.
@@ -120,12 +66,12 @@ describe('recovery skips a backup of an earlier cluster of the same name, real e
         recovery: { onQuorumLoss: 'RestoreNewestBackup', afterSeconds: 10 },
       });
       const before = await waitForVoters(client, namespace, name, 3, poll);
-      await manager?.stop();
+      await bed.stopOperator();
       const majority = [`${name}-1`, `${name}-2`];
       await loseMembers(client, namespace, majority, true);
       await waitForClaimsGone(client, namespace, majority, poll);
       const survivor = await client.get(builtin.pods, `${name}-0`, namespace);
-      await startOperator();
+      await bed.startOperator();
 
       await waitUntil(
         `${name}: the recovery chose a backup or found none`,

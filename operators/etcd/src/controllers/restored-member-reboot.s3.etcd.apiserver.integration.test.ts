@@ -3,39 +3,21 @@
 // again) and its pod deleted. Every side real: a real kube-apiserver, real etcd members run by the
 // stand-in kubelet (which runs init containers as the real agent and etcdutl, resolving Secret
 // references as the kubelet does), and a real S3-compatible server (versitygw).
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { DeleteObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { installCrds, waitUntil } from '@homeostat/testing';
-import { sharedKubeConfig } from '@homeostat/testing/shared';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '@homeostat/testing';
 import { startS3Server, type S3TestServer } from '@homeostat/testing/s3';
-import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
-import { memoryLogger } from '@homeostat/reconcile/testing';
+import { builtin } from '@homeostat/reconcile';
 import type { V1Pod } from '@kubernetes/client-node';
-import { etcdBackupCrd } from '../api/etcd-backup-crd.ts';
 import { etcdBackups } from '../api/etcd-backup-types.ts';
-import { etcdClusterCrd } from '../api/etcd-cluster-crd.ts';
-import { etcdClusters } from '../api/etcd-cluster-types.ts';
 import { clusterConnection, waitForVoters } from '../test-support/cluster-clients.ts';
-import {
-  createEtcdCluster,
-  createTestNamespace,
-  eventsAbout,
-  startTestOperator,
-} from '../test-support/etcd-cluster-fixtures.ts';
+import { createEtcdCluster, eventsAbout } from '../test-support/etcd-cluster-fixtures.ts';
 import { expectKeyspaceOnEveryMember, writeKeys } from '../test-support/keyspace.ts';
-import { loopbackAddressing } from '../test-support/loopback-addressing.ts';
-import { MemberPodRunner } from '../test-support/member-pod-runner.ts';
+import { useOperatorTestBed } from '../test-support/operator-test-bed.ts';
 import { s3Destination, testS3Client, type Destination } from '../test-support/s3-fixtures.ts';
-import { addEtcdBackupController } from './backup/etcd-backup-controller.ts';
 
-const kubeConfig = sharedKubeConfig();
-const namespace = `etcd-reboot-${process.pid}`;
-const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
-const poll = { timeoutMs: 90_000, intervalMs: 200 };
-const addressing = loopbackAddressing();
+const bed = useOperatorTestBed({ label: 'reboot', backups: true });
+const { client, namespace, addressing, poll } = bed;
 const bucket = 'etcd-backups';
 
 const isReady = (pod: V1Pod | undefined) =>
@@ -46,43 +28,19 @@ const secretRefs = (pod: V1Pod) =>
   );
 
 describe('a restored member after its backup and S3 Secret are gone, on real etcd and a real kube-apiserver', () => {
-  const { log, lines } = memoryLogger();
-  let manager: Manager | undefined;
-  let runner: MemberPodRunner;
-  let workDir: string;
   let server: S3TestServer;
   let s3: S3Client;
   let destination: Destination;
 
   beforeAll(async () => {
-    await installCrds(kubeConfig, [etcdClusterCrd, etcdBackupCrd]);
-    await createTestNamespace(client, namespace);
-    workDir = await mkdtemp(join(tmpdir(), 'homeostat-etcd-reboot-'));
     server = await startS3Server({ buckets: [bucket] });
     s3 = testS3Client(server);
     destination = await s3Destination(client, namespace, server, bucket, 'reboot/');
-    runner = new MemberPodRunner(client, namespace, workDir);
-    runner.start();
-    manager = await startTestOperator(kubeConfig, namespace, addressing, log, (m) => {
-      addEtcdBackupController(m, { addressing, etcdCallTimeoutMs: 2000, waitIntervalMs: 300 });
-    });
-  });
-
-  afterEach(async (context) => {
-    if (context.task.result?.state !== 'fail') return;
-    const notable = lines.filter((l) => Number(l['level']) >= 40).slice(-20);
-    const copy = await client.find(etcdClusters, 'copy', namespace);
-    console.warn(JSON.stringify({ operatorLog: notable, status: copy?.status }, null, 1));
   });
 
   afterAll(async () => {
-    await manager?.stop();
-    await runner?.stop();
     s3?.destroy();
     await server?.stop();
-    await client.delete(builtin.namespaces, namespace).catch(() => undefined);
-    client.close();
-    await rm(workDir, { recursive: true, force: true });
   });
 
   it('its pod is made again without the restore once the cluster is whole; it then survives a reboot and a deletion', async () => {
@@ -144,7 +102,7 @@ describe('a restored member after its backup and S3 Secret are gone, on real etc
       (await client.get(builtin.pods, 'copy-0', namespace)).status?.containerStatuses?.[0]?.state?.running
         ?.startedAt;
     const before = await startedAt();
-    runner.reboot('copy-0');
+    bed.runner.reboot('copy-0');
     await waitUntil(
       'copy-0 started again after the reboot, and Ready',
       async () => {

@@ -24,20 +24,31 @@ export async function clusterConnection(
   };
 }
 
-/** Waits until status shows `size` ready voting members and the phase Running; returns the cluster. */
+/**
+ * Waits until status shows `size` ready voting members and the phase Running (and, with
+ * `converged`, Progressing False/Converged: nothing left to do); returns the cluster.
+ */
 export async function waitForVoters(
   client: KubeClient,
   namespace: string,
   name: string,
   size: number,
   poll: { timeoutMs: number; intervalMs: number },
+  options: { converged?: boolean } = {},
 ): Promise<EtcdCluster> {
   await waitUntil(
-    `${name}: ${size} ready voting members, Running`,
+    `${name}: ${size} ready voting members, Running${options.converged ? ', converged' : ''}`,
     async () => {
-      const status = (await client.get(etcdClusters, name, namespace)).status;
+      const cluster = await client.find(etcdClusters, name, namespace);
+      const status = cluster?.status;
       const voters = status?.members?.filter((m) => m.role === 'Voter' && m.ready) ?? [];
-      return status?.phase === 'Running' && voters.length === size && status.members?.length === size;
+      const progressing = status?.conditions?.find((c) => c.type === 'Progressing');
+      return (
+        status?.phase === 'Running' &&
+        voters.length === size &&
+        status.members?.length === size &&
+        (!options.converged || progressing?.reason === 'Converged')
+      );
     },
     poll,
   );

@@ -3,55 +3,35 @@
 // (versitygw) with two buckets. A backup taken to the first bucket is restored into a new cluster
 // after the cluster's destination moved to the second, and a scheduled one written to the first is
 // deleted there by retention, not looked for in the second.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { installCrds, waitUntil } from '@homeostat/testing';
-import { sharedKubeConfig } from '@homeostat/testing/shared';
+import { waitUntil } from '@homeostat/testing';
 import { startS3Server, type S3TestServer } from '@homeostat/testing/s3';
-import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
-import { memoryLogger } from '@homeostat/reconcile/testing';
-import { etcdBackupCrd } from '../../api/etcd-backup-crd.ts';
 import { etcdBackups } from '../../api/etcd-backup-types.ts';
-import { etcdClusterCrd } from '../../api/etcd-cluster-crd.ts';
 import { etcdClusters } from '../../api/etcd-cluster-types.ts';
 import { clusterConnection, waitForVoters } from '../../test-support/cluster-clients.ts';
-import {
-  conditionOf,
-  createEtcdCluster,
-  createTestNamespace,
-  eventsAbout,
-  startTestOperator,
-} from '../../test-support/etcd-cluster-fixtures.ts';
+import { conditionOf, createEtcdCluster, eventsAbout } from '../../test-support/etcd-cluster-fixtures.ts';
 import { expectKeyspaceOnEveryMember, readAll, writeKeys } from '../../test-support/keyspace.ts';
-import { loopbackAddressing } from '../../test-support/loopback-addressing.ts';
-import { MemberPodRunner } from '../../test-support/member-pod-runner.ts';
+import { useOperatorTestBed } from '../../test-support/operator-test-bed.ts';
 import { takeBackupOf } from '../../test-support/recovery-fixtures.ts';
 import { objectKeys, s3Destination, testS3Client, type Destination } from '../../test-support/s3-fixtures.ts';
 import { ScheduleClock } from '../../test-support/schedule-clock.ts';
 import { addBackupScheduleController } from './backup-schedule-controller.ts';
-import { addEtcdBackupController } from './etcd-backup-controller.ts';
 
-const kubeConfig = sharedKubeConfig();
-const namespace = `etcd-backup-moved-${process.pid}`;
-const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
-const poll = { timeoutMs: 90_000, intervalMs: 200 };
-const addressing = loopbackAddressing();
+const clock = new ScheduleClock();
+const bed = useOperatorTestBed({
+  label: 'backup-moved',
+  backups: true,
+  addControllers: (m) => addBackupScheduleController(m, { now: clock.now }),
+});
+const { client, namespace, addressing, poll } = bed;
 const name = 'mover';
 
 describe('backups after the destination moved, real etcd and S3, on a real kube-apiserver', () => {
-  const { log, lines } = memoryLogger();
-  let manager: Manager | undefined;
-  let runner: MemberPodRunner;
-  let workDir: string;
   let server: S3TestServer;
   let s3: S3Client;
   let first: Destination;
   let second: Destination;
-  const clock = new ScheduleClock();
-
   const scheduledNames = async () =>
     (await client.list(etcdBackups, { namespace, labelSelector: 'etcd.homeostat.dev/scheduled=true' })).items
       .map((b) => b.metadata?.name ?? '')
@@ -59,19 +39,10 @@ describe('backups after the destination moved, real etcd and S3, on a real kube-
   const nextScheduledRun = (run: number) => clock.nextRun(client, namespace, name, run, poll);
 
   beforeAll(async () => {
-    await installCrds(kubeConfig, [etcdClusterCrd, etcdBackupCrd]);
-    await createTestNamespace(client, namespace);
-    workDir = await mkdtemp(join(tmpdir(), 'homeostat-etcd-backup-moved-'));
     server = await startS3Server({ buckets: ['backups-one', 'backups-two'] });
     s3 = testS3Client(server);
     first = await s3Destination(client, namespace, server, 'backups-one', 'one/');
     second = await s3Destination(client, namespace, server, 'backups-two', 'two/');
-    runner = new MemberPodRunner(client, namespace, workDir);
-    runner.start();
-    manager = await startTestOperator(kubeConfig, namespace, addressing, log, (m) => {
-      addEtcdBackupController(m, { addressing, etcdCallTimeoutMs: 2000, waitIntervalMs: 300 });
-      addBackupScheduleController(m, { now: clock.now });
-    });
     await createEtcdCluster(client, name, namespace, {
       size: 1,
       backup: { schedule: '*/5 * * * *', keep: 1, destination: first },
@@ -79,21 +50,9 @@ describe('backups after the destination moved, real etcd and S3, on a real kube-
     await waitForVoters(client, namespace, name, 1, poll);
   });
 
-  afterEach(async (context) => {
-    if (context.task.result?.state !== 'fail') return;
-    const notable = lines.filter((l) => Number(l['level']) >= 40).slice(-20);
-    const backups = (await client.list(etcdBackups, { namespace })).items.map((b) => b.status);
-    console.warn(JSON.stringify({ operatorLog: notable, backups }, null, 1));
-  });
-
   afterAll(async () => {
-    await manager?.stop();
-    await runner?.stop();
     s3?.destroy();
     await server?.stop();
-    await client.delete(builtin.namespaces, namespace).catch(() => undefined);
-    client.close();
-    await rm(workDir, { recursive: true, force: true });
   });
 
   it('restores a backup from where it was written after the cluster’s destination moved', async () => {

@@ -3,45 +3,29 @@
 // short-lived pods (MemberPodRunner). A status pointed at a file in a member's claim, or out of the
 // backup directory with "..", deletes nothing: the file stays, the EtcdBackup stays, no pod is made,
 // and a Warning Event says why.
-import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { installCrds, waitUntil } from '@homeostat/testing';
-import { sharedKubeConfig } from '@homeostat/testing/shared';
-import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
-import { memoryLogger } from '@homeostat/reconcile/testing';
-import { etcdBackupCrd } from '../../api/etcd-backup-crd.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '@homeostat/testing';
+import { builtin } from '@homeostat/reconcile';
 import { etcdBackups } from '../../api/etcd-backup-types.ts';
-import { etcdClusterCrd } from '../../api/etcd-cluster-crd.ts';
 import { waitForVoters } from '../../test-support/cluster-clients.ts';
-import {
-  createEtcdCluster,
-  createTestNamespace,
-  eventsAbout,
-  startTestOperator,
-} from '../../test-support/etcd-cluster-fixtures.ts';
-import { loopbackAddressing } from '../../test-support/loopback-addressing.ts';
-import { MemberPodRunner } from '../../test-support/member-pod-runner.ts';
+import { createEtcdCluster, eventsAbout } from '../../test-support/etcd-cluster-fixtures.ts';
+import { useOperatorTestBed } from '../../test-support/operator-test-bed.ts';
 import { ScheduleClock } from '../../test-support/schedule-clock.ts';
 import { addBackupScheduleController } from './backup-schedule-controller.ts';
 import { claimPrunePodName } from './claim-prune.ts';
-import { addEtcdBackupController } from './etcd-backup-controller.ts';
 
-const kubeConfig = sharedKubeConfig();
-const namespace = `etcd-prune-confined-${process.pid}`;
-const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
-const poll = { timeoutMs: 90_000, intervalMs: 200 };
-const addressing = loopbackAddressing();
+const clock = new ScheduleClock();
+const bed = useOperatorTestBed({
+  label: 'prune-confined',
+  backups: true,
+  addControllers: (m) => addBackupScheduleController(m, { now: clock.now, pruneIntervalMs: 300 }),
+});
+const { client, namespace, poll } = bed;
 const name = 'keeper';
 
 describe('retention confined to the backup’s own file, real etcd members, on a real kube-apiserver', () => {
-  const { log, lines } = memoryLogger();
-  let manager: Manager | undefined;
-  let runner: MemberPodRunner;
-  let workDir: string;
-  const clock = new ScheduleClock();
-
   const nextScheduledRun = (run: number) => clock.nextRun(client, namespace, name, run, poll);
   const refusalAbout = async (backup: string) =>
     (await eventsAbout(client, namespace, name, 'BackupPruneRefused')).find((e) =>
@@ -54,15 +38,6 @@ describe('retention confined to the backup’s own file, real etcd members, on a
     );
 
   beforeAll(async () => {
-    await installCrds(kubeConfig, [etcdClusterCrd, etcdBackupCrd]);
-    await createTestNamespace(client, namespace);
-    workDir = await mkdtemp(join(tmpdir(), 'homeostat-etcd-prune-confined-'));
-    runner = new MemberPodRunner(client, namespace, workDir);
-    runner.start();
-    manager = await startTestOperator(kubeConfig, namespace, addressing, log, (m) => {
-      addEtcdBackupController(m, { addressing, etcdCallTimeoutMs: 2000, waitIntervalMs: 300 });
-      addBackupScheduleController(m, { now: clock.now, pruneIntervalMs: 300 });
-    });
     await client.create(builtin.persistentVolumeClaims, {
       metadata: { name: 'keeper-backups', namespace },
       spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
@@ -78,28 +53,13 @@ describe('retention confined to the backup’s own file, real etcd members, on a
     await waitForVoters(client, namespace, name, 1, poll);
   });
 
-  afterEach(async (context) => {
-    if (context.task.result?.state !== 'fail') return;
-    const notable = lines.filter((l) => Number(l['level']) >= 40).slice(-20);
-    const backups = (await client.list(etcdBackups, { namespace })).items.map((b) => b.status);
-    console.warn(JSON.stringify({ operatorLog: notable, backups }, null, 1));
-  });
-
-  afterAll(async () => {
-    await manager?.stop();
-    await runner?.stop();
-    await client.delete(builtin.namespaces, namespace).catch(() => undefined);
-    client.close();
-    await rm(workDir, { recursive: true, force: true });
-  });
-
   it('refuses to delete a file its status points at in a member’s claim, or out of the directory', async () => {
     // A file in the member's own claim, next to its data, that a forged status names.
-    const memberVolume = runner.volumeDir(`${name}-0-data`);
+    const memberVolume = bed.runner.volumeDir(`${name}-0-data`);
     const victim = join(memberVolume, 'victim.db');
     await writeFile(victim, 'member data');
     const first = await nextScheduledRun(1);
-    const firstFile = join(runner.volumeDir('keeper-backups'), 'etcd', first.status?.key ?? '?');
+    const firstFile = join(bed.runner.volumeDir('keeper-backups'), 'etcd', first.status?.key ?? '?');
     expect(await exists(firstFile)).toBe(true);
     await client.patchStatus(etcdBackups, first.metadata?.name ?? '', namespace, {
       location: `pvc://${name}-0-data/victim.db`,
@@ -125,7 +85,7 @@ describe('retention confined to the backup’s own file, real etcd members, on a
     expect(await client.find(builtin.pods, claimPrunePodName(first), namespace)).toBeUndefined();
 
     // The same with a path that climbs out of the backup directory into the member's claim.
-    const secondFile = join(runner.volumeDir('keeper-backups'), 'etcd', second.status?.key ?? '?');
+    const secondFile = join(bed.runner.volumeDir('keeper-backups'), 'etcd', second.status?.key ?? '?');
     await client.patchStatus(etcdBackups, second.metadata?.name ?? '', namespace, {
       location: `pvc://keeper-backups/etcd/../../${name}-0-data/victim.db`,
       key: `../../${name}-0-data/victim.db`,
