@@ -7,6 +7,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { brokenLinks, headingAnchors, markdownLinks } from './markdown-links.ts';
+import { workHistoryReferences } from './work-history.ts';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -59,16 +60,51 @@ describe('markdown links', () => {
   });
 });
 
+describe('work-history references', () => {
+  it('finds numbered work periods and issue numbers in prose, also wrapped, not in code or ordinary words', () => {
+    const page = [
+      'Measured in session 4, then (issue #12) and issue 13.',
+      'A session can lower `synchronous_commit`; this wave of changes.',
+      '`session 7` in code',
+      '```',
+      'wave 6',
+      '```',
+      "The issue with a primary; sessions of PostgreSQL; controller-runtime's issue #1464; a wave",
+      '6 wrapped onto the next line.',
+    ].join('\n');
+    expect(workHistoryReferences(page).map((r) => [r.text, r.line])).toEqual([
+      ['session 4', 1],
+      ['issue #12', 1],
+      ['issue 13', 1],
+      ['this wave', 2],
+      ['wave 6', 7],
+    ]);
+  });
+});
+
+function repositoryPages(): string[] {
+  return execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*.md'], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+  })
+    .split('\n')
+    .filter((p) => p !== '' && !p.includes('node_modules/'));
+}
+
 describe("the repository's pages", () => {
   it('link only to pages, files, folders and headings inside the repository', () => {
-    const pages = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*.md'], {
-      cwd: repoRoot,
-      encoding: 'utf8',
-    })
-      .split('\n')
-      .filter((p) => p !== '' && !p.includes('node_modules/'));
+    const pages = repositoryPages();
     expect(pages.length).toBeGreaterThan(10);
     expect(brokenLinks(repoRoot, pages)).toEqual([]);
+  });
+
+  it('name no work period, wave or issue number a reader cannot follow', () => {
+    const found = repositoryPages().flatMap((page) =>
+      workHistoryReferences(readFileSync(join(repoRoot, page), 'utf8')).map(
+        (r) => `${page}:${r.line}: ${r.text}`,
+      ),
+    );
+    expect(found).toEqual([]);
   });
 });
 
