@@ -10,7 +10,6 @@ import { etcdClusters, type EtcdCluster } from '../api/etcd-cluster-types.ts';
 import type { EtcdConnection } from '../connection.ts';
 import { clusterConnection, waitForVoters as waitForVotersOf } from '../test-support/cluster-clients.ts';
 import { conditionOf, createEtcdCluster, eventsAbout } from '../test-support/etcd-cluster-fixtures.ts';
-import { collectGarbage } from '../test-support/garbage-collector.ts';
 import { memberIdAnnotation, memberLabels } from './cluster-names.ts';
 import { expectKeyspaceOnEveryMember, writeKeys } from '../test-support/keyspace.ts';
 import { useOperatorTestBed } from '../test-support/operator-test-bed.ts';
@@ -40,7 +39,7 @@ async function deleteCluster(name: string): Promise<void> {
   const uid = (await get(name)).metadata?.uid ?? '';
   await client.delete(etcdClusters, name, namespace);
   await waitUntil(`${name} gone`, async () => !(await client.find(etcdClusters, name, namespace)), poll);
-  await collectGarbage(client, namespace, uid);
+  await bed.collectGarbage(uid);
   await waitUntil(
     `the pods of ${name} gone and their etcd stopped`,
     async () => {
@@ -127,7 +126,7 @@ describe('storage.retention on a real kube-apiserver with real etcd members', ()
       poll,
     );
     expect(conditionOf(await get('gone'), 'Degraded')?.message).toContain('gone-0-data');
-    await collectGarbage(client, namespace, cluster.metadata?.uid ?? '');
+    await bed.collectGarbage(cluster.metadata?.uid ?? '');
     await waitUntil(
       'the old claim of gone deleted',
       async () => (await claimsOf('gone')).every((c) => c.metadata?.uid !== claim?.metadata?.uid),

@@ -12,7 +12,6 @@ import { etcdBackups } from '../api/etcd-backup-types.ts';
 import { etcdClusters } from '../api/etcd-cluster-types.ts';
 import { clusterConnection, waitForVoters } from '../test-support/cluster-clients.ts';
 import { conditionOf, createEtcdCluster, eventsAbout } from '../test-support/etcd-cluster-fixtures.ts';
-import { collectGarbage } from '../test-support/garbage-collector.ts';
 import { writeKeys } from '../test-support/keyspace.ts';
 import { useOperatorTestBed } from '../test-support/operator-test-bed.ts';
 import { loseMembers, takeBackupOf, waitForClaimsGone } from '../test-support/recovery-fixtures.ts';
@@ -56,7 +55,7 @@ describe('recovery skips a backup of an earlier cluster of the same name, real e
         poll,
       );
       // What the garbage collector does once the owner is gone (the test control plane runs none).
-      await collectGarbage(client, namespace, earlier.metadata?.uid ?? '');
+      await bed.collectGarbage(earlier.metadata?.uid ?? '');
       await waitForClaimsGone(client, namespace, [`${name}-0`], poll);
 
       // The second cluster of the name, which loses a majority with its data.

@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll } from 'vitest';
 import { installCrds } from '@homeostat/testing';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
 import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
-import { memoryLogger } from '@homeostat/reconcile/testing';
+import { GarbageCollectorStandIn, memoryLogger } from '@homeostat/reconcile/testing';
 import { etcdBackupCrd } from '../api/etcd-backup-crd.ts';
 import { etcdClusterCrd } from '../api/etcd-cluster-crd.ts';
 import { etcdBackups } from '../api/etcd-backup-types.ts';
@@ -38,6 +38,11 @@ export interface OperatorTestBed {
   stopOperator(): Promise<void>;
   /** Starts it again, as a new process would: empty caches, state read from the API server. */
   startOperator(): Promise<void>;
+  /**
+   * Lets the garbage collector (the test control plane runs none) act for the deleted owner
+   * `ownerUid`, from now until the file ends; returns what its first sweep deleted.
+   */
+  collectGarbage(ownerUid: string): Promise<string[]>;
 }
 
 export interface OperatorTestBedOptions {
@@ -60,6 +65,7 @@ export function useOperatorTestBed(options: OperatorTestBedOptions): OperatorTes
   let runner: MemberPodRunner | undefined;
   let manager: Manager | undefined;
   let workDir: string | undefined;
+  const garbageCollector = new GarbageCollectorStandIn(client, namespace);
   const bed: OperatorTestBed = {
     kubeConfig,
     client,
@@ -71,6 +77,7 @@ export function useOperatorTestBed(options: OperatorTestBedOptions): OperatorTes
       return runner;
     },
     cluster: (name) => client.get(etcdClusters, name, namespace),
+    collectGarbage: (ownerUid) => garbageCollector.collect(ownerUid),
     async stopOperator() {
       await manager?.stop();
       manager = undefined;
@@ -115,6 +122,7 @@ export function useOperatorTestBed(options: OperatorTestBedOptions): OperatorTes
   });
 
   afterAll(async () => {
+    await garbageCollector.stop();
     await manager?.stop();
     await runner?.stop();
     await client.delete(builtin.namespaces, namespace).catch(() => undefined);

@@ -2,12 +2,12 @@
 // from its claims with every row, writable, its application's credentials still good, whichever
 // instance was primary before. A real kube-apiserver + etcd, real PostgreSQL processes as the pods
 // (test-support/pod-processes.ts), whose data directories outlive the pods as a claim's volume
-// does. The test control plane runs no garbage collector: `collectGarbage` does what it does.
+// does. The test control plane runs no garbage collector: a stand-in does what it does.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '@homeostat/testing';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
-import { builtin, KubeClient, type KubeObject, type Manager, type ResourceType } from '@homeostat/reconcile';
-import { memoryLogger } from '@homeostat/reconcile/testing';
+import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
+import { GarbageCollectorStandIn, memoryLogger } from '@homeostat/reconcile/testing';
 import { postgresClusters } from '../api/postgres-cluster-types.ts';
 import { defaultConnectOptions, withConnection, type Credentials } from '../instance.ts';
 import { PodProcesses } from '../test-support/pod-processes.ts';
@@ -36,26 +36,9 @@ const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
 const { log, lines } = memoryLogger();
 const { get, events, slow } = clusterReader(client, namespace, cluster, lines);
 
-/** As the garbage collector does once the owner is gone: every object it controlled is deleted. */
-async function collectGarbage(ownerUid: string): Promise<void> {
-  const types: ResourceType<KubeObject>[] = [
-    builtin.pods,
-    builtin.persistentVolumeClaims,
-    builtin.secrets,
-    builtin.services,
-    builtin.podDisruptionBudgets,
-  ];
-  for (const type of types) {
-    for (const object of (await client.list(type, { namespace })).items) {
-      if (object.metadata?.ownerReferences?.some((r) => r.uid === ownerUid)) {
-        await client.delete(type, object.metadata.name ?? '', namespace);
-      }
-    }
-  }
-}
-
 describe('storage.retention Retain: real kube-apiserver, real PostgreSQL processes as pods', () => {
   const pods = new PodProcesses(client, namespace, cluster);
+  const garbageCollector = new GarbageCollectorStandIn(client, namespace);
   let manager: Manager;
 
   beforeAll(async () => {
@@ -67,6 +50,7 @@ describe('storage.retention Retain: real kube-apiserver, real PostgreSQL process
   });
 
   afterAll(async () => {
+    await garbageCollector.stop();
     await manager?.stop();
     await pods.stop();
     client.close();
@@ -96,7 +80,7 @@ describe('storage.retention Retain: real kube-apiserver, real PostgreSQL process
 
     const uid = (await get()).metadata?.uid ?? '';
     await client.delete(postgresClusters, cluster, namespace);
-    await collectGarbage(uid);
+    await garbageCollector.collect(uid);
     await waitUntil(
       'the pods gone, their processes stopped',
       async () =>
