@@ -7,6 +7,7 @@
 // backups never loads its modules (several MB of code, tens of MB of heap).
 import { Readable } from 'node:stream';
 import type * as S3Sdk from '@aws-sdk/client-s3';
+import { s3CallError } from './s3-failure.ts';
 import type { BackupRecord, SnapshotSink, SnapshotUpload } from './snapshot-sink.ts';
 
 /** Where and how to reach a bucket; credentials come from a Secret and never reach logs or status. */
@@ -61,10 +62,20 @@ export async function openS3Store(target: S3Target): Promise<SnapshotStore> {
   });
   const Bucket = target.bucket;
   const keyOf = (name: string) => `${target.prefix ?? ''}${name}`;
+  /** Every call goes through here: a failure says what the client knows, never the server's text (s3-failure.ts). */
+  const call = async <T>(operation: string, Key: string, send: () => Promise<T>): Promise<T> => {
+    try {
+      return await send();
+    } catch (error) {
+      throw s3CallError(operation, `s3://${Bucket}/${Key}`, error);
+    }
+  };
 
   async function create(name: string): Promise<SnapshotUpload> {
     const Key = keyOf(name);
-    const started = await client.send(new s3.CreateMultipartUploadCommand({ Bucket, Key }));
+    const started = await call('CreateMultipartUpload', Key, () =>
+      client.send(new s3.CreateMultipartUploadCommand({ Bucket, Key })),
+    );
     const UploadId = started.UploadId ?? '';
     const parts: { ETag: string; PartNumber: number }[] = [];
     let pending: Uint8Array[] = [];
@@ -75,7 +86,9 @@ export async function openS3Store(target: S3Target): Promise<SnapshotStore> {
       pending = [];
       pendingBytes = 0;
       const PartNumber = parts.length + 1;
-      const answer = await client.send(new s3.UploadPartCommand({ Bucket, Key, UploadId, PartNumber, Body }));
+      const answer = await call(`UploadPart ${PartNumber}`, Key, () =>
+        client.send(new s3.UploadPartCommand({ Bucket, Key, UploadId, PartNumber, Body })),
+      );
       parts.push({ ETag: answer.ETag ?? '', PartNumber });
     };
     return {
@@ -91,17 +104,26 @@ export async function openS3Store(target: S3Target): Promise<SnapshotStore> {
       async flush() {},
       async commit(record: Omit<BackupRecord, 'location'>) {
         await sendPart();
-        await client.send(
-          new s3.CompleteMultipartUploadCommand({ Bucket, Key, UploadId, MultipartUpload: { Parts: parts } }),
+        await call('CompleteMultipartUpload', Key, () =>
+          client.send(
+            new s3.CompleteMultipartUploadCommand({
+              Bucket,
+              Key,
+              UploadId,
+              MultipartUpload: { Parts: parts },
+            }),
+          ),
         );
         const location = `s3://${Bucket}/${Key}`;
-        await client.send(
-          new s3.PutObjectCommand({
-            Bucket,
-            Key: `${Key}.json`,
-            Body: `${JSON.stringify({ location, ...record }, null, 2)}\n`,
-            ContentType: 'application/json',
-          }),
+        await call('PutObject', `${Key}.json`, () =>
+          client.send(
+            new s3.PutObjectCommand({
+              Bucket,
+              Key: `${Key}.json`,
+              Body: `${JSON.stringify({ location, ...record }, null, 2)}\n`,
+              ContentType: 'application/json',
+            }),
+          ),
         );
         return location;
       },
@@ -118,20 +140,28 @@ export async function openS3Store(target: S3Target): Promise<SnapshotStore> {
     keyOf,
     locationOf: (name) => `s3://${Bucket}/${keyOf(name)}`,
     async read(Key) {
-      const answer = await client.send(new s3.GetObjectCommand({ Bucket, Key }));
+      const answer = await call('GetObject', Key, () =>
+        client.send(new s3.GetObjectCommand({ Bucket, Key })),
+      );
       // In Node the SDK answers with a Readable (typed as a union of every runtime's streams).
       if (!(answer.Body instanceof Readable)) throw new Error(`s3://${Bucket}/${Key}: no readable body`);
       return answer.Body;
     },
     async delete(Key) {
-      await client.send(new s3.DeleteObjectCommand({ Bucket, Key }));
-      await client.send(new s3.DeleteObjectCommand({ Bucket, Key: `${Key}.json` }));
+      await call('DeleteObject', Key, () => client.send(new s3.DeleteObjectCommand({ Bucket, Key })));
+      await call('DeleteObject', `${Key}.json`, () =>
+        client.send(new s3.DeleteObjectCommand({ Bucket, Key: `${Key}.json` })),
+      );
     },
     async abortUnfinished(Key) {
-      const listed = await client.send(new s3.ListMultipartUploadsCommand({ Bucket, Prefix: Key }));
+      const listed = await call('ListMultipartUploads', Key, () =>
+        client.send(new s3.ListMultipartUploadsCommand({ Bucket, Prefix: Key })),
+      );
       const mine = (listed.Uploads ?? []).filter((u) => u.Key === Key && u.UploadId);
       for (const upload of mine) {
-        await client.send(new s3.AbortMultipartUploadCommand({ Bucket, Key, UploadId: upload.UploadId }));
+        await call('AbortMultipartUpload', Key, () =>
+          client.send(new s3.AbortMultipartUploadCommand({ Bucket, Key, UploadId: upload.UploadId })),
+        );
       }
       return mine.length;
     },

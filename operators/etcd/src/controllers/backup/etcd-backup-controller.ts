@@ -23,6 +23,7 @@ import { etcdClusters, type EtcdCluster } from '../../api/etcd-cluster-types.ts'
 import { takeBackup } from '../../backup/take-backup.ts';
 import type { EtcdConnection } from '../../connection.ts';
 import { EtcdEngineError, messageOf } from '../../errors.ts';
+import { S3CallError } from '../../backup/s3-failure.ts';
 import { defaultOperatorImage, namespaceOf } from '../cluster-names.ts';
 import { clientCredentials } from '../cluster-tls.ts';
 import type { MemberAddressing } from '../member-addressing.ts';
@@ -297,6 +298,8 @@ async function take(
       record = await takeBackup(connection, store, { name });
     } catch (error) {
       if (error instanceof EtcdEngineError) throw new BackupFailure(error.reason, error.message);
+      // An S3 call's failure names its object already, and repeats nothing the endpoint said.
+      if (error instanceof S3CallError) throw new BackupFailure('UploadFailed', error.message);
       throw new BackupFailure('UploadFailed', `${store.locationOf(name)}: ${messageOf(error)}`);
     }
     await recordSuccess(ctx, backup, { ...record, ...originOf(cluster, destination), key: name, startedAt });
