@@ -9,6 +9,8 @@ export interface TcpProxy {
   cut(): void;
   /** Keeps connections open but forwards nothing (a black hole); resume() lets data flow again. */
   stall(): void;
+  /** Keeps connections open and holds every byte back until resume() delivers them (a route that stops, then recovers). */
+  hold(): void;
   /** Black-holes the connections open now, for good; new connections forward normally. */
   blackholeOpenConnections(): void;
   /** Back to normal forwarding. */
@@ -23,7 +25,9 @@ export interface TcpProxy {
 /** Starts a proxy on a free 127.0.0.1 port that forwards to `targetPort` on `targetHost`. */
 export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'): Promise<TcpProxy> {
   let target = { port: targetPort, host: targetHost };
-  let mode: 'forward' | 'cut' | 'stall' = 'forward';
+  let mode: 'forward' | 'cut' | 'stall' | 'hold' = 'forward';
+  // Bytes held back while in 'hold', in the order they came, with the socket each is for.
+  const held: [Socket, Buffer][] = [];
   let connections = 0;
   const pairs = new Set<[Socket, Socket]>();
   const blackholed = new WeakSet<Socket>();
@@ -39,7 +43,9 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
     const forward = (from: Socket, to: Socket) =>
       from.on('data', (chunk: Buffer) => {
         // While stalled, bytes are swallowed, as a dead route would.
-        if (mode === 'forward' && !blackholed.has(from)) to.write(chunk);
+        if (blackholed.has(from)) return;
+        if (mode === 'forward') to.write(chunk);
+        else if (mode === 'hold') held.push([to, chunk]);
       });
     forward(client, upstream);
     forward(upstream, client);
@@ -76,6 +82,9 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
     stall() {
       mode = 'stall';
     },
+    hold() {
+      mode = 'hold';
+    },
     blackholeOpenConnections() {
       for (const [client, upstream] of pairs) {
         blackholed.add(client);
@@ -84,6 +93,7 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
     },
     resume() {
       mode = 'forward';
+      for (const [to, chunk] of held.splice(0)) if (!to.destroyed) to.write(chunk);
     },
     async close() {
       for (const [client, upstream] of pairs) {

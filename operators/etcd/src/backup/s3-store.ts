@@ -71,10 +71,12 @@ export async function openS3Store(target: S3Target): Promise<SnapshotStore> {
     }
   };
 
-  async function create(name: string): Promise<SnapshotUpload> {
+  async function create(name: string, options: { signal?: AbortSignal } = {}): Promise<SnapshotUpload> {
     const Key = keyOf(name);
+    // Every call of this upload stops when the signal aborts, a request already on the wire too.
+    const sendOptions = options.signal ? { abortSignal: options.signal } : {};
     const started = await call('CreateMultipartUpload', Key, () =>
-      client.send(new s3.CreateMultipartUploadCommand({ Bucket, Key })),
+      client.send(new s3.CreateMultipartUploadCommand({ Bucket, Key }), sendOptions),
     );
     const UploadId = started.UploadId ?? '';
     const parts: { ETag: string; PartNumber: number }[] = [];
@@ -87,7 +89,7 @@ export async function openS3Store(target: S3Target): Promise<SnapshotStore> {
       pendingBytes = 0;
       const PartNumber = parts.length + 1;
       const answer = await call(`UploadPart ${PartNumber}`, Key, () =>
-        client.send(new s3.UploadPartCommand({ Bucket, Key, UploadId, PartNumber, Body })),
+        client.send(new s3.UploadPartCommand({ Bucket, Key, UploadId, PartNumber, Body }), sendOptions),
       );
       parts.push({ ETag: answer.ETag ?? '', PartNumber });
     };
@@ -112,6 +114,7 @@ export async function openS3Store(target: S3Target): Promise<SnapshotStore> {
               UploadId,
               MultipartUpload: { Parts: parts },
             }),
+            sendOptions,
           ),
         );
         const location = `s3://${Bucket}/${Key}`;
@@ -123,6 +126,7 @@ export async function openS3Store(target: S3Target): Promise<SnapshotStore> {
               Body: `${JSON.stringify({ location, ...record }, null, 2)}\n`,
               ContentType: 'application/json',
             }),
+            sendOptions,
           ),
         );
         return location;

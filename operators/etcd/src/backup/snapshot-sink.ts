@@ -21,8 +21,11 @@ export interface BackupRecord {
 
 /** Where snapshots go. The engine writes bytes in order and commits only a verified snapshot. */
 export interface SnapshotSink {
-  /** Starts a new snapshot object called `name`, invisible to readers until committed. */
-  create(name: string): Promise<SnapshotUpload>;
+  /**
+   * Starts a new snapshot object called `name`, invisible to readers until committed. With
+   * `signal`, the upload's own calls stop when it aborts (a deposed leader writes nothing more).
+   */
+  create(name: string, options?: { signal?: AbortSignal }): Promise<SnapshotUpload>;
 }
 
 /** One snapshot being written to a sink. */

@@ -137,7 +137,7 @@ export async function takeBackup(
     );
   }
   const memberName = describeMember(source.member);
-  const upload = await sink.create(options.name);
+  const upload = await sink.create(options.name, options.signal ? { signal: options.signal } : {});
   // An upload that checks the trailer on the bytes it writes (the file sink, off the main thread)
   // saves hashing them here as well.
   const verifier = upload.verifyTrailer ? undefined : new SnapshotTrailerVerifier();

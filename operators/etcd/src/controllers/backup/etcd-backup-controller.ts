@@ -295,8 +295,11 @@ async function take(
     try {
       // No local file in an object store to read the revision from: it is the one read just before
       // the stream starts, a lower bound of the snapshot's (status.revision says so).
-      record = await takeBackup(connection, store, { name });
+      record = await takeBackup(connection, store, { name, signal: ctx.signal });
     } catch (error) {
+      // Stopped (shutdown past its deadline, or leadership lost): nothing is recorded; the next
+      // leader finds the backup Running and takes it again.
+      if (ctx.signal.aborted) throw error;
       if (error instanceof EtcdEngineError) throw new BackupFailure(error.reason, error.message);
       // An S3 call's failure names its object already, and repeats nothing the endpoint said.
       if (error instanceof S3CallError) throw new BackupFailure('UploadFailed', error.message);
