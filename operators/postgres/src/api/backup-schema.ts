@@ -69,12 +69,20 @@ export const BackupStatus = Type.Object(
   {
     lastArchivedWal: Type.Optional(Type.String({ description: 'The newest WAL segment archived.' })),
     lastArchivedTime: Type.Optional(
-      Type.String({ format: 'date-time', description: 'When the primary archived it.' }),
+      Type.String({
+        format: 'date-time',
+        description:
+          'When the primary archived it. Written at most every 10 s on a busy cluster; the metric homeostat_postgres_wal_archive_age_seconds is current.',
+      }),
     ),
-    lastFailedWal: Type.Optional(
-      Type.String({ description: 'The WAL segment whose archiving failed last, if any did.' }),
+    failingWal: Type.Optional(
+      Type.String({
+        description: 'The WAL segment the primary fails to archive, while it does: the archive stops there.',
+      }),
     ),
-    lastFailedTime: Type.Optional(Type.String({ format: 'date-time', description: 'When it failed.' })),
+    failingSince: Type.Optional(
+      Type.String({ format: 'date-time', description: 'When archiving that segment first failed.' }),
+    ),
   },
   { description: "The WAL archive, as the primary's archiver reports it (pg_stat_archiver)." },
 );
