@@ -1,10 +1,11 @@
-// Continuous WAL archiving end to end (spec.backup): a real kube-apiserver + etcd, the operator, a
-// real PostgreSQL process as the pod (test-support/pod-processes.ts runs the production
-// entrypoint with the pod's environment, its Secret references resolved), pgBackRest pushing each
-// finished segment to a real S3 server (versitygw over TLS, its CA from a Secret). Then a wrong
-// secret key in the credentials Secret: archiving fails, the status and one Warning Event name the
-// segment, and no credential value is in the status, an Event, the operator's log or the
-// instance's log (pgBackRest quotes the S3 server's error body, which names the access key id).
+// Continuous WAL archiving end to end (spec.backup): a real kube-apiserver + etcd, the operator,
+// a real PostgreSQL process per pod, a primary and a replica (test-support/pod-processes.ts runs
+// the production entrypoint with the pod's environment, its Secret references resolved), and
+// pgBackRest pushing each finished segment to a real S3 server (versitygw over TLS, its CA from a
+// Secret). Then a wrong secret key in the credentials Secret: archiving fails, the status and one
+// Warning Event name the segment, and no credential value is in the status, an Event, the
+// operator's log or the instances' logs (pgBackRest quotes the S3 server's error body, which names
+// the access key id).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -74,8 +75,8 @@ describe('continuous WAL archiving to S3: real kube-apiserver, real PostgreSQL a
     manager = podOperator(kubeConfig, namespace, log, pods);
     await manager.start();
     await createCluster(client, namespace, cluster, {
-      instances: 1,
-      // A restart of the only instance (below) must not start a failover that has nowhere to go.
+      instances: 2,
+      // The primary's restart (below) must not start a failover: the test is about its archiving.
       failoverDelay: '60s',
       backup: {
         destination: {
@@ -104,12 +105,16 @@ describe('continuous WAL archiving to S3: real kube-apiserver, real PostgreSQL a
 
   it('archives each finished segment into the bucket, and says so in the status', async () => {
     await waitUntil('the primary up', async () => (await get()).status?.currentPrimary === instance, slow);
-    await waitUntil(
-      'the stanza created by the entrypoint',
-      async () =>
-        pods.bed.entrypointLog(instance).some((l) => l.includes(`stanza ${cluster} is in the repository`)),
-      slow,
-    );
+    // Every instance creates (or checks) the stanza from its own pg_control, so a replica
+    // promoted later has done it too.
+    for (const name of [instance, `${cluster}-1`]) {
+      await waitUntil(
+        `the stanza created or checked by ${name}'s entrypoint`,
+        async () =>
+          pods.bed.entrypointLog(name).some((l) => l.includes(`stanza ${cluster} is in the repository`)),
+        slow,
+      );
+    }
     const settings = await sql<{ name: string; setting: string }>(
       "SELECT name, setting FROM pg_settings WHERE name IN ('archive_mode', 'archive_timeout') ORDER BY name",
     );
