@@ -353,6 +353,72 @@ slot_wal_bound_mb() { # a quarter of the data volume's size, at least 256 MB (wa
   echo $((mb < 256 ? 256 : mb))
 }
 
+# WAL archiving (spec.backup, ADR 0213): on, with the operator's archive_command (pgBackRest
+# archive-push) and archive_timeout, when the operator passes them; off otherwise. A segment the
+# command cannot push stays in pg_wal and is retried; the operator reports the failure from
+# pg_stat_archiver.
+archive_settings() {
+  if [[ -z "${PG_ARCHIVE_COMMAND:-}" ]]; then
+    echo "archive_mode = off"
+    return 0
+  fi
+  [[ "${PG_ARCHIVE_TIMEOUT:-300}" =~ ^[0-9]{1,6}$ ]] || die "PG_ARCHIVE_TIMEOUT must be a number of seconds"
+  echo "archive_mode = on"
+  echo "archive_command = $(sql_literal "$PG_ARCHIVE_COMMAND")"
+  echo "archive_timeout = ${PG_ARCHIVE_TIMEOUT:-300}"
+}
+
+# pgBackRest's configuration as the operator rendered it (no credential in it: those are in the
+# environment, from the user's Secret), in the run directory where archive_command looks for it.
+write_backup_config() {
+  [[ -n "${PG_BACKREST_CONFIG:-}" ]] || return 0
+  require PG_BACKREST_CONFIG_FILE
+  mkdir -p "$(dirname "$PG_BACKREST_CONFIG_FILE")"
+  printf '%s\n' "$PG_BACKREST_CONFIG" >"$PG_BACKREST_CONFIG_FILE.tmp"
+  mv "$PG_BACKREST_CONFIG_FILE.tmp" "$PG_BACKREST_CONFIG_FILE"
+}
+
+# The first line of a pgBackRest failure that says why, with every credential value taken out:
+# pgBackRest quotes the S3 server's error body, which can name the access key id.
+backup_failure_reason() {
+  local line value
+  line="$(grep -m1 -oE 'ERROR: \[[0-9]+\]: [^<]*' <<<"$1" || true)"
+  [[ -n "$line" ]] || line="no reason printed"
+  for value in "${PGBACKREST_REPO1_S3_KEY:-}" "${PGBACKREST_REPO1_S3_KEY_SECRET:-}" "${PGBACKREST_REPO1_S3_TOKEN:-}"; do
+    [[ -n "$value" ]] && line="${line//"$value"/<redacted>}"
+  done
+  printf '%s' "${line:0:240}"
+}
+
+# archive_command fails until the cluster's stanza exists in the repository. It is created here
+# (idempotent: pgBackRest checks an existing one against this data directory), from the data
+# directory's pg_control (--no-online: the server need not be up, and a replica's is the same
+# cluster's), on every instance so that a replica promoted later has done it too. Until it
+# succeeds WAL waits in pg_wal, and the operator reports the failing segment. It runs beside the
+# server, never as its child (the postmaster takes an unknown child's error exit for a crash), and
+# ends with the server.
+create_stanza_in_background() {
+  [[ -n "${PG_BACKREST_STANZA:-}" ]] || return 0
+  local server="$$"
+  (stanza_loop "$server" </dev/null >/dev/null &)
+}
+stanza_loop() {
+  local server="$1" delay=1 output i
+  while kill -0 "$server" 2>/dev/null; do
+    if output="$(pgbackrest --config="$PG_BACKREST_CONFIG_FILE" --stanza="$PG_BACKREST_STANZA" \
+      --log-level-console=error --log-level-stderr=off --no-online stanza-create 2>&1)"; then
+      log "backup: stanza $PG_BACKREST_STANZA is in the repository; WAL archiving can proceed"
+      return 0
+    fi
+    log "backup: stanza-create failed: $(backup_failure_reason "$output"); WAL waits in pg_wal until it succeeds; retrying in ${delay}s"
+    for ((i = 0; i < delay; i++)); do
+      kill -0 "$server" 2>/dev/null || return 0
+      nap 1
+    done
+    delay=$((delay * 2 > 60 ? 60 : delay * 2))
+  done
+}
+
 write_server_config() {
   local conf="$PGDATA/homeostat.conf"
   # Three parts, and the order matters: PostgreSQL takes the last value of a setting. First the
@@ -405,7 +471,7 @@ write_server_config() {
     echo "wal_sender_timeout = 3s"
     echo "password_encryption = scram-sha-256"
     echo "logging_collector = off"
-    echo "archive_mode = off"
+    archive_settings
     echo "ssl = off"
   } >"$conf"
   grep -q "^include_if_exists = 'homeostat.conf'" "$PGDATA/postgresql.conf" ||
@@ -482,6 +548,7 @@ else
 fi
 
 write_server_config
+write_backup_config
 if [[ "$INSTANCE_ROLE" == "primary" && -e "$run_dir/self-fenced" ]]; then
   log "self-fenced: cut off from the cluster; waiting until the network is back before starting as a primary"
   while [[ -e "$run_dir/self-fenced" ]]; do nap 1; done
@@ -493,5 +560,6 @@ if ! output="$(postgres -D "$PGDATA" -C data_directory 2>&1 >/dev/null)"; then
   die "the configuration is not valid: $(grep -oE '(LOG|ERROR|FATAL): .*' <<<"$output" | head -3 |
     sed -E 's/^[A-Z]+: +//' | awk 'NR > 1 { printf "; " } { printf "%s", $0 }')"
 fi
+create_stanza_in_background
 log "exec postgres (role $INSTANCE_ROLE, port $port)"
 exec postgres -D "$PGDATA"

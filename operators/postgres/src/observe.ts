@@ -47,6 +47,16 @@ export interface SlotStatus {
   readonly retainedBytes: Lsn | undefined;
 }
 
+/** A primary's WAL archiver (pg_stat_archiver), while archive_mode is on. */
+export interface ArchiverStatus {
+  readonly archivedCount: number;
+  readonly lastArchivedWal: string | undefined;
+  readonly lastArchivedAt: Date | undefined;
+  readonly failedCount: number;
+  readonly lastFailedWal: string | undefined;
+  readonly lastFailedAt: Date | undefined;
+}
+
 /** A primary: accepts writes, reports its current WAL position, its standbys and its slots. */
 export interface PrimaryStatus extends Reachable {
   readonly role: 'primary';
@@ -58,6 +68,8 @@ export interface PrimaryStatus extends Reachable {
   readonly readOnly?: true;
   readonly standbys: readonly StandbyConnection[];
   readonly slots?: readonly SlotStatus[];
+  /** Its archiver, when archive_mode is on (spec.backup); absent when it archives nothing. */
+  readonly archiver?: ArchiverStatus;
 }
 
 /** A standby: what it has received (flushed) and replayed, and where it streams from. */
@@ -113,9 +125,24 @@ export async function observeInstance(
       if (!row.in_recovery) {
         // Read from the WAL file name: the checkpoint's timeline lags behind a fresh promotion.
         // transaction_read_only of this fresh session: what a client connecting now would get.
-        const primary = await client.query<{ lsn: string; walfile: string; read_only: boolean }>(
+        // The archiver's row in the same round trip: pg_stat_archiver always has exactly one.
+        const primary = await client.query<{
+          lsn: string;
+          walfile: string;
+          read_only: boolean;
+          archiving: boolean;
+          archived_count: string;
+          last_archived_wal: string | null;
+          last_archived_time: Date | null;
+          failed_count: string;
+          last_failed_wal: string | null;
+          last_failed_time: Date | null;
+        }>(
           `SELECT pg_current_wal_lsn()::text AS lsn, pg_walfile_name(pg_current_wal_lsn()) AS walfile,
-                  current_setting('transaction_read_only') = 'on' AS read_only`,
+                  current_setting('transaction_read_only') = 'on' AS read_only,
+                  current_setting('archive_mode') <> 'off' AS archiving, a.archived_count, a.last_archived_wal,
+                  a.last_archived_time, a.failed_count, a.last_failed_wal, a.last_failed_time
+             FROM pg_stat_archiver AS a`,
         );
         const standbys = await client.query<{
           application_name: string;
@@ -154,6 +181,18 @@ export async function observeInstance(
             active: s.active,
             retainedBytes: s.retained === null ? undefined : BigInt(s.retained),
           })),
+          ...(p.archiving
+            ? {
+                archiver: {
+                  archivedCount: Number(p.archived_count),
+                  lastArchivedWal: p.last_archived_wal ?? undefined,
+                  lastArchivedAt: p.last_archived_time ?? undefined,
+                  failedCount: Number(p.failed_count),
+                  lastFailedWal: p.last_failed_wal ?? undefined,
+                  lastFailedAt: p.last_failed_time ?? undefined,
+                },
+              }
+            : {}),
         } satisfies PrimaryStatus;
       }
       const replica = await client.query<{

@@ -1,54 +1,14 @@
 // Where backups are written and read: an S3-compatible bucket or a PersistentVolumeClaim. Shared by
 // EtcdCluster (scheduled backups, bootstrap from a backup) and EtcdBackup.
 import { Type } from '@sinclair/typebox';
+import { dnsSubdomainName, S3Destination } from '@homeostat/operator-kit/api';
 
-const dnsSubdomain = (description: string) =>
-  Type.String({
-    minLength: 1,
-    maxLength: 253,
-    pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$',
-    description,
-  });
-
-export const S3Destination = Type.Object(
-  {
-    bucket: Type.String({
-      minLength: 3,
-      maxLength: 63,
-      pattern: '^[a-z0-9][a-z0-9.-]*[a-z0-9]$',
-      description: 'Bucket name.',
-    }),
-    prefix: Type.Optional(
-      Type.String({
-        maxLength: 512,
-        pattern: '^[^/].*$',
-        description: 'Key prefix of every backup, e.g. "prod/etcd/". Must not start with "/".',
-      }),
-    ),
-    endpoint: Type.Optional(
-      Type.String({
-        maxLength: 512,
-        pattern: '^https?://[^\\s]+$',
-        description:
-          'URL of an S3-compatible server (MinIO, versitygw, Ceph RGW...). Leave empty for Amazon S3.',
-      }),
-    ),
-    region: Type.String({ maxLength: 64, default: 'us-east-1', description: 'Region of the bucket.' }),
-    forcePathStyle: Type.Boolean({
-      default: false,
-      description:
-        'Address the bucket as <endpoint>/<bucket> rather than <bucket>.<endpoint>; most S3-compatible servers need true.',
-    }),
-    credentialsSecretName: dnsSubdomain(
-      'Secret in the same namespace with the keys accessKeyId and secretAccessKey (and optionally sessionToken).',
-    ),
-  },
-  { description: 'An S3-compatible bucket.' },
-);
+// The S3 shape is shared with the PostgreSQL operator (libs/operator-kit/src/api).
+export { S3Destination };
 
 export const PvcDestination = Type.Object(
   {
-    claimName: dnsSubdomain('PersistentVolumeClaim in the same namespace.'),
+    claimName: dnsSubdomainName('PersistentVolumeClaim in the same namespace.'),
     directory: Type.Optional(
       Type.String({
         maxLength: 512,

@@ -84,6 +84,51 @@ describe('PostgreSQLCluster CRD on a real kube-apiserver + etcd', () => {
     expect(created.spec.primary).toBe('full-4');
   });
 
+  it('accepts spec.backup with its defaults, and refuses what pgBackRest cannot use, saying why', async () => {
+    const s3 = {
+      bucket: 'pg-backups',
+      endpoint: 'https://s3.internal:9000',
+      credentialsSecretName: 's3-creds',
+    };
+    const created = await create('backup', {
+      backup: { destination: { s3: { ...s3, ca: { secretName: 's3-ca' } } } },
+    });
+    expect(created.spec.backup).toEqual({
+      destination: {
+        s3: { ...s3, region: 'us-east-1', forcePathStyle: false, ca: { secretName: 's3-ca', key: 'ca.crt' } },
+      },
+      archiveTimeout: '5m',
+    });
+    // Amazon S3 (no endpoint) needs nothing more.
+    await create('backup-aws', {
+      backup: { destination: { s3: { bucket: 'pg-aws', credentialsSecretName: 'c' } } },
+    });
+    expect(
+      await rejection('backup-http', {
+        backup: { destination: { s3: { ...s3, endpoint: 'http://minio:9000' } } },
+      }),
+    ).toContain(
+      'spec.backup.destination.s3.endpoint: Invalid value: backup.destination.s3.endpoint must be an https:// URL: pgBackRest reaches S3 over TLS only',
+    );
+    expect(
+      await rejection('backup-short', { backup: { destination: { s3 }, archiveTimeout: '5s' } }),
+    ).toContain('backup.archiveTimeout must be between 30s and 1h');
+    expect(
+      await rejection('backup-long', { backup: { destination: { s3 }, archiveTimeout: '2h' } }),
+    ).toContain('backup.archiveTimeout must be between 30s and 1h');
+    expect(
+      await rejection('backup-owned', {
+        backup: { destination: { s3 } },
+        postgresql: { parameters: { archive_timeout: '60' } },
+      }),
+    ).toContain(
+      'postgresql.parameters may not set archive_timeout: the operator owns it (the operator sets it from spec.backup.archiveTimeout)',
+    );
+    expect(await rejection('backup-nowhere', { backup: { destination: {} } })).toContain(
+      'spec.backup.destination.s3: Required value',
+    );
+  });
+
   it('refuses what would break the cluster, with a message that says what to do', async () => {
     expect(await rejection('zero', { instances: 0 })).toContain(
       'spec.instances: Invalid value: 0: spec.instances in body should be greater than or equal to 1',
@@ -105,7 +150,7 @@ describe('PostgreSQLCluster CRD on a real kube-apiserver + etcd', () => {
     });
     expect(two).toContain('postgresql.parameters may not set port: the operator owns it');
     expect(two).toContain(
-      'postgresql.parameters may not set archive_mode: the operator owns it (WAL archiving is not offered yet)',
+      'postgresql.parameters may not set archive_mode: the operator owns it (the operator sets it from spec.backup',
     );
     expect(await rejection('badname', { postgresql: { parameters: { 'Max Connections': '1' } } })).toContain(
       'parameter names are lowercase letters, digits and "_", with one "." for an extension\'s parameter',

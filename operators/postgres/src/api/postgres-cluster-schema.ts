@@ -16,6 +16,7 @@ import {
   operatorOwnedParameterNames,
   operatorOwnedParameters,
 } from './operator-owned-parameters.ts';
+import { Backup, BackupStatus } from './backup-schema.ts';
 import { operatorRoleNames } from './operator-roles.ts';
 import { defaultMajorVersion, supportedMajorVersions } from './postgres-versions.ts';
 
@@ -276,6 +277,7 @@ export const PostgresClusterSpec = Type.Object(
       },
       { default: {}, description: 'Voluntary disruptions (node drains).' },
     ),
+    backup: Type.Optional(Backup),
   },
   {
     'x-kubernetes-validations': [
@@ -441,5 +443,8 @@ export const PostgresClusterStatus = Type.Object({
   selector: Type.Optional(
     Type.String({ description: 'Label selector of the instance pods (the scale subresource reads this).' }),
   ),
-  conditions: conditionsField('Available, Progressing and Degraded (KEP-1623 conditions).'),
+  backup: Type.Optional(BackupStatus),
+  conditions: conditionsField(
+    'Available, Progressing and Degraded, and ContinuousArchiving while spec.backup is set (KEP-1623 conditions).',
+  ),
 });

@@ -14,6 +14,9 @@ export type PostgresClusterSpecFields = Static<typeof PostgresClusterSpec>;
 export type InstanceStatusFields = Static<typeof InstanceStatus>;
 export type OperationFields = Static<typeof Operation>;
 
+export type BackupSpecFields = NonNullable<PostgresClusterSpecFields['backup']>;
+export type BackupStatusFields = NonNullable<PostgresClusterStatusFields['backup']>;
+
 export type PostgresClusterStatusFields = Static<typeof PostgresClusterStatus>;
 
 /** A PostgreSQLCluster as read from the API server (defaults applied, so every defaulted field is set). */
@@ -37,4 +40,6 @@ export const conditionTypes = {
   progressing: 'Progressing',
   /** Something needs a human or keeps the cluster short of its spec: a refused write, a refused switchover, instances not ready. */
   degraded: 'Degraded',
+  /** spec.backup is set and the primary archives its WAL (False: the reason names the failing segment). */
+  continuousArchiving: 'ContinuousArchiving',
 } as const;

@@ -1,10 +1,10 @@
 // Where a cluster's backups and WAL archive live: the same S3 shape as the etcd operator's
-// destination (operators/etcd/src/api/destination-schema.ts), so a platform team writes one kind
+// destination (libs/operator-kit/src/api/s3-destination-schema.ts), so a platform team writes one kind
 // of destination for both. The credentials are read from the named Secret by the caller; this
 // layer only ever receives their values, and only passes them on through the environment or a
 // mounted file.
 
-/** An S3-compatible bucket, as `spec.backup.destination.s3` will spell it. */
+/** An S3-compatible bucket, as `spec.backup.destination.s3` spells it (the CA as a mounted file). */
 export interface S3Destination {
   readonly bucket: string;
   /** Key prefix of the repository, e.g. "prod/pg/"; the bucket's root when absent. */

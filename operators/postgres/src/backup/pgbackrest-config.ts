@@ -20,6 +20,13 @@ export interface PgBackRestSettings {
   readonly instance: PgBackRestInstance;
   /** A directory the tool may write its locks and spool into (the pod's own, never the volume's data). */
   readonly workDir: string;
+  /**
+   * What the tool prints on its console: `warn` (the default) for a caller that captures and
+   * redacts it (runPgBackRest); `off` where nothing would redact it, as for the archive_command a
+   * server runs, whose output goes to the server's log unfiltered (pgBackRest quotes the S3
+   * server's error body, access key id included).
+   */
+  readonly consoleLog?: 'warn' | 'off';
 }
 
 /** pgBackRest's option names for the credentials; as environment variables they take its PGBACKREST_ prefix. */
@@ -83,7 +90,7 @@ export function renderPgBackRestConfig(settings: PgBackRestSettings): string {
     line('spool-path', `${settings.workDir}/spool`),
     // The caller surfaces what the tool prints (redacted); no log file in the pod's filesystem.
     line('log-level-file', 'off'),
-    line('log-level-console', 'warn'),
+    line('log-level-console', settings.consoleLog ?? 'warn'),
     line('log-level-stderr', 'off'),
   ];
   const stanza = [

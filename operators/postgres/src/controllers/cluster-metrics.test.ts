@@ -57,4 +57,29 @@ describe('ClusterMetrics', () => {
     metrics.forget('shop', 'orders');
     expect(await lines(registry)).toEqual([]);
   });
+
+  it('exposes the age of the last archived WAL and whether archiving fails, gone with archiving', async () => {
+    const registry = new Registry();
+    const metrics = new ClusterMetrics(registry);
+    const archiver = {
+      archivedCount: 2,
+      lastArchivedWal: '000000010000000000000002',
+      lastArchivedAt: new Date(10_000),
+      failedCount: 1,
+      lastFailedWal: '000000010000000000000003',
+      lastFailedAt: new Date(11_000),
+    };
+    metrics.recordArchiving('shop', 'orders', { primary: 'orders-0', archiver }, 40_000);
+    expect(await lines(registry)).toEqual([
+      'homeostat_postgres_wal_archive_age_seconds{namespace="shop",cluster="orders"} 30',
+      'homeostat_postgres_wal_archive_failing{namespace="shop",cluster="orders"} 1',
+    ]);
+    // The primary not seen this turn: the series stay as they were.
+    metrics.recordArchiving('shop', 'orders', undefined, 50_000);
+    expect(await lines(registry)).toContain(
+      'homeostat_postgres_wal_archive_age_seconds{namespace="shop",cluster="orders"} 30',
+    );
+    metrics.recordArchiving('shop', 'orders', { primary: 'orders-0', archiver: undefined });
+    expect(await lines(registry)).toEqual([]);
+  });
 });

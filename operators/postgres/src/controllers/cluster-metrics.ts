@@ -4,6 +4,7 @@
 // failing. Labels are bounded by the clusters and instances that exist; a deleted cluster's series go.
 import { Gauge, type Registry } from '@homeostat/reconcile';
 import type { PostgresClusterStatusFields } from '../api/postgres-cluster-types.ts';
+import type { PrimaryArchiving } from './archiving-status.ts';
 
 export class ClusterMetrics {
   readonly #instances: Gauge;
@@ -12,6 +13,8 @@ export class ClusterMetrics {
   readonly #failovers: Gauge;
   readonly #switchovers: Gauge;
   readonly #unreachable: Gauge;
+  readonly #archiveAge: Gauge;
+  readonly #archiveFailing: Gauge;
   /** The replicas with a lag series, per cluster key, so a replica that goes loses its series. */
   readonly #lagInstances = new Map<string, Set<string>>();
 
@@ -40,6 +43,35 @@ export class ClusterMetrics {
       'homeostat_postgres_primary_unreachable_seconds',
       'Seconds the primary has been unreachable or not taking writes; 0 while it takes writes',
     );
+    this.#archiveAge = gauge(
+      'homeostat_postgres_wal_archive_age_seconds',
+      "Seconds since the primary last archived a WAL segment (spec.backup); no series until it has archived one since it became primary. Past the cluster's archiveTimeout (plus the time of an upload), archiving is stuck or the primary is idle without archive_timeout",
+    );
+    this.#archiveFailing = gauge(
+      'homeostat_postgres_wal_archive_failing',
+      '1 while the primary fails to archive a WAL segment (spec.backup), 0 while it archives',
+    );
+  }
+
+  /** Records the primary's archiver as the probe saw it; nothing changes when the primary was not seen. */
+  recordArchiving(namespace: string, cluster: string, seen: PrimaryArchiving, now = Date.now()): void {
+    const labels = { namespace, cluster };
+    if (!seen) return;
+    const archiver = seen.archiver;
+    if (!archiver) {
+      this.#archiveAge.remove(labels);
+      this.#archiveFailing.remove(labels);
+      return;
+    }
+    if (archiver.lastArchivedAt) {
+      this.#archiveAge.set(labels, Math.max(0, (now - archiver.lastArchivedAt.getTime()) / 1000));
+    } else {
+      this.#archiveAge.remove(labels);
+    }
+    const failing =
+      archiver.lastFailedAt !== undefined &&
+      (archiver.lastArchivedAt === undefined || archiver.lastFailedAt > archiver.lastArchivedAt);
+    this.#archiveFailing.set(labels, failing ? 1 : 0);
   }
 
   /** Records what the status says of cluster `namespace/cluster`; `failingSince` from the engine's state. */
@@ -71,7 +103,15 @@ export class ClusterMetrics {
   /** Drops every series of a deleted cluster. */
   forget(namespace: string, cluster: string): void {
     const labels = { namespace, cluster };
-    for (const gauge of [this.#instances, this.#ready, this.#failovers, this.#switchovers, this.#unreachable])
+    for (const gauge of [
+      this.#instances,
+      this.#ready,
+      this.#failovers,
+      this.#switchovers,
+      this.#unreachable,
+      this.#archiveAge,
+      this.#archiveFailing,
+    ])
       gauge.remove(labels);
     const key = `${namespace}/${cluster}`;
     for (const instance of this.#lagInstances.get(key) ?? []) this.#lag.remove({ ...labels, instance });

@@ -13,6 +13,7 @@ import {
 import type { ClusterView } from '../cluster-view.ts';
 import type { FailoverState } from '../failover-state.ts';
 import { formatLsn } from '../lsn.ts';
+import type { ArchivingReport } from './archiving-status.ts';
 import { describeFailures, type InstanceFailure } from './instance-failures.ts';
 import { instanceSelectorString } from './operand-labels.ts';
 
@@ -33,6 +34,8 @@ export interface ClusterObservation {
   readonly failures?: readonly InstanceFailure[];
   /** Before the first primary: why none is chosen yet (retained data being adopted). */
   readonly bootstrapWaiting?: string;
+  /** WAL archiving (spec.backup), as the primary's archiver reported it. */
+  readonly archiving?: ArchivingReport;
 }
 
 type Phase = NonNullable<PostgresClusterStatusFields['phase']>;
@@ -220,6 +223,13 @@ export function clusterStatus(
   ]) {
     conditions = setCondition(conditions, condition, generation, now);
   }
+  if (observed.archiving?.condition) {
+    conditions = setCondition(conditions, observed.archiving.condition, generation, now);
+  } else if (!cluster.spec.backup) {
+    // Archiving turned off: its condition goes with it rather than staying stale.
+    conditions = conditions?.filter((c) => c.type !== conditionTypes.continuousArchiving);
+  }
+  const backup = cluster.spec.backup ? (observed.archiving?.backup ?? cluster.status?.backup) : undefined;
   const previous = cluster.status;
   return {
     ...(generation === undefined ? {} : { observedGeneration: generation }),
@@ -233,6 +243,7 @@ export function clusterStatus(
         : { timeline: previous.timeline }),
     instanceStatuses: instances,
     selector: instanceSelectorString(cluster.metadata?.name ?? ''),
+    ...(backup ? { backup } : {}),
     conditions: conditions ?? [],
   };
 }

@@ -9,6 +9,7 @@ import type {
 } from '@kubernetes/client-node';
 import type { PostgresCluster } from '../api/postgres-cluster-types.ts';
 import { postgresPort, readWriteHost, secretNames, serviceNames } from './cluster-names.ts';
+import { backupPodParts } from './desired-backup.ts';
 import { annotationKeys, clusterSelector, labelKeys, ownedObjectMeta } from './operand-labels.ts';
 import { renderParameters } from './postgres-parameters.ts';
 
@@ -18,13 +19,15 @@ export const postgresUserId = 999;
 /** Where the images keep the instance entrypoint (operators/postgres/entrypoint/instance.sh). */
 export const entrypointInImage = '/usr/local/bin/homeostat-instance';
 
-const paths = {
+/** Where the postgres container keeps its data, sockets and mounted Secrets (the test kubelet maps these). */
+export const instancePaths = {
   volume: '/var/lib/postgresql/data',
   // A directory inside the volume: a fresh filesystem's lost+found would make initdb refuse it.
   pgdata: '/var/lib/postgresql/data/pgdata',
   run: '/var/run/postgresql',
   secrets: '/etc/homeostat',
 } as const;
+const paths = instancePaths;
 
 export type InstanceRole = 'primary' | 'replica';
 
@@ -100,6 +103,7 @@ export function instancePodSpec(cluster: PostgresCluster, image: string): V1PodS
   const { spec } = cluster;
   const secrets = secretNames(name);
   const parameters = renderParameters(cluster);
+  const backup = backupPodParts(cluster, { pgdata: paths.pgdata, run: paths.run, port: postgresPort });
   const affinity = affinityOf(cluster);
   const resources = resourcesOf(cluster);
   const tolerations = spec.scheduling.tolerations as V1Toleration[] | undefined;
@@ -154,6 +158,7 @@ export function instancePodSpec(cluster: PostgresCluster, image: string): V1PodS
           { name: 'PG_APP_SECRET_DIR', value: `${paths.secrets}/app` },
           { name: 'PG_APP_DATABASE', value: spec.bootstrap.database },
           ...(parameters ? [{ name: 'PG_PARAMETERS', value: parameters }] : []),
+          ...backup.env,
         ],
         ports: [{ name: 'postgresql', containerPort: postgresPort, protocol: 'TCP' }],
         ...(resources ? { resources } : {}),
@@ -189,6 +194,7 @@ export function instancePodSpec(cluster: PostgresCluster, image: string): V1PodS
           { name: 'replication', mountPath: `${paths.secrets}/replication`, readOnly: true },
           { name: 'operator', mountPath: `${paths.secrets}/operator`, readOnly: true },
           { name: 'app', mountPath: `${paths.secrets}/app`, readOnly: true },
+          ...backup.mounts,
         ],
       },
       {
@@ -219,6 +225,7 @@ export function instancePodSpec(cluster: PostgresCluster, image: string): V1PodS
       secretVolume('replication', secrets.replication, ['username', 'password']),
       secretVolume('operator', secrets.operator, ['username', 'password']),
       secretVolume('app', secrets.app, ['username', 'password']),
+      ...backup.volumes,
     ],
     ...(affinity ? { affinity } : {}),
     ...(nodeSelector && Object.keys(nodeSelector).length ? { nodeSelector } : {}),

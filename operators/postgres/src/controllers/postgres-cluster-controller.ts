@@ -31,6 +31,7 @@ import { stillAnswers } from '../observe.ts';
 import { setSuperuserAccess } from '../control.ts';
 import { superuserName } from './desired-secrets.ts';
 import type { EngineEvent } from '../outcomes.ts';
+import { archivingReport, primaryArchiving } from './archiving-status.ts';
 import { ClusterMetrics } from './cluster-metrics.ts';
 import { clusterStatus, newlyKeptAside, type ClusterObservation } from './cluster-status.ts';
 import { instanceFailures } from './instance-failures.ts';
@@ -209,6 +210,16 @@ export function addPostgresClusterController(
       }
       const rolloutPrimary = rollout.type === 'switchover' ? rollout.to : undefined;
       const run = await turnEngine(cluster, state, podMap, secretMap, retained, key, ctx, rolloutPrimary);
+      // Archiving is read from a settled primary only: during an operation the old one may be fenced.
+      const archiving = archivingReport(
+        cluster,
+        run.state?.operation ? undefined : primaryArchiving(run.state?.currentPrimary, run.view?.instances),
+      );
+      if (archiving.event) {
+        const { type, reason, message } = archiving.event;
+        if (type === 'Warning') await ctx.events.warning(cluster, reason, 'Archive', message);
+        else await ctx.events.normal(cluster, reason, 'Archive', message);
+      }
       const observation: ClusterObservation = {
         state: run.state,
         pods: podMap,
@@ -220,6 +231,7 @@ export function addPostgresClusterController(
           : {}),
         failures,
         ...(run.bootstrapWaiting === undefined ? {} : { bootstrapWaiting: run.bootstrapWaiting }),
+        archiving,
       };
       const status = clusterStatus(cluster, observation);
       await reportFailures(cluster, status, ctx);
@@ -238,6 +250,11 @@ export function addPostgresClusterController(
       // The counts are the failover field manager's (read at the start of this reconcile; one that
       // completed in it shows on the next, half a second later).
       metrics.record(namespace, name, { ...countsFromStatus(cluster), ...status }, run.state?.failingSince);
+      metrics.recordArchiving(
+        namespace,
+        name,
+        primaryArchiving(run.state?.currentPrimary, run.view?.instances),
+      );
       await ctx.client.applyStatusIfChanged(
         postgresClusters,
         { metadata: { name, namespace }, status },

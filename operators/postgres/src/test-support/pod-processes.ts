@@ -2,17 +2,21 @@
 // processes on loopback, so the operator's failover can be tested against a real API server and
 // real databases without a node: each pod the operator creates is started through the production
 // entrypoint in the role its annotation says (as the downward API would give it), with the pod's
-// PG_PARAMETERS and PG_APP_DATABASE and the cluster's Secrets mounted, restarted when its process
+// PG_PARAMETERS and PG_APP_DATABASE, its archiving environment (spec.backup: Secret references
+// resolved, the CA written out) and the cluster's Secrets mounted, restarted when its process
 // dies while the pod exists (a start that fails is reported as a kubelet does: the termination
 // message in the container's lastState, CrashLoopBackOff, a retry after a back-off), and killed
 // when the pod is deleted; the read-write "Service" is a TCP proxy to the running instance
 // labelled primary, cut when there is none.
-import { existsSync, readFileSync } from 'node:fs';
-import type { V1ContainerStatus, V1Secret } from '@kubernetes/client-node';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { V1ContainerStatus, V1Pod, V1Secret } from '@kubernetes/client-node';
 import { builtin, type KubeClient } from '@homeostat/reconcile';
 import { startTcpProxy, waitUntil, type TcpProxy } from '@homeostat/testing';
 import type { Credentials, InstanceEndpoint } from '../instance.ts';
 import { secretNames } from '../controllers/cluster-names.ts';
+import { backupCaMountPath } from '../controllers/desired-backup.ts';
+import { instancePaths } from '../controllers/desired-pod.ts';
 import { annotationKeys, labelKeys } from '../controllers/operand-labels.ts';
 import { PostgresTestBed, type TestInstance } from './postgres-processes.ts';
 
@@ -179,6 +183,57 @@ export class PodProcesses {
     return { user: field('username'), password: field('password') };
   }
 
+  /**
+   * The postgres container's archiving environment (spec.backup) as a kubelet would give it: each
+   * secretKeyRef resolved from the Secret as it is now, the CA Secret's key written where its
+   * volume would be, and the pod's paths (data, run directory, CA) replaced by the bed's, which
+   * has no mount namespace. undefined while a Secret a required variable names is missing: the
+   * container waits, as a kubelet's CreateContainerConfigError does.
+   */
+  async #backupEnvironment(pod: V1Pod, name: string): Promise<Record<string, string> | undefined> {
+    const container = pod.spec?.containers.find((c) => c.name === 'postgres');
+    const vars = (container?.env ?? []).filter((e) => /^(PG_BACKREST_|PG_ARCHIVE_|PGBACKREST_)/.test(e.name));
+    if (vars.length === 0) return {};
+    const { dataDir, runDir } = this.bed.instanceDirs(name);
+    const moves: [string, string][] = [
+      [instancePaths.pgdata, dataDir],
+      [instancePaths.run, runDir],
+    ];
+    const caVolume = pod.spec?.volumes?.find((v) => v.name === 'backup-ca')?.secret;
+    if (caVolume?.secretName) {
+      const secret = await this.#client.find(builtin.secrets, caVolume.secretName, this.#namespace);
+      if (!secret) return undefined;
+      const caDir = join(this.bed.root, `${name}-backup-ca`);
+      mkdirSync(caDir, { recursive: true });
+      chmodSync(caDir, 0o755);
+      for (const item of caVolume.items ?? []) {
+        const file = join(caDir, item.path);
+        writeFileSync(file, Buffer.from(secret.data?.[item.key] ?? '', 'base64'));
+        chmodSync(file, 0o644);
+      }
+      moves.push([backupCaMountPath, caDir]);
+    }
+    const inBed = (value: string) => moves.reduce((v, [from, to]) => v.split(from).join(to), value);
+    const env: Record<string, string> = {};
+    for (const variable of vars) {
+      const ref = variable.valueFrom?.secretKeyRef;
+      if (!ref) {
+        env[variable.name] = inBed(variable.value ?? '');
+        continue;
+      }
+      const secret = ref.name
+        ? await this.#client.find(builtin.secrets, ref.name, this.#namespace)
+        : undefined;
+      const value = secret?.data?.[ref.key];
+      if (value === undefined) {
+        if (ref.optional) continue;
+        return undefined;
+      }
+      env[variable.name] = Buffer.from(value, 'base64').toString();
+    }
+    return env;
+  }
+
   async stop(): Promise<void> {
     this.#stopping = true;
     await this.#loop;
@@ -245,6 +300,8 @@ export class PodProcesses {
             : undefined;
       if (role !== 'primary' && !upstream) continue;
       if (!(await this.#mountCurrentSecrets())) continue;
+      const backupEnv = await this.#backupEnvironment(pod, name);
+      if (!backupEnv) continue;
       const record: Running = running?.uid === uid ? running : { uid, failures: 0, retryAt: 0 };
       this.#running.set(name, record);
       this.starts.push({ pod: name, role });
@@ -262,14 +319,11 @@ export class PodProcesses {
                 },
               }
             : {}),
-          ...(initdb || retained
-            ? {
-                env: {
-                  ...(initdb ? { PG_INITDB: initdb } : {}),
-                  ...(retained ? { PG_RETAINED: 'true' } : {}),
-                },
-              }
-            : {}),
+          env: {
+            ...backupEnv,
+            ...(initdb ? { PG_INITDB: initdb } : {}),
+            ...(retained ? { PG_RETAINED: 'true' } : {}),
+          },
         })
         .then(async (instance) => {
           record.instance = instance;

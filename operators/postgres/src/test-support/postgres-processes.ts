@@ -272,12 +272,11 @@ export class PostgresTestBed {
     const port = this.#ports.get(name) ?? (await freeLoopbackPort());
     this.#ports.set(name, port);
     const home = join(this.root, name);
-    const runDir = join(home, 'run');
+    const { runDir, dataDir } = this.instanceDirs(name);
     for (const dir of [home, runDir]) {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
       this.#own(dir);
     }
-    const dataDir = join(home, 'data');
     const logFile = join(this.root, `${name}.log`);
     if (options.app) this.#writeSecret(`app-${name}`, options.app.username, options.app.password);
     // As a kubelet does for each container start: an empty termination-message file.
@@ -332,6 +331,11 @@ export class PostgresTestBed {
     // the checkout may be out of the postgres user's reach.
     const proc = startProcess({ name, command, args, logFile, env, cwd: home });
     return { proc, port, dataDir, logFile };
+  }
+
+  /** The data and run directories of `name`: where a pod's volume and run directory are in this bed. */
+  instanceDirs(name: string): { dataDir: string; runDir: string } {
+    return { dataDir: join(this.root, name, 'data'), runDir: join(this.root, name, 'run') };
   }
 
   /** Where the entrypoint of `name` writes why it stopped (a container's terminationMessagePath). */

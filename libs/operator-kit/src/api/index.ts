@@ -1,0 +1,7 @@
+// @homeostat/operator-kit/api: CRD schema pieces more than one operator's API uses.
+export {
+  dnsSubdomainName,
+  S3Destination,
+  s3CredentialKeys,
+  s3DestinationProperties,
+} from './s3-destination-schema.ts';

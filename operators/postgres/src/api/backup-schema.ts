@@ -1,0 +1,88 @@
+// spec.backup and status.backup of a PostgreSQLCluster: continuous WAL archiving with pgBackRest
+// to an S3-compatible bucket (ADR 0212, 0213). The destination is the shape every Homeostat
+// operator shares (libs/operator-kit/src/api), plus what pgBackRest needs on top: https, and the
+// CA of a server whose certificate a private CA signed.
+import { Type } from '@sinclair/typebox';
+import { dnsSubdomainName, s3DestinationProperties } from '@homeostat/operator-kit/api';
+
+/** Bounds of archiveTimeout, the longest an idle primary's last commits wait before they are archived. */
+export const archiveTimeoutBounds = { min: '30s', max: '1h', default: '5m' } as const;
+
+export const BackupCa = Type.Object(
+  {
+    secretName: dnsSubdomainName('Secret in the same namespace that holds the CA certificate (PEM).'),
+    key: Type.String({
+      minLength: 1,
+      maxLength: 253,
+      pattern: '^[-._a-zA-Z0-9]+$',
+      default: 'ca.crt',
+      description: 'The key of the certificate in that Secret.',
+    }),
+  },
+  {
+    description:
+      "The CA that signed the S3 server's certificate, when it is not one the image trusts (a private CA).",
+  },
+);
+
+export const PostgresS3Destination = Type.Object(
+  { ...s3DestinationProperties, ca: Type.Optional(BackupCa) },
+  {
+    description:
+      'An S3-compatible bucket; the repository of the cluster is at <prefix> in it. The credentials Secret is read by the instance pods only (as environment variables), never by the operator.',
+    'x-kubernetes-validations': [
+      {
+        rule: "!has(self.endpoint) || self.endpoint.startsWith('https://')",
+        message:
+          'backup.destination.s3.endpoint must be an https:// URL: pgBackRest reaches S3 over TLS only (for a server whose certificate a private CA signed, set ca to a Secret holding that CA)',
+        fieldPath: '.endpoint',
+      },
+    ],
+  },
+);
+
+export const Backup = Type.Object(
+  {
+    destination: Type.Object(
+      { s3: PostgresS3Destination },
+      { description: 'Where the WAL archive (and later the base backups) go.' },
+    ),
+    archiveTimeout: Type.String({
+      pattern: '^[0-9]{1,4}(s|m|h)$',
+      default: archiveTimeoutBounds.default,
+      description: `The longest a finished commit waits on an idle primary before its WAL segment is archived: the bound of what a restore from the archive can lose (the RPO) when few writes come. e.g. 5m, 90s; ${archiveTimeoutBounds.min} to ${archiveTimeoutBounds.max}. Shorter archives more, mostly empty, segments.`,
+      'x-kubernetes-validations': [
+        {
+          rule: `duration(self) >= duration('${archiveTimeoutBounds.min}') && duration(self) <= duration('${archiveTimeoutBounds.max}')`,
+          message: `backup.archiveTimeout must be between ${archiveTimeoutBounds.min} and ${archiveTimeoutBounds.max}: shorter fills the bucket with forced, mostly empty segments; longer leaves an idle cluster's last commits unarchived for that long`,
+        },
+      ],
+    }),
+  },
+  {
+    description:
+      'Continuous WAL archiving with pgBackRest to an S3-compatible bucket. Unset: no archiving. The status reports it in the ContinuousArchiving condition and status.backup.',
+  },
+);
+
+export const BackupStatus = Type.Object(
+  {
+    lastArchivedWal: Type.Optional(Type.String({ description: 'The newest WAL segment archived.' })),
+    lastArchivedTime: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description:
+          'When the primary archived it. Written at most every 10 s on a busy cluster; the metric homeostat_postgres_wal_archive_age_seconds is current.',
+      }),
+    ),
+    failingWal: Type.Optional(
+      Type.String({
+        description: 'The WAL segment the primary fails to archive, while it does: the archive stops there.',
+      }),
+    ),
+    failingSince: Type.Optional(
+      Type.String({ format: 'date-time', description: 'When archiving that segment first failed.' }),
+    ),
+  },
+  { description: "The WAL archive, as the primary's archiver reports it (pg_stat_archiver)." },
+);

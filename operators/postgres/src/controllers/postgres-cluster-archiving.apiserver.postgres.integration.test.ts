@@ -1,0 +1,194 @@
+// Continuous WAL archiving end to end (spec.backup): a real kube-apiserver + etcd, the operator,
+// a real PostgreSQL process per pod, a primary and a replica (test-support/pod-processes.ts runs
+// the production entrypoint with the pod's environment, its Secret references resolved), and
+// pgBackRest pushing each finished segment to a real S3 server (versitygw over TLS, its CA from a
+// Secret). Then a wrong secret key in the credentials Secret: archiving fails, the status and one
+// Warning Event name the segment, and no credential value is in the status, an Event, the
+// operator's log or the instances' logs (pgBackRest quotes the S3 server's error body, which names
+// the access key id).
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '@homeostat/testing';
+import { startS3Server, type S3TestServer } from '@homeostat/testing/s3';
+import { sharedKubeConfig } from '@homeostat/testing/shared';
+import { builtin, findCondition, KubeClient, type Manager } from '@homeostat/reconcile';
+import { memoryLogger } from '@homeostat/reconcile/testing';
+import { conditionTypes } from '../api/postgres-cluster-types.ts';
+import { defaultConnectOptions, withConnection } from '../instance.ts';
+import { PodProcesses } from '../test-support/pod-processes.ts';
+import { clusterReader, createCluster, podOperator, prepareNamespace } from '../test-support/pod-cluster.ts';
+
+const kubeConfig = sharedKubeConfig();
+const namespace = `pg-archive-${process.pid}`;
+const cluster = 'ledger';
+const instance = 'ledger-0';
+const bucket = 'pg-archive';
+const prefix = 'clusters/ledger/';
+const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
+const { log, lines } = memoryLogger();
+const { get, events, slow } = clusterReader(client, namespace, cluster, lines);
+
+const secretData = (values: Record<string, string>) =>
+  Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
+
+/** Every object key under the cluster's WAL archive in the bucket (versitygw keeps objects as files). */
+function archivedObjects(s3: S3TestServer): string[] {
+  const root = join(s3.rootDir, bucket, prefix, 'archive', cluster);
+  const walk = (dir: string): string[] =>
+    existsSync(dir)
+      ? readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+          e.isDirectory() ? walk(join(dir, e.name)) : [e.name],
+        )
+      : [];
+  return walk(root);
+}
+
+describe('continuous WAL archiving to S3: real kube-apiserver, real PostgreSQL and pgBackRest, real S3', () => {
+  const pods = new PodProcesses(client, namespace, cluster);
+  let manager: Manager;
+  let s3: S3TestServer;
+
+  const sql = <T extends Record<string, unknown>>(text: string) =>
+    withConnection(
+      pods.endpoint(instance),
+      pods.bed.superuser,
+      defaultConnectOptions,
+      async (c) => (await c.query<T>(text)).rows,
+    );
+  /** Closes the current segment (after a write, so it holds one) and returns its name. */
+  const switchWal = async () => {
+    await sql(`INSERT INTO entries(note) VALUES ('entry ' || clock_timestamp())`);
+    const [row] = await sql<{ walfile: string }>('SELECT pg_walfile_name(pg_switch_wal()) AS walfile');
+    return row?.walfile ?? '';
+  };
+  const archiving = async () =>
+    findCondition((await get()).status?.conditions, conditionTypes.continuousArchiving);
+
+  beforeAll(async () => {
+    s3 = await startS3Server({ buckets: [bucket], tls: true });
+    await prepareNamespace(kubeConfig, client, namespace);
+    const secret = (name: string, values: Record<string, string>) =>
+      client.create(builtin.secrets, { metadata: { name, namespace }, data: secretData(values) });
+    await secret('s3-credentials', { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey });
+    await secret('s3-ca', { 'ca.crt': readFileSync(s3.caFile ?? '', 'utf8') });
+    manager = podOperator(kubeConfig, namespace, log, pods);
+    await manager.start();
+    await createCluster(client, namespace, cluster, {
+      instances: 2,
+      // The primary's restart (below) must not start a failover: the test is about its archiving.
+      failoverDelay: '60s',
+      backup: {
+        destination: {
+          s3: {
+            bucket,
+            prefix,
+            endpoint: s3.endpoint,
+            region: s3.region,
+            forcePathStyle: true,
+            credentialsSecretName: 's3-credentials',
+            ca: { secretName: 's3-ca' },
+          },
+        },
+        archiveTimeout: '60s',
+      },
+    });
+    await pods.start();
+  });
+
+  afterAll(async () => {
+    await manager?.stop();
+    await pods.stop();
+    await s3?.stop();
+    client.close();
+  });
+
+  it('archives each finished segment into the bucket, and says so in the status', async () => {
+    await waitUntil('the primary up', async () => (await get()).status?.currentPrimary === instance, slow);
+    // Every instance creates (or checks) the stanza from its own pg_control, so a replica
+    // promoted later has done it too.
+    for (const name of [instance, `${cluster}-1`]) {
+      await waitUntil(
+        `the stanza created or checked by ${name}'s entrypoint`,
+        async () =>
+          pods.bed.entrypointLog(name).some((l) => l.includes(`stanza ${cluster} is in the repository`)),
+        slow,
+      );
+    }
+    const settings = await sql<{ name: string; setting: string }>(
+      "SELECT name, setting FROM pg_settings WHERE name IN ('archive_mode', 'archive_timeout') ORDER BY name",
+    );
+    expect(settings).toEqual([
+      { name: 'archive_mode', setting: 'on' },
+      { name: 'archive_timeout', setting: '60' },
+    ]);
+    await sql('CREATE TABLE entries(id bigserial PRIMARY KEY, note text)');
+    const segment = await switchWal();
+    await waitUntil(
+      `segment ${segment} in the bucket`,
+      async () => archivedObjects(s3).some((key) => key.startsWith(`${segment}-`)),
+      slow,
+    );
+    await waitUntil(
+      'ContinuousArchiving True with the segment in status.backup',
+      async () => {
+        const status = (await get()).status;
+        const condition = findCondition(status?.conditions, conditionTypes.continuousArchiving);
+        return condition?.status === 'True' && (status?.backup?.lastArchivedWal ?? '') >= segment;
+      },
+      slow,
+    );
+    const condition = await archiving();
+    expect(condition).toMatchObject({ reason: 'Archiving' });
+    expect(condition?.message).toContain(`s3://${bucket}/${prefix}`);
+    expect((await get()).status?.backup?.lastArchivedTime).toMatch(/^\d{4}-\d\d-\d\dT/);
+  }, 200_000);
+
+  it('a wrong secret key: ContinuousArchiving False naming the segment, one Warning Event, no credential anywhere', async () => {
+    const wrongSecret = `wrong${s3.secretAccessKey.slice(5)}x`;
+    await client.patch(
+      builtin.secrets,
+      's3-credentials',
+      namespace,
+      { data: secretData({ secretAccessKey: wrongSecret }) },
+      { patchType: 'merge' },
+    );
+    // A container restart takes the Secret's new value, as a kubelet resolves it at each start.
+    await pods.instance(instance).kill9();
+    await waitUntil(
+      'the instance back',
+      async () => (await sql<{ one: number }>('SELECT 1 AS one').catch(() => []))[0]?.one === 1,
+      slow,
+    );
+    const segment = await switchWal();
+    await waitUntil(
+      'ContinuousArchiving False: ArchivingFailing',
+      async () => (await archiving())?.reason === 'ArchivingFailing',
+      slow,
+    );
+    const condition = await archiving();
+    expect(condition?.status).toBe('False');
+    expect(condition?.message).toContain(`fails to archive WAL segment ${segment}`);
+    expect((await get()).status?.backup).toMatchObject({ failingWal: segment });
+    // The archiver keeps retrying the same segment; the Event is recorded once for it.
+    await new Promise((r) => setTimeout(r, 5000));
+    const warnings = await events('ArchivingFailing');
+    expect(warnings.map((e) => e.type)).toEqual(['Warning']);
+    expect(warnings[0]?.note).toContain(segment);
+    expect(archivedObjects(s3).some((key) => key.startsWith(`${segment}-`))).toBe(false);
+
+    // The entrypoint's stanza check failed too, and said why without the key.
+    expect(
+      pods.bed.entrypointLog(instance).some((l) => l.includes('stanza-create failed: ERROR: [039]')),
+    ).toBe(true);
+    const everything = JSON.stringify([
+      (await get()).status,
+      (await client.list(builtin.events, { namespace })).items,
+      lines,
+      pods.bed.allLogs(),
+    ]);
+    for (const value of [s3.accessKeyId, s3.secretAccessKey, wrongSecret]) {
+      expect(everything.includes(value), 'a credential value in status, Events or logs').toBe(false);
+    }
+  }, 200_000);
+});
