@@ -81,6 +81,7 @@ export {
   type CacheReader,
   type WatchSpec,
 } from './controller/controller.ts';
+export { mapToLabelledOwner } from './controller/map-handlers.ts';
 export { WriteBackoff, type Writes } from './controller/write-backoff.ts';
 export {
   generationChanged,

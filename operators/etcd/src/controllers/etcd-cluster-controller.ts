@@ -10,6 +10,7 @@ import {
   builtin,
   generationChanged,
   isBeingDeleted,
+  mapToLabelledOwner,
   isControlledBy,
   watch,
   type Controller,
@@ -562,7 +563,9 @@ export function addEtcdClusterController(
     name: 'etcdcluster',
     for: etcdClusters,
     // Everything the operator makes carries its label; a change to any of it wakes the cluster.
-    watches: ownedKinds.map((type) => watch({ type, labelSelector: managedSelector, map: clusterOf })),
+    watches: ownedKinds.map((type) =>
+      watch({ type, labelSelector: managedSelector, map: mapToLabelledOwner('app.kubernetes.io/instance') }),
+    ),
     predicates: [generationChanged],
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
     async reconcile({ namespace, name, object: cluster }, ctx): Promise<ReconcileResult> {
@@ -767,9 +770,4 @@ function newestBackupFinish(backups: readonly EtcdBackup[], cluster: EtcdCluster
     .map((b) => Date.parse(b.status?.finishedAt ?? ''))
     .filter((t) => !Number.isNaN(t));
   return times.length ? new Date(Math.max(...times)) : undefined;
-}
-
-function clusterOf(obj: KubeObject): ObjectKey[] {
-  const instance = obj.metadata?.labels?.['app.kubernetes.io/instance'];
-  return instance ? [{ namespace: obj.metadata?.namespace ?? 'default', name: instance }] : [];
 }

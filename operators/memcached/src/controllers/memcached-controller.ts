@@ -8,6 +8,7 @@ import {
   builtin,
   generationChanged,
   isBeingDeleted,
+  mapToLabelledOwner,
   isControlledBy,
   watch,
   type Controller,
@@ -110,7 +111,13 @@ export function addMemcachedController(
     for: memcacheds,
     owns: [builtin.deployments, builtin.services, builtin.podDisruptionBudgets],
     // Pod readiness feeds the status; pods are owned by ReplicaSets, so they map by label.
-    watches: [watch({ type: builtin.pods, labelSelector: managedPodsSelector, map: memcachedOfPod })],
+    watches: [
+      watch({
+        type: builtin.pods,
+        labelSelector: managedPodsSelector,
+        map: mapToLabelledOwner('app.kubernetes.io/instance'),
+      }),
+    ],
     predicates: [generationChanged],
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
     async reconcile({ namespace = 'default', name, object: memcached }, ctx) {
@@ -141,9 +148,4 @@ export function addMemcachedController(
       return undefined;
     },
   });
-}
-
-function memcachedOfPod(pod: V1Pod): ObjectKey[] {
-  const instance = pod.metadata?.labels?.['app.kubernetes.io/instance'];
-  return instance ? [{ namespace: pod.metadata?.namespace ?? 'default', name: instance }] : [];
 }

@@ -10,6 +10,7 @@ import {
   findCondition,
   generationChanged,
   isBeingDeleted,
+  mapToLabelledOwner,
   KubeClient,
   watch,
   type Controller,
@@ -79,10 +80,7 @@ function decoded(secret: V1Secret | undefined, key: string): string | undefined 
   return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
 }
 
-function clusterOf(obj: KubeObject): ObjectKey[] {
-  const cluster = obj.metadata?.labels?.[clusterLabel];
-  return cluster ? [{ namespace: obj.metadata?.namespace ?? 'default', name: cluster }] : [];
-}
+const clusterOf = mapToLabelledOwner(clusterLabel);
 
 /**
  * Inside the cluster an instance answers a connection in milliseconds; one that does not within
