@@ -25,7 +25,7 @@ export interface ChartAccess {
 
 /**
  * Renders `chart` as release `release` in `namespace` (created here) with `helm template` and
- * default values, installs its CRDs as rendered and applies its ServiceAccount and RBAC, then
+ * default values (or `helmArgs`), installs its CRDs as rendered and applies its ServiceAccount and RBAC, then
  * returns credentials of that ServiceAccount. `admin` is a cluster-admin kubeconfig.
  */
 export async function installChartAccess(
@@ -33,8 +33,10 @@ export async function installChartAccess(
   admin: KubeConfig,
   release: string,
   namespace: string,
+  /** More `helm template` arguments (`--set-json watchNamespaces=[...]`); a watched namespace must exist first. */
+  helmArgs: readonly string[] = [],
 ): Promise<ChartAccess> {
-  const rendered = helmTemplate(chart, release, namespace);
+  const rendered = helmTemplate(chart, release, namespace, helmArgs);
   if (rendered.status !== 0) throw new Error(`helm template ${chart.name} failed: ${rendered.stderr}`);
   const docs = renderedObjects(rendered.stdout) as KubeObject[];
   const client = new KubeClient(admin, { fieldManager: 'chart-access' });

@@ -1,6 +1,9 @@
 // Installs the chart's CRD, ServiceAccount and RBAC (rendered by the real helm) into a real
 // kube-apiserver, then runs the operator with that ServiceAccount's token: the least-privilege
-// rules must be enough for everything it does, leader election included.
+// rules must be enough for everything it does, leader election included. The install is the one
+// the guide recommends for a single tenant, namespace-scoped (`watchNamespaces`: a Role in the
+// watched namespace, nothing cluster-wide), and its token must read no Secret anywhere else.
+import type { KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '@homeostat/testing';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
@@ -31,11 +34,17 @@ describe("the chart's RBAC on a real kube-apiserver + etcd", () => {
   };
   let manager: Manager | undefined;
   let leaseName = '';
+  let operatorAccess: KubeConfig | undefined;
 
   beforeAll(async () => {
-    const access = await installChartAccess(postgresChart, admin, release, operatorNamespace);
-    leaseName = access.leaseName;
+    // The watched namespace first: the chart's Role goes into it.
     await client.create(builtin.namespaces, { metadata: { name: appNamespace } });
+    const access = await installChartAccess(postgresChart, admin, release, operatorNamespace, [
+      '--set-json',
+      `watchNamespaces=${JSON.stringify([appNamespace])}`,
+    ]);
+    operatorAccess = access.kubeConfig;
+    leaseName = access.leaseName;
     // Pods need their ServiceAccount; without a kube-controller-manager nobody creates "default".
     await client.create(builtin.serviceAccounts, { metadata: { name: 'default', namespace: appNamespace } });
     manager = testOperator(
@@ -110,5 +119,28 @@ describe("the chart's RBAC on a real kube-apiserver + etcd", () => {
     expect(events.some((e) => e.reason === 'InstancesRemoved')).toBe(true);
     const requests = manager?.metrics.registry.getSingleMetric('rest_client_requests_total');
     expect(JSON.stringify(await requests?.get())).not.toMatch(/"code":"403"/);
+  });
+
+  it('grants nothing outside the watched namespace: no Secret, pod or cluster elsewhere', async () => {
+    if (!operatorAccess) throw new Error('the chart access was not installed');
+    const asOperator = new KubeClient(operatorAccess, { fieldManager: 'operator' });
+    try {
+      const refused = async (list: () => Promise<unknown>) =>
+        list().then(
+          () => 'allowed',
+          (error: unknown) => String((error as { code?: number }).code),
+        );
+      expect(await refused(() => asOperator.list(builtin.secrets, { namespace: appNamespace }))).toBe(
+        'allowed',
+      );
+      for (const namespace of [operatorNamespace, 'default']) {
+        expect(await refused(() => asOperator.list(builtin.secrets, { namespace }))).toBe('403');
+        expect(await refused(() => asOperator.list(builtin.pods, { namespace }))).toBe('403');
+        expect(await refused(() => asOperator.list(postgresClusters, { namespace }))).toBe('403');
+      }
+      expect(await refused(() => asOperator.list(builtin.secrets, {}))).toBe('403');
+    } finally {
+      asOperator.close();
+    }
   });
 });
