@@ -56,14 +56,24 @@ nap() { # nap <seconds>: a sleep a trapped signal cuts short
 
 # Self-fencing, run as `homeostat-instance self-fence` by a second container of the instance pod
 # (same network, process and run-directory namespaces, the same data volume). A primary that can
-# reach neither the cluster's DNS nor any other instance for PG_SELF_FENCE_MS is cut off: it is
+# reach neither the API server nor any other instance for PG_SELF_FENCE_MS is cut off: it is
 # stopped at once, and a marker in the run directory keeps the entrypoint from starting it as a
 # primary again until it can reach them. The operator cannot fence a primary its kubelet cannot
 # reach; this is how such a primary stops taking writes on its own before a replica is promoted.
 #
+# Reaching is connecting: a TCP connection to the API server (KUBERNETES_SERVICE_HOST and _PORT,
+# which the kubelet gives every container; no credentials needed) or pg_isready to a peer. A DNS
+# answer proves nothing once a node-local DNS cache answers from memory through a partition, so
+# the cluster DNS counts only until the API server has answered once: where egress to it is
+# blocked (a NetworkPolicy), the watcher keeps the DNS check rather than stop a healthy primary.
+#
+# A primary that knows no other instance (a one-instance cluster, or every replica's pod gone from
+# the headless Service) is never stopped: no failover could replace it, so stopping it would only
+# turn an API server or network outage into a database outage.
+#
 # Timing (the operator promotes no sooner than 2 s after it first sees the primary fail, which is
-# after the cut, and counts on this): a check asks the DNS and every known peer at once, each
-# bounded by 1 s; checks follow each other 250 ms apart; the first failing check begins at most
+# after the cut, and counts on this): a check asks the API server, the DNS and every known peer at
+# once, each bounded by 1 s; checks follow each other 250 ms apart; the first failing check begins at most
 # 250 ms after the cut, and with PG_SELF_FENCE_MS at 1000 the primary is stopped as that check
 # ends, about 1.3 s after the cut, plus the immediate stop itself.
 now_ms() { # wall clock in milliseconds (EPOCHREALTIME: seconds with microseconds)
@@ -74,20 +84,31 @@ self_fence_watch() {
   require PGDATA
   require PG_PEERS_HOST # the headless Service: every instance's address, ready or not
   local after_ms="${PG_SELF_FENCE_MS:-1000}" run="${PG_RUN_DIR:-/var/run/postgresql}"
-  local marker="$run/self-fenced" since="" peers="" own
+  local marker="$run/self-fenced" since="" peers="" own api_answered=""
+  local api_host="${KUBERNETES_SERVICE_HOST:-}" api_port="${KUBERNETES_SERVICE_PORT:-443}"
   own="$(getent hosts "$HOSTNAME" | awk '{print $1; exit}' || true)" # from the pod's /etc/hosts
   reachable() {
-    # The cluster's DNS answering a name every cluster has means this pod's network works; so
-    # does any other instance answering. Asked at once, so a failing check lasts 1 s, not more.
-    local peer pids=() pid answered=1 dns
+    # The API server or any other instance answering a connection means this pod's network
+    # works. Asked at once with the DNS lookup, so a failing check lasts 1 s, not more.
+    local peer pids=() pid answered=1 dns api=""
     timeout 1 getent hosts kubernetes.default.svc >/dev/null 2>&1 &
     dns="$!"
+    if [[ -n "$api_host" ]]; then
+      # shellcheck disable=SC2016 # expanded by the inner bash, which opens the connection
+      timeout 1 bash -c ': >"/dev/tcp/$0/$1"' "$api_host" "$api_port" 2>/dev/null &
+      api="$!"
+    fi
     for peer in $peers; do
       timeout 1 pg_isready -q -h "$peer" -p "${PGPORT:-5432}" -t 1 &
       pids+=("$!")
     done
-    if wait "$dns"; then
+    if [[ -n "$api" ]] && wait "$api"; then
       answered=0
+      api_answered=yes
+    fi
+    if wait "$dns"; then
+      # Evidence only until the API server has answered once (see above): a cache answers too.
+      [[ -n "$api_answered" ]] || answered=0
       # The peers' addresses, for the time the DNS does not answer.
       peers="$(timeout 1 getent ahostsv4 "$PG_PEERS_HOST" 2>/dev/null | awk '{print $1}' | sort -u | grep -vxF "${own:-none}" || true)"
     fi
@@ -107,10 +128,15 @@ self_fence_watch() {
       fi
       continue
     fi
+    if [[ -z "$peers" ]]; then
+      [[ -n "$since" ]] || log "self-fence: cut off, but no other instance is known that could take over; this primary keeps running"
+      since="${since:-$checked_at}"
+      continue
+    fi
     since="${since:-$checked_at}"
     if (($(now_ms) - since >= after_ms)); then
       if [[ ! -e "$marker" ]]; then
-        log "self-fence: this primary has reached neither the cluster DNS nor another instance for ${after_ms} ms; stopping it"
+        log "self-fence: this primary has reached neither the API server (or, until it first answered, the cluster DNS) nor another instance for ${after_ms} ms; stopping it"
         touch "$marker"
       fi
       pg_ctl stop -D "$PGDATA" -m immediate -w -t 5 >/dev/null 2>&1 || true

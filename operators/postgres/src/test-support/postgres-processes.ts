@@ -113,6 +113,11 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** The application role and database the bootstrap creates (PG_APP_SECRET_DIR), if any. */
   app?: { username: string; password: string; database: string };
+  /**
+   * An /etc/hosts file for this process alone (bind-mounted in a mount namespace of its own, so
+   * root only): names that resolve whatever the network does, as a node-local DNS cache answers.
+   */
+  hosts?: string;
 }
 
 /** A set of instances sharing secrets under one temporary root; `cleanup()` stops and removes all. */
@@ -309,7 +314,7 @@ export class PostgresTestBed {
         : {}),
       ...options.env,
     };
-    const [command, args] = this.#user
+    const [plainCommand, plainArgs] = this.#user
       ? [
           'setpriv',
           [
@@ -324,6 +329,21 @@ export class PostgresTestBed {
           ],
         ]
       : [this.entrypoint, [...extraArgs]];
+    const [command, args] = options.hosts
+      ? [
+          'unshare',
+          [
+            '--mount',
+            '--',
+            'sh',
+            '-c',
+            'mount --bind "$0" /etc/hosts && exec "$@"',
+            options.hosts,
+            plainCommand,
+            ...plainArgs,
+          ],
+        ]
+      : [plainCommand, plainArgs];
     writeFileSync(logFile, `--- start ${name} as ${options.role} ${new Date().toISOString()}\n`, {
       flag: 'a',
     });
