@@ -16,7 +16,6 @@ import {
   type Controller,
   type KubeObject,
   type Manager,
-  type ObjectKey,
   type ReconcileContext,
   type ReconcileResult,
 } from '@homeostat/reconcile';

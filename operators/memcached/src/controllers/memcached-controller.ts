@@ -13,7 +13,6 @@ import {
   watch,
   type Controller,
   type Manager,
-  type ObjectKey,
   type ReconcileContext,
 } from '@homeostat/reconcile';
 import { memcacheds, type Memcached } from '../api/memcached-types.ts';
