@@ -35,7 +35,18 @@ describe('a retained standby adopted as the primary, on real PostgreSQL 15 proce
     };
     const store = memoryStateStore(settledState('pg-0'));
 
-    const turn = await adoptRetained(world, store, ['pg-1'], { number: 1, dataDurability: 'required' }, 200);
+    // The first turn only looks (the positions must hold still 200 ms) and returns at once; a
+    // later turn promotes. Before, one turn slept inside the reconcile and promoted.
+    const synchronous = { number: 1, dataDurability: 'required' } as const;
+    const first = await adoptRetained(world, store, ['pg-1'], synchronous, { settleMs: 200 });
+    expect(first.state).toBeUndefined();
+    expect(first.waiting).toMatch(/must hold still for 200 ms/);
+    expect(store.state).toEqual(settledState('pg-0'));
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const turn = await adoptRetained(world, store, ['pg-1'], synchronous, {
+      settleMs: 200,
+      ...(first.seen ? { previous: first.seen } : {}),
+    });
     expect(turn.state).toEqual(settledState('pg-1'));
     expect(store.state).toEqual(settledState('pg-1'));
 

@@ -3,7 +3,9 @@
 // once all of them answer and their positions hold still, the one whose data goes furthest is
 // promoted, given the others' slots and the writes, and the others restart as its replicas (the
 // entrypoint's rewind-or-clone brings back one that diverged). Each step is repeated safely by a
-// turn that finds it done: a primary already among them is the one promoted before.
+// turn that finds it done: a primary already among them is the one promoted before. A turn never
+// waits: the positions a turn saw go back to the caller, and a later turn promotes once they held
+// still long enough (the reconcile worker is not held while standbys replay).
 import { observeAll } from '../drive.ts';
 import { settledState, type FailoverState, type FailoverStateStore } from '../failover-state.ts';
 import type { InstanceStatus } from '../observe.ts';
@@ -11,14 +13,31 @@ import { perform, type EngineWorld } from '../perform.ts';
 import { chooseRetainedPrimary, positionsOf } from '../retained-primary.ts';
 import { desiredSynchronousStandbyNames, type SynchronousReplication } from '../synchronous.ts';
 
+/** The retained standbys' positions as a turn saw them, and when (a monotonic clock, in ms). */
+export interface SeenPositions {
+  readonly positions: ReadonlyMap<string, string>;
+  readonly atMs: number;
+}
+
 export interface AdoptionTurn {
   readonly state: FailoverState | undefined;
   readonly observed: readonly InstanceStatus[];
   /** Why no primary was chosen yet, for the status. */
   readonly waiting?: string;
+  /** For the next turn: the positions this one compared against (or saw first). */
+  readonly seen?: SeenPositions;
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+export interface AdoptionOptions {
+  /** What the previous turn returned as `seen`. */
+  readonly previous?: SeenPositions;
+  /**
+   * How long the retained standbys' positions must hold still before the choice: a standby still
+   * replaying its own WAL reports less than it holds. Default 1 s.
+   */
+  readonly settleMs?: number;
+  readonly nowMs?: () => number;
+}
 
 const samePositions = (a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>) =>
   a.size === b.size && [...a].every(([name, position]) => b.get(name) === position);
@@ -26,28 +45,39 @@ const samePositions = (a: ReadonlyMap<string, string>, b: ReadonlyMap<string, st
 /**
  * One turn of the adoption. `synchronous`: the cluster's synchronous replication, which the new
  * primary has from its first commit (under `required` a write waits for a standby, as after any
- * failover). `settleMs`: how long the retained standbys' positions must hold still before the
- * choice: a standby still replaying its own WAL reports less than it holds.
+ * failover).
  */
 export async function adoptRetained(
   world: EngineWorld,
   store: FailoverStateStore,
   retained: readonly string[],
   synchronous: SynchronousReplication | undefined,
-  settleMs = 1000,
+  options: AdoptionOptions = {},
 ): Promise<AdoptionTurn> {
-  let observed = await observeAll(world);
+  const observed = await observeAll(world);
   const choice = chooseRetainedPrimary(observed, retained);
   if (!choice.ok) return { state: undefined, observed, waiting: choice.reason };
   const primary = choice.instance;
   if (!choice.promoted) {
-    const before = positionsOf(observed);
-    await sleep(settleMs);
-    observed = await observeAll(world);
-    const again = chooseRetainedPrimary(observed, retained);
-    if (!again.ok) return { state: undefined, observed, waiting: again.reason };
-    if (again.instance !== primary || !samePositions(before, positionsOf(observed))) {
-      return { state: undefined, observed, waiting: 'the retained standbys are still replaying their WAL' };
+    const settleMs = options.settleMs ?? 1000;
+    const now = (options.nowMs ?? (() => performance.now()))();
+    const positions = positionsOf(observed);
+    const previous = options.previous;
+    if (!previous || !samePositions(previous.positions, positions)) {
+      return {
+        state: undefined,
+        observed,
+        waiting: `the retained standbys' WAL positions must hold still for ${settleMs} ms (one still replaying reports less than it holds)`,
+        seen: { positions, atMs: now },
+      };
+    }
+    if (now - previous.atMs < settleMs) {
+      return {
+        state: undefined,
+        observed,
+        waiting: `the retained standbys' WAL positions must hold still for ${settleMs} ms (one still replaying reports less than it holds)`,
+        seen: previous,
+      };
     }
     const standbys = world.instances.map((i) => i.name).filter((name) => name !== primary);
     const synchronousStandbyNames = desiredSynchronousStandbyNames(synchronous, standbys, new Set());

@@ -50,6 +50,7 @@ import { countsFromStatus, failoverFieldManager, stateFromStatus } from './failo
 import { podWorld } from './kubernetes-world.ts';
 import { labelKeys, managedSelector, routingFieldManager } from './operand-labels.ts';
 import { nextRolloutStep, restartForRollout } from './rolling-restart.ts';
+import type { SeenPositions } from './adopt-retained.ts';
 import { runFailover, type FailoverRunResult } from './run-failover.ts';
 import { WriteFailure } from '@homeostat/reconcile';
 
@@ -121,6 +122,8 @@ export function addPostgresClusterController(
   // The primary's last WAL position, per cluster: it moves with every write, so it stays here
   // and reaches the status only when a failover starts (operation.referenceLsn).
   const lastPrimaryLsn = new Map<string, Lsn>();
+  // A cluster made again on retained claims: the standbys' positions its last adoption turn saw.
+  const retainedSeen = new Map<string, SeenPositions>();
   // The last reconcile's 'still-read-only' message, per cluster: its Event is recorded once while it lasts.
   const lastReadOnlyNotice = new Map<string, string>();
   const probeIntervalMs = options.probeIntervalMs ?? 500;
@@ -143,6 +146,7 @@ export function addPostgresClusterController(
       if (!object || isBeingDeleted(object)) {
         // Deleted: garbage collection removes what it owns (ownerReferences).
         lastPrimaryLsn.delete(key);
+        retainedSeen.delete(key);
         metrics.forget(namespace, name);
         return;
       }
@@ -304,6 +308,7 @@ export function addPostgresClusterController(
     }).withSignal(ctx.signal);
     const events: EngineEvent[] = [];
     const last = lastPrimaryLsn.get(key);
+    const seen = retainedSeen.get(key);
     const connect = options.connect ?? operatorConnectOptions;
     let result: FailoverRunResult;
     try {
@@ -324,6 +329,7 @@ export function addPostgresClusterController(
         }),
         ...(desiredPrimary === undefined ? {} : { desiredPrimary }),
         ...(last === undefined ? {} : { lastPrimaryLsn: last }),
+        ...(seen === undefined ? {} : { retainedSeen: seen }),
         ...(options.maxLagBytes === undefined ? {} : { maxLagBytes: options.maxLagBytes }),
         ...(options.electionTimeoutMs === undefined ? {} : { electionTimeoutMs: options.electionTimeoutMs }),
         emit: (event) => {
@@ -345,6 +351,8 @@ export function addPostgresClusterController(
     await keepSuperuserAccess(cluster, result, secretMap, endpointOf, { user, password }, connect, ctx);
     if (result.lastPrimaryLsn === undefined) lastPrimaryLsn.delete(key);
     else lastPrimaryLsn.set(key, result.lastPrimaryLsn);
+    if (result.retainedSeen === undefined) retainedSeen.delete(key);
+    else retainedSeen.set(key, result.retainedSeen);
     const outcome = result.outcome;
     if (outcome?.outcome === 'promoted') {
       await ctx.events.normal(

@@ -12,7 +12,7 @@ import type { ConnectOptions, Credentials, InstanceEndpoint } from '../instance.
 import type { Lsn } from '../lsn.ts';
 import type { EngineEvent, EngineOutcome } from '../outcomes.ts';
 import type { EngineWorld } from '../perform.ts';
-import { adoptRetained } from './adopt-retained.ts';
+import { adoptRetained, type SeenPositions } from './adopt-retained.ts';
 import { instanceName } from './cluster-names.ts';
 import { isolatedPrimaryStopsWithinMs } from './desired-pod.ts';
 import { countsFromStatus, statusStore } from './failover-status.ts';
@@ -34,6 +34,8 @@ export interface FailoverRunInputs {
   /** The instance that should be primary, when one is asked for. */
   readonly desiredPrimary?: string;
   readonly lastPrimaryLsn?: Lsn;
+  /** What the previous adoption turn of a cluster made again on retained claims saw. */
+  readonly retainedSeen?: SeenPositions;
   readonly maxLagBytes?: bigint;
   readonly electionTimeoutMs?: number;
   readonly emit: (event: EngineEvent) => void;
@@ -47,6 +49,8 @@ export interface FailoverRunResult {
   readonly lastPrimaryLsn?: Lsn;
   /** Before the first primary: why none is chosen yet, when the reason is worth showing. */
   readonly bootstrapWaiting?: string;
+  /** For the next adoption turn (keep it with the cluster while it is adopted). */
+  readonly retainedSeen?: SeenPositions;
 }
 
 /** `failoverDelay` ("500ms", "2s", "1m") in milliseconds. */
@@ -96,11 +100,18 @@ export async function runFailover(inputs: FailoverRunInputs): Promise<FailoverRu
   if (!inputs.state && inputs.retained.length) {
     // Created again on retained claims: the earlier primary is not known, the data decides.
     const { synchronous } = policyOf(cluster, inputs.maxLagBytes, inputs.electionTimeoutMs);
-    const turn = await adoptRetained(world, store, inputs.retained, synchronous);
+    const turn = await adoptRetained(
+      world,
+      store,
+      inputs.retained,
+      synchronous,
+      inputs.retainedSeen ? { previous: inputs.retainedSeen } : {},
+    );
     return {
       state: turn.state,
       view: clusterView(turn.observed),
       ...(turn.waiting === undefined ? {} : { bootstrapWaiting: turn.waiting }),
+      ...(turn.seen === undefined ? {} : { retainedSeen: turn.seen }),
     };
   }
   if (!inputs.state) {
