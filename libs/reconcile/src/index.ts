@@ -135,7 +135,12 @@ export {
   dnsLabelNameRule,
 } from './crd/kubernetes-schemas.ts';
 export { toCrdSchema, structuralProblems, type JsonSchema } from './crd/structural-schema.ts';
-export { WriteFailure, assertOwnedOrAbsent } from './helpers/write-failure.ts';
+export {
+  WriteFailure,
+  assertOwnedOrAbsent,
+  warnRefusedWrites,
+  type WarningRecorder,
+} from './helpers/write-failure.ts';
 export { isSubset } from './helpers/desired-state.ts';
 export {
   isApplied,

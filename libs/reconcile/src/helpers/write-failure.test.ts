@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { KubeApiError } from '../client/errors.ts';
 import { controllerReference } from './owner-references.ts';
-import { WriteFailure, assertOwnedOrAbsent } from './write-failure.ts';
+import { WriteFailure, assertOwnedOrAbsent, warnRefusedWrites } from './write-failure.ts';
 
 const owner = {
   apiVersion: 'cache.homeostat.dev/v1',
@@ -35,5 +35,21 @@ describe('WriteFailure', () => {
         ),
       ),
     );
+  });
+});
+
+describe('warnRefusedWrites', () => {
+  it('warns once per new refusal: not for a repeated one, nor for one Degraded already names', async () => {
+    const notes: string[] = [];
+    const events = {
+      warning: async (_regarding: unknown, reason: string, _action: string, note: string) => {
+        notes.push(`${reason}: ${note}`);
+      },
+    };
+    const quota = new WriteFailure('applying Service c', 'exceeded quota');
+    const policy = new WriteFailure('applying PodDisruptionBudget c', 'denied by policy');
+    const named = new WriteFailure('creating Secret c', 'forbidden');
+    await warnRefusedWrites(events, owner, [quota, policy.repeat(), named], `${named.message}; other`);
+    expect(notes).toEqual(['ApplyFailed: applying Service c: exceeded quota']);
   });
 });

@@ -43,3 +43,26 @@ export function assertOwnedOrAbsent(current: KubeObject | undefined, owner: Kube
     );
   }
 }
+
+/** Where `warnRefusedWrites` records its Events (an EventRecorder). */
+export interface WarningRecorder {
+  warning(regarding: KubeObject, reason: string, action: string, note: string): Promise<void>;
+}
+
+/**
+ * One Warning Event (`ApplyFailed`) per distinct refused write: none for a refusal repeated while
+ * its write waits out its backoff, nor for one `alreadySaid` (the object's Degraded message as last
+ * written) names: every reconcile finds such a refusal while it lasts, and an Event each time would
+ * patch the Event's series every probe.
+ */
+export async function warnRefusedWrites(
+  events: WarningRecorder,
+  regarding: KubeObject,
+  refusals: readonly WriteFailure[],
+  alreadySaid: string,
+): Promise<void> {
+  for (const refusal of refusals) {
+    if (refusal.repeated || alreadySaid.includes(refusal.message)) continue;
+    await events.warning(regarding, 'ApplyFailed', 'Reconcile', refusal.message);
+  }
+}

@@ -11,6 +11,7 @@ import {
   generationChanged,
   isBeingDeleted,
   mapToLabelledOwner,
+  warnRefusedWrites,
   isControlledBy,
   watch,
   type Controller,
@@ -689,11 +690,7 @@ export function addEtcdClusterController(
       const refused = ctx.writes.failures;
       if (refused.length)
         problem ??= { reason: 'ApplyFailed', message: refused.map((f) => f.message).join('; ') };
-      // One Warning Event per distinct refusal, none while a write waits out its backoff.
-      const reported = conditionMessage(cluster, 'Degraded');
-      for (const failure of refused.filter((f) => !f.repeated && !reported.includes(f.message))) {
-        await ctx.events.warning(cluster, 'ApplyFailed', 'Reconcile', failure.message);
-      }
+      await warnRefusedWrites(ctx.events, cluster, refused, conditionMessage(cluster, 'Degraded'));
       // While quorum is lost or a recovery runs, the status as last written (the cache may lag
       // this operator's own last write): what transitions, and their Events, are decided from.
       const latest = recovery?.seen ?? cluster;

@@ -11,6 +11,7 @@ import {
   generationChanged,
   isBeingDeleted,
   mapToLabelledOwner,
+  warnRefusedWrites,
   KubeClient,
   watch,
   type Controller,
@@ -203,12 +204,8 @@ export function addPostgresClusterController(
       });
       await restartForRollout(rollout, cluster, podMap, ctx);
       const refusals = [...(owned ? [owned] : []), ...ctx.writes.failures];
-      // One Warning Event per distinct refusal: none while a write waits out its backoff, nor for
-      // one the Degraded condition already names (the Event series would be patched every probe).
       const reported = cluster.status?.conditions?.find((c) => c.type === 'Degraded')?.message ?? '';
-      for (const refusal of refusals.filter((f) => !f.repeated && !reported.includes(f.message))) {
-        await ctx.events.warning(cluster, 'ApplyFailed', 'Reconcile', refusal.message);
-      }
+      await warnRefusedWrites(ctx.events, cluster, refusals, reported);
       const rolloutPrimary = rollout.type === 'switchover' ? rollout.to : undefined;
       const run = await turnEngine(cluster, state, podMap, secretMap, retained, key, ctx, rolloutPrimary);
       // Archiving is read from a settled primary only: during an operation the old one may be fenced.
