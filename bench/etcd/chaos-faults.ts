@@ -1,13 +1,14 @@
 // The faults `bench:chaos:etcd` causes on an EtcdCluster, each as a user or a cluster causes it: a
 // blunt `kubectl delete` of a member's pod or of its claim, a SIGKILL on the node, the operator
-// killed in the middle of a member replacement, a scale or a backup, and the operator alone cut off
-// from the members (they stay healthy; only its connections to their client and peer ports drop).
+// killed in the middle of a member replacement, a scale, a backup, a rolling upgrade or a restore
+// into a new cluster, and the operator alone cut off from the members (they stay healthy; only its
+// connections to their client and peer ports drop).
 // Each fault returns once it is caused; ending it (the cut restored, the backup finished) is its
 // `settle`, run before the cluster is expected healthy again.
 import type { V1Pod } from '@kubernetes/client-node';
 import { waitUntil } from '@homeostat/testing';
 import { apply, getObject, kubectl, listObjects } from '../../e2e/harness/cluster-access.ts';
-import { memberSelector, type EtcdBackupObject } from '../../e2e/harness/etcd-clusters.ts';
+import { memberSelector, waitForMembers, type EtcdBackupObject } from '../../e2e/harness/etcd-clusters.ts';
 import { cutPodNetwork, killOnNode, podOnNode, processNamed } from '../../e2e/harness/pod-processes.ts';
 
 export const faultKinds = [
@@ -17,9 +18,17 @@ export const faultKinds = [
   'operator-killed-mid-replacement',
   'operator-killed-mid-scale',
   'operator-killed-mid-backup',
+  'operator-killed-mid-upgrade',
+  'operator-killed-mid-restore',
   'operator-cut-off-from-members',
 ] as const;
 export type FaultKind = (typeof faultKinds)[number];
+
+/**
+ * Faults a run causes once at most: an upgrade moves etcd's cluster version for good (the cluster
+ * starts on the oldest supported version and cannot go back once every member runs the newest).
+ */
+export const oneShotKinds: readonly FaultKind[] = ['operator-killed-mid-upgrade'];
 
 /** What a fault needs to reach: the cluster, its size now, and the operator's release. */
 export interface FaultTarget {
@@ -31,6 +40,10 @@ export interface FaultTarget {
   readonly recoveryAfterSeconds: number;
   /** A number in [0, 1), from the run's seeded generator (which member, random delays). */
   readonly random: () => number;
+  /** The version an upgrade fault moves the cluster to. */
+  readonly upgradeTo: string;
+  /** A Succeeded EtcdBackup of the cluster, which a restore fault restores into a new cluster. */
+  readonly backupName: string;
 }
 
 /** A fault that has happened; `settle` ends it and says what went wrong with the fault's own work. */
@@ -44,6 +57,7 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Sizes a scale fault moves between. */
 const scaleSizes = [3, 5] as const;
 let backups = 0;
+let restores = 0;
 
 async function forceDelete(namespace: string, pods: readonly string[]): Promise<void> {
   await kubectl(['-n', namespace, 'delete', 'pod', ...pods, '--grace-period=0', '--force', '--wait=false']);
@@ -137,6 +151,70 @@ export async function causeFault(kind: FaultKind, target: FaultTarget): Promise<
             { timeoutMs: 180_000, intervalMs: 1000 },
           ).catch(() => undefined);
           return phase === 'Succeeded' ? {} : { problem: `backup ${name} ended ${phase ?? 'unfinished'}` };
+        },
+      });
+    }
+    case 'operator-killed-mid-upgrade': {
+      await kubectl([
+        '-n',
+        namespace,
+        'patch',
+        'etcdcluster',
+        cluster,
+        '--type=merge',
+        '-p',
+        JSON.stringify({ spec: { version: target.upgradeTo } }),
+      ]);
+      await pause(random() * 15_000);
+      await killOperator(target);
+      return same({
+        settle: async () => {
+          const upgraded = await waitForMembers(namespace, cluster, size, {
+            version: target.upgradeTo,
+            timeoutMs: 300_000,
+          }).then(
+            () => true,
+            () => false,
+          );
+          return upgraded ? {} : { problem: `not every member on ${target.upgradeTo}` };
+        },
+      });
+    }
+    case 'operator-killed-mid-restore': {
+      // A new one-member cluster from the backup, the operator killed while it restores; once
+      // restored it must answer as an etcd cluster of its own, and it is deleted again.
+      const restored = `${cluster}-restored-${++restores}`;
+      await apply([
+        {
+          apiVersion: 'etcd.homeostat.dev/v1alpha1',
+          kind: 'EtcdCluster',
+          metadata: { name: restored, namespace },
+          spec: {
+            size: 1,
+            storage: { size: '1Gi' },
+            resources: { requests: { cpu: '20m', memory: '64Mi' } },
+            bootstrap: { fromBackup: { backupName: target.backupName } },
+          },
+        },
+      ]);
+      await pause(random() * 8000);
+      await killOperator(target);
+      return same({
+        settle: async () => {
+          const outcome = await waitForMembers(namespace, restored, 1, { timeoutMs: 180_000 }).then(
+            (c) => (c.status?.clusterId ? {} : { problem: `${restored} has no cluster ID` }),
+            (error: unknown) => ({ problem: `${restored} not restored: ${String(error).split('\n')[0]}` }),
+          );
+          await kubectl([
+            '-n',
+            namespace,
+            'delete',
+            'etcdcluster',
+            restored,
+            '--wait=true',
+            '--timeout=120s',
+          ]).catch(() => '');
+          return outcome;
         },
       });
     }

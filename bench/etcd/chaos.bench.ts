@@ -30,7 +30,8 @@ import { localClusterWithImages } from '../../e2e/local-cluster.ts';
 import type { V1Pod } from '@kubernetes/client-node';
 import { chaosRun, firstLine, max, median } from '../support/chaos-run.ts';
 import { loadAverage } from '../support/load-average.ts';
-import { causeFault, faultKinds, type FaultKind } from './chaos-faults.ts';
+import { supportedVersions } from '@homeostat/etcd-operator';
+import { causeFault, faultKinds, oneShotKinds, type FaultKind } from './chaos-faults.ts';
 
 // The smoke run causes a cheap fault and the one that could destroy a healthy cluster, so CI
 // proves the harness (and that promise) end to end.
@@ -63,6 +64,8 @@ const operator = await setUp(() => installOperator(operatorCharts.etcd, ns));
 teardown.add('uninstall the operator', () => operator.cleanup());
 const name = 'chaos';
 let size = 3;
+// The oldest supported version first, so an upgrade fault has somewhere to go.
+const [oldestVersion, newestVersion] = [supportedVersions[0] ?? '', supportedVersions.at(-1) ?? ''];
 const target = await setUp(async () => {
   await s3.credentialsSecret(ns, 'backup-bucket');
   await apply([
@@ -72,6 +75,7 @@ const target = await setUp(async () => {
       metadata: { name, namespace: ns },
       spec: {
         size,
+        version: oldestVersion,
         storage: { size: '1Gi' },
         resources: { requests: { cpu: '20m', memory: '64Mi' } },
         backup: {
@@ -136,10 +140,13 @@ console.error(
   `bench:chaos:etcd: ${faultCount} faults from ${kinds.join(', ')} (seed ${seed}), load ${loadAverage()}`,
 );
 const results: FaultResult[] = [];
+const used = new Set<FaultKind>();
 const mismatches: string[] = [];
 let destroyed = 0;
 for (let i = 0; i < faultCount; i++) {
-  const kind = kinds[Math.floor(random() * kinds.length)] ?? 'member-pod-force-deleted';
+  const available = kinds.filter((k) => !(oneShotKinds.includes(k) && used.has(k)));
+  const kind = available[Math.floor(random() * available.length)] ?? 'member-pod-force-deleted';
+  used.add(kind);
   const at = Date.now();
   let result: FaultResult;
   try {
@@ -150,6 +157,8 @@ for (let i = 0; i < faultCount; i++) {
       operatorRelease: operator.release,
       recoveryAfterSeconds,
       random,
+      upgradeTo: newestVersion,
+      backupName: `${name}-before-faults`,
     });
     size = caused.size;
     let { problem } = await caused.settle();
