@@ -16,6 +16,32 @@ const crashed = (exitCode: number, message?: string) => ({
 });
 
 describe('instanceFailures', () => {
+  it('names an instance whose container the kubelet cannot start, with the kubelet’s reason', () => {
+    const failures = instanceFailures(
+      new Map([
+        [
+          'pg-0',
+          pod({
+            state: {
+              waiting: {
+                reason: 'CreateContainerConfigError',
+                message: 'secret "backup-bucket" not found',
+              },
+            },
+          }),
+        ],
+        ['pg-1', pod({ state: { waiting: { reason: 'ContainerCreating' } } })],
+      ]),
+    );
+    expect(failures).toEqual([
+      {
+        instance: 'pg-0',
+        cause:
+          'the postgres container cannot start (CreateContainerConfigError): secret "backup-bucket" not found',
+      },
+    ]);
+  });
+
   it('names each instance whose postgres container is down after failing, with its termination message', () => {
     const failures = instanceFailures(
       new Map([

@@ -1,7 +1,9 @@
 // Instances whose postgres container keeps failing, as the kubelet reports it: the entrypoint
 // writes why it stopped (a bootstrap that failed, a parameter PostgreSQL cannot take) as the
-// container's termination message. Without this a first primary that never starts leaves the
-// cluster Creating with no cause anywhere but the pod's log.
+// container's termination message; a container the kubelet cannot even start (a Secret or key
+// its environment names is missing, such as spec.backup's credentials; an image it cannot pull)
+// waits with the kubelet's reason. Without this a first primary that never starts leaves the
+// cluster Creating with no cause anywhere but the pod's description.
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 
 /** The container the entrypoint runs in (desired-pod.ts). */
@@ -16,7 +18,22 @@ export interface InstanceFailure {
   readonly cause: string;
 }
 
+// Waiting reasons that mean the container will not start until something outside it changes.
+// The kubelet's messages name the Secret, key or image, never a value.
+const cannotStart = new Set([
+  'CreateContainerConfigError',
+  'CreateContainerError',
+  'ErrImagePull',
+  'ImagePullBackOff',
+  'InvalidImageName',
+]);
+
 function failure(status: V1ContainerStatus): string | undefined {
+  const waiting = status.state?.waiting;
+  if (waiting?.reason && cannotStart.has(waiting.reason)) {
+    const detail = waiting.message?.trim();
+    return `the postgres container cannot start (${waiting.reason})${detail ? `: ${detail}` : ''}`;
+  }
   // Running (even not ready yet) is not a failure: a restart after a kill looks the same for a while.
   if (status.state?.running) return undefined;
   const terminated = status.state?.terminated ?? status.lastState?.terminated;
