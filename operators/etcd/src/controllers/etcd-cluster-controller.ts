@@ -678,11 +678,12 @@ export function addEtcdClusterController(
       }
 
       problem ??= recovery?.problem;
-      if (tlsProblem && !problem) {
+      if (tlsProblem) {
         // One Event, when Degraded does not say it yet (every reconcile finds it while it lasts).
         if (!conditionMessage(cluster, 'Degraded').includes(tlsProblem.message))
           await ctx.events.warning(cluster, tlsProblem.reason, 'Reconcile', tlsProblem.message);
-        problem = tlsProblem;
+        // Named beside whatever else holds Degraded: a lost CA must not wait for that to clear.
+        problem = problem ? { ...problem, message: `${problem.message}; ${tlsProblem.message}` } : tlsProblem;
       }
       // What slows the next look (an engine that cannot go on) is the problem above; refused writes
       // are reported, but the cluster is looked after at the usual pace.
