@@ -23,6 +23,7 @@ export interface EtcdClusterObject {
     clientSecret?: string;
     clientEndpoint?: string;
     currentVersion?: string;
+    clusterVersion?: string;
     observedGeneration?: number;
     members?: EtcdMemberStatus[];
     conditions?: { type: string; status: string; reason: string; message: string }[];

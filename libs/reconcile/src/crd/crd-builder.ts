@@ -14,6 +14,8 @@ export interface PrinterColumn {
 export interface ValidationRule {
   rule: string;
   message: string;
+  /** A CEL string expression shown instead of `message` (which stays the fallback if it fails). */
+  messageExpression?: string;
   fieldPath?: string;
   reason?: 'FieldValueInvalid' | 'FieldValueForbidden' | 'FieldValueRequired' | 'FieldValueDuplicate';
 }

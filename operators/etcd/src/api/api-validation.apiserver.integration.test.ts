@@ -111,7 +111,7 @@ describe('EtcdCluster and EtcdBackup CRDs on a real kube-apiserver', () => {
       client.patch(versionedClusters, name, namespace, { spec: { version: to } });
 
     expect(await refusal(() => setVersion('upgraded', '3.5.21'))).toContain(
-      'spec.version: Forbidden: cannot downgrade from 3.6.16 to 3.5.21: etcd data written by a newer minor version cannot be read by an older one',
+      'spec.version: Forbidden: cannot downgrade from 3.6.16 to 3.5.21: no cluster version is recorded yet (status.clusterVersion)',
     );
     expect(await refusal(() => setVersion('upgraded', '3.8.0'))).toContain(
       'spec.version: Forbidden: cannot upgrade from 3.6.16 to 3.8.0 at once: etcd upgrades one minor version at a time',

@@ -7,6 +7,32 @@ import { supportedVersions } from './etcd-versions.ts';
 /** Longest cluster name: its member pods (<name>-<n>) and Services (<name>-peers) must be DNS labels. */
 export const maxClusterNameLength = 50;
 
+const target = 'self.spec.version';
+const previous = 'oldSelf.spec.version';
+const recorded = 'self.status.clusterVersion';
+const minorString = (v: string) => `${v}.split('.')[0] + '.' + ${v}.split('.')[1]`;
+
+/**
+ * spec.version may go down a minor only while etcd's cluster version is still the target's minor:
+ * an upgrade that has not finished (a member failing on the new version) can go back, one whose
+ * cluster version moved cannot. The rule is on the whole object because a rule on spec.version
+ * cannot read status. A status recorded before the cluster version moved slips through; the
+ * controller checks etcd itself again before it touches a member (version-change.ts).
+ */
+export const downgradeRule = {
+  rule: [
+    `!has(oldSelf.spec) || !has(self.spec)`,
+    `${celMajor(target)} > ${celMajor(previous)}`,
+    `(${celMajor(target)} == ${celMajor(previous)} && ${celMinor(target)} >= ${celMinor(previous)})`,
+    `(has(self.status) && has(${recorded}) && ${celMajor(target)} == ${celMajor(recorded)} && ${celMinor(target)} == ${celMinor(recorded)})`,
+  ].join(' || '),
+  message:
+    'spec.version cannot go back to an older minor version unless status.clusterVersion still names that minor: etcd cannot go back once the cluster version has moved; restore a backup into a new cluster instead',
+  messageExpression: `'cannot downgrade from ' + ${previous} + ' to ' + ${target} + ': ' + (has(self.status) && has(${recorded}) ? 'etcd ' + ${minorString(recorded)} + ' cannot go back to ' + ${minorString(target)} + ' once the cluster version is ' + ${minorString(recorded)} + ' (status.clusterVersion ' + ${recorded} + '): every member has run it and the data may already be in a form ' + ${minorString(target)} + ' cannot read; restore a backup into a new cluster running ' + ${target} + ' instead' : 'no cluster version is recorded yet (status.clusterVersion); etcd can go back to an older minor only while its cluster version is still that minor (an upgrade that has not finished): try again once the operator has recorded it')`,
+  fieldPath: '.spec.version',
+  reason: 'FieldValueForbidden' as const,
+};
+
 /** The EtcdCluster CRD in `crdGroup` for a list of versions (tests install variants with more versions). */
 export function etcdClusterCrdFor(crdGroup: string, versions: readonly string[]) {
   return buildCrd({
@@ -25,6 +51,7 @@ export function etcdClusterCrdFor(crdGroup: string, versions: readonly string[])
         validations: [
           specRequiredRule,
           dnsLabelNameRule('it names the member pods and the Services'),
+          downgradeRule,
           {
             // With the transition rule on spec.version, this keeps a second upgrade from starting
             // before the members have finished the first (3.6 → 3.7 → 3.8 in two quick edits).

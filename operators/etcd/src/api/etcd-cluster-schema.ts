@@ -27,13 +27,8 @@ const versionSchema = (versions: readonly string[]) =>
     {
       default: versions[versions.length - 1],
       maxLength: 16,
-      description: `etcd version the members run, one of those this operator ships (${versions.join(', ')}). Changing it rolls the members one at a time; move one minor version at a time, never down.`,
+      description: `etcd version the members run, one of those this operator ships (${versions.join(', ')}). Changing it rolls the members one at a time; move up one minor version at a time. Going back to an older minor is allowed only while status.clusterVersion still names that minor (an upgrade that has not finished, e.g. a member failing on the new version); a patch of the same minor is always allowed.`,
       'x-kubernetes-validations': [
-        {
-          rule: `${celMajor('self')} > ${celMajor('oldSelf')} || (${celMajor('self')} == ${celMajor('oldSelf')} && ${celMinor('self')} >= ${celMinor('oldSelf')})`,
-          messageExpression: `'cannot downgrade from ' + oldSelf + ' to ' + self + ': etcd data written by a newer minor version cannot be read by an older one; restore a backup into a new cluster instead'`,
-          reason: 'FieldValueForbidden',
-        },
         {
           rule: `${celMajor('self')} != ${celMajor('oldSelf')} || ${celMinor('self')} - ${celMinor('oldSelf')} <= 1`,
           messageExpression: `'cannot upgrade from ' + oldSelf + ' to ' + self + ' at once: etcd upgrades one minor version at a time; upgrade to the next minor version first and wait until status.currentVersion shows it'`,
@@ -468,6 +463,14 @@ export const EtcdClusterStatus = Type.Object({
       maxLength: 32,
       pattern: '^[0-9]+\\.[0-9]+\\.[0-9]+$',
       description: 'The oldest etcd version any member runs (the cluster version while an upgrade rolls).',
+    }),
+  ),
+  clusterVersion: Type.Optional(
+    Type.String({
+      maxLength: 32,
+      pattern: '^[0-9]+\\.[0-9]+\\.[0-9]+$',
+      description:
+        "The cluster version etcd itself reports (its /version endpoint's etcdcluster, e.g. 3.6.0): the minor every member has agreed on. It moves up only once every member runs the new minor, and then etcd cannot go back: spec.version may return to an older minor only while this still names that minor. Kept as last read while no member answers.",
     }),
   ),
   leader: Type.Optional(Type.String({ description: 'Name of the leader member.' })),

@@ -58,6 +58,7 @@ function health(members: MemberHealth[]): ClusterHealth {
     state: 'Healthy',
     linearizableList: true,
     clusterId: '1',
+    clusterVersion: '3.6.0',
   };
 }
 

@@ -69,6 +69,7 @@ function health(...members: MemberHealth[]): ClusterHealth {
     state: 'Healthy',
     linearizableList: true,
     clusterId: '255',
+    clusterVersion: '3.6.0',
   };
 }
 
@@ -294,6 +295,40 @@ describe('EtcdCluster status', () => {
         { name: 'b', ready: true, version: '3.9.9' },
       ]),
     ).toBe('3.9.9');
+  });
+
+  it("records etcd's cluster version, and keeps the last one read while no member answers", () => {
+    const seen = clusterStatus(cluster(), observation({ health: health(member(0, { leader: true })) }));
+    expect(seen.clusterVersion).toBe('3.6.0');
+    const blind = clusterStatus(
+      cluster({}, { clusterId: 'ff', clusterVersion: '3.6.0' }),
+      observation({ unreachable: 'connection refused' }),
+    );
+    expect(blind.clusterVersion).toBe('3.6.0');
+  });
+
+  it('says RollingBack while members run a newer version than wanted, and not Upgrading when that is refused', () => {
+    const rolling = clusterStatus(
+      cluster(),
+      observation({
+        health: health(member(0, { leader: true }), member(1, { version: '3.7.3' }), member(2)),
+      }),
+    );
+    expect(condition(rolling, 'Upgrading')).toMatchObject({
+      status: 'True',
+      reason: 'RollingBack',
+      message: 'orders-1 runs 3.7.3; 3.6.16 wanted',
+    });
+    const refused = clusterStatus(
+      cluster(),
+      observation({
+        health: health(member(0, { leader: true }), member(1, { version: '3.7.3' }), member(2)),
+        problem: { reason: 'DowngradeRefused', message: 'etcd 3.7 cannot go back to 3.6 …' },
+      }),
+    );
+    expect(refused.phase).toBe('Degraded');
+    expect(condition(refused, 'Upgrading')).toMatchObject({ status: 'False', reason: 'DowngradeRefused' });
+    expect(condition(refused, 'Degraded')).toMatchObject({ status: 'True', reason: 'DowngradeRefused' });
   });
 
   it('is Paused when spec.paused, still reporting members', () => {

@@ -216,14 +216,25 @@ function recovering(o: ClusterObservation): ConditionInput {
   }
 }
 
-function upgrading(cluster: EtcdCluster, members: readonly MemberStatusFields[]): ConditionInput {
+/** Condition reasons of a change of spec.version the operator does not carry out (version-change.ts). */
+const versionRefusals: readonly string[] = ['DowngradeRefused', 'ClusterVersionUnknown'];
+
+function upgrading(
+  cluster: EtcdCluster,
+  members: readonly MemberStatusFields[],
+  o: ClusterObservation,
+): ConditionInput {
   const type = types.upgrading;
   const behind = members.filter((m) => m.version !== undefined && m.version !== cluster.spec.version);
   if (behind.length === 0) return { type, status: 'False', reason: 'AtVersion', message: '' };
+  if (o.problem && versionRefusals.includes(o.problem.reason)) {
+    return { type, status: 'False', reason: o.problem.reason, message: o.problem.message };
+  }
+  const back = behind.some((m) => versionRank(m.version ?? '') > versionRank(cluster.spec.version));
   return {
     type,
     status: 'True',
-    reason: 'RollingUpgrade',
+    reason: back ? 'RollingBack' : 'RollingUpgrade',
     message: `${behind.map((m) => `${m.name} runs ${m.version ?? '?'}`).join(', ')}; ${cluster.spec.version} wanted`,
   };
 }
@@ -328,7 +339,7 @@ export function clusterStatus(
     progressing(facts, observation),
     degraded(observation, members),
     scaling(facts, observation),
-    upgrading(cluster, members),
+    upgrading(cluster, members, observation),
     restoring(cluster, facts, observation),
     quorumLost(facts, observation),
     recovering(observation),
@@ -338,6 +349,8 @@ export function clusterStatus(
   let conditions = cluster.status?.conditions;
   for (const input of Object.values(inputs)) conditions = setCondition(conditions, input, generation, now);
   const currentVersion = oldestVersion(members);
+  // Kept as last read while no member answers: the API server's downgrade rule reads it.
+  const clusterVersion = health?.clusterVersion ?? cluster.status?.clusterVersion;
   const leader = members.find((m) => m.leader)?.name;
   return {
     ...(generation === undefined ? {} : { observedGeneration: generation }),
@@ -349,6 +362,7 @@ export function clusterStatus(
     readyMembers: members.filter((m) => m.ready).length,
     selector: selectorString(nameOf(cluster)),
     ...(currentVersion ? { currentVersion } : {}),
+    ...(clusterVersion ? { clusterVersion } : {}),
     ...(leader ? { leader } : {}),
     clientEndpoint: observation.clientEndpoint,
     ...(observation.clientSecret ? { clientSecret: observation.clientSecret } : {}),

@@ -22,7 +22,7 @@ import {
 } from '@homeostat/reconcile';
 import { etcdBackups, type EtcdBackup } from '../api/etcd-backup-types.ts';
 import { etcdClusters, type EtcdCluster } from '../api/etcd-cluster-types.ts';
-import { imageOf } from '../api/etcd-versions.ts';
+import { imageOf, minorOf } from '../api/etcd-versions.ts';
 import type { EtcdConnection } from '../connection.ts';
 import { EtcdEngineError, messageOf } from '../errors.ts';
 import { readClusterHealth, type ClusterHealth } from '../health/cluster-health.ts';
@@ -62,7 +62,10 @@ import { RestoreRefusal, restoreSourceOfBackup } from './backup/restore-source.t
 import type { MemberAddressing } from './member-addressing.ts';
 import type { ClusterGauges } from '../metrics/cluster-gauges.ts';
 import { OwnedObjects, ownedKinds } from './owned-objects.ts';
-import { rollUpgradeStep, type UpgradeOutcome } from './rolling-upgrade.ts';
+import { rollUpgradeStep, versionOfImage, type UpgradeOutcome } from './rolling-upgrade.ts';
+import { judgeVersionChange, type VersionChange } from './version-change.ts';
+import { podImage } from './desired-member-pod.ts';
+import { versionRank } from './cluster-status.ts';
 import { maintainCluster } from './cluster-maintenance.ts';
 import { RefusedBackups, superviseQuorum, type RecoveryDecision } from './quorum-recovery.ts';
 
@@ -472,9 +475,10 @@ async function upgradeMembers(round: Round, health: ClusterHealth): Promise<Upgr
     );
   }
   if (outcome.kind === 'rolled') {
+    const back = versionRank(outcome.to) < versionRank(outcome.from);
     await round.ctx.events.normal(
       round.cluster,
-      'MemberUpgrading',
+      back ? 'MemberRollingBack' : 'MemberUpgrading',
       'Upgrade',
       `restarting ${outcome.member} on etcd ${outcome.to} (was ${outcome.from}); the next member waits until it is healthy`,
     );
@@ -517,6 +521,14 @@ async function desiredMembers(cluster: EtcdCluster, addressing: MemberAddressing
   return Promise.all(
     desiredMemberNames(cluster).map(async (name) => ({ name, ...(await addressing.urls(cluster, name)) })),
   );
+}
+
+/** The versions the member pods' images name (what their containers run or are restarting into). */
+function podVersions(cluster: EtcdCluster, owned: OwnedObjects): string[] {
+  return owned
+    .podsOf(cluster)
+    .filter((p) => ordinalOf(nameOf(cluster), p.metadata?.name ?? '') !== undefined)
+    .flatMap((p) => versionOfImage(podImage(p)) ?? []);
 }
 
 /** Client URLs of every member that has a pod: the engine asks each in turn. */
@@ -593,6 +605,7 @@ export function addEtcdClusterController(
       let upgrade: UpgradeOutcome | undefined;
       let recovery: RecoveryDecision | undefined;
       let observed: { health?: ClusterHealth; unreachable?: string } = {};
+      let versionChange: VersionChange | undefined;
       try {
         if (!image) {
           throw new Refusal('UnknownVersion', `no image for etcd ${cluster.spec.version}`, {
@@ -624,7 +637,7 @@ export function addEtcdClusterController(
           // The members go on with the certificates they hold: observed and healed as usual.
           if (tls?.caMissing) tlsProblem = { reason: 'CertificateAuthorityMissing', message: tls.caMissing };
         }
-        const round: Round = {
+        let round: Round = {
           cluster,
           ctx,
           deps,
@@ -641,10 +654,20 @@ export function addEtcdClusterController(
           await applyClaimRetention(round);
         }
         observed = await observe(round);
+        versionChange = judgeVersionChange(
+          cluster.spec.version,
+          podVersions(cluster, owned),
+          observed.health?.clusterVersion,
+          options.imageRepository,
+        );
+        // A way back etcd would refuse: nothing is rolled, and a member made again meanwhile runs
+        // what the others run, not the version its data cannot go back to.
+        if (versionChange.kind === 'refused')
+          round = { ...round, deps: { ...round.deps, image: versionChange.keepImage } };
         if (!cluster.spec.paused) {
           recovery = await superviseQuorum({
             cluster,
-            deps,
+            deps: round.deps,
             events: ctx.events,
             health: observed.health,
             backups: backupStore.list(),
@@ -662,7 +685,7 @@ export function addEtcdClusterController(
             if (hasRetainedMembers(cluster, owned)) await restartMembers(round);
             else await seed(round, options.operatorImage ?? defaultOperatorImage);
           }
-          if (step?.kind === 'converged' && observed.health)
+          if (step?.kind === 'converged' && observed.health && versionChange.kind !== 'refused')
             upgrade = await upgradeMembers(round, observed.health);
           if (upgrade?.kind === 'at-version' && observed.health) await maintain(round, observed.health);
         }
@@ -678,6 +701,13 @@ export function addEtcdClusterController(
       }
 
       problem ??= recovery?.problem;
+      if (versionChange?.kind === 'refused' && !problem) {
+        const refusedChange = { reason: versionChange.reason, message: versionChange.message };
+        // One Event, when Degraded does not say it yet (every reconcile finds it while it lasts).
+        if (!conditionMessage(cluster, 'Degraded').includes(refusedChange.message))
+          await ctx.events.warning(cluster, refusedChange.reason, 'Upgrade', refusedChange.message);
+        problem = refusedChange;
+      }
       if (tlsProblem) {
         // One Event, when Degraded does not say it yet (every reconcile finds it while it lasts).
         if (!conditionMessage(cluster, 'Degraded').includes(tlsProblem.message))
@@ -741,12 +771,21 @@ export function addEtcdClusterController(
         (step !== undefined && step.kind !== 'converged') ||
         (upgrade !== undefined && upgrade.kind !== 'at-version') ||
         !status.clusterId ||
-        !observed.health;
+        !observed.health ||
+        // Every member runs a newer minor than etcd's cluster version: etcd moves it within seconds,
+        // and until status says so the API server would still let a way back through.
+        clusterVersionLags(status);
       const requeueAfterMs = busy && !engineProblem ? stepIntervalMs : healthIntervalMs;
       // A recovery step to follow, or the end of its wait, may come sooner.
       return { requeueAfterMs: Math.min(requeueAfterMs, recovery?.requeueAfterMs ?? requeueAfterMs) };
     },
   });
+}
+
+/** Whether the members all run a newer minor than the cluster version status records. */
+function clusterVersionLags(status: { currentVersion?: string; clusterVersion?: string }): boolean {
+  const { currentVersion, clusterVersion } = status;
+  return !!currentVersion && !!clusterVersion && minorOf(currentVersion) !== minorOf(clusterVersion);
 }
 
 /** The message of a condition of `cluster` as last written, '' without one. */

@@ -14,7 +14,7 @@ import { memoryLogger } from '@homeostat/reconcile/testing';
 import { etcdBackupCrd } from '../api/etcd-backup-crd.ts';
 import { etcdClusterCrd } from '../api/etcd-cluster-crd.ts';
 import { etcdClusters, type EtcdCluster } from '../api/etcd-cluster-types.ts';
-import { defaultVersion, supportedVersions } from '../api/etcd-versions.ts';
+import { defaultVersion, minorOf, supportedVersions } from '../api/etcd-versions.ts';
 import { openClient, type EtcdConnection } from '../connection.ts';
 import { readClusterHealth } from '../health/cluster-health.ts';
 import { memberIdHex } from '../member-id.ts';
@@ -322,6 +322,8 @@ describe('EtcdCluster controller driving real etcd members on a real kube-apiser
             status?.members?.length === 3 &&
             status.members.every((m) => m.ready && m.version === to) &&
             status.currentVersion === to &&
+            // etcd moves its cluster version once every member runs the new minor.
+            status.clusterVersion === `${minorOf(to)}.0` &&
             status.phase === 'Running'
           );
         },
@@ -359,7 +361,7 @@ describe('EtcdCluster controller driving real etcd members on a real kube-apiser
     expect(cluster.status?.leader).not.toBe(leaderBefore);
     await expectKeyspaceOnEveryMember(await connectionTo(cluster, 3), await clientUrls(cluster, 3), oldKeys);
     await expect(client.patch(etcdClusters, 'old', namespace, { spec: { version: from } })).rejects.toThrow(
-      `cannot downgrade from ${to} to ${from}`,
+      `cannot downgrade from ${to} to ${from}: etcd ${minorOf(to)} cannot go back to ${minorOf(from)} once the cluster version is ${minorOf(to)}`,
     );
   });
 

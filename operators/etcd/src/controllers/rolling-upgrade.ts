@@ -6,7 +6,12 @@
 // pod is Ready. Followers go first, the leader
 // last; before the leader is restarted, leadership is handed to an upgraded member (etcd's
 // MoveLeader), so the cluster never holds an election with one member down. The API server
-// already refused downgrades and skipped minors.
+// already refused skipped minors, and a way back to an older minor once etcd's cluster version has
+// moved (version-change.ts checks etcd again before this runs).
+// The way back goes the same way, with one exception: a member down on a newer image than the
+// target (a member that crash-loops on the new version, which is why one goes back) goes first,
+// as long as every other member is a healthy voter. It serves nothing as it is, so restarting it
+// costs no availability, and waiting for it to be healthy would wait forever.
 // The same roll moves members made before their peer port accepted only peer certificates
 // (`--peer-cert-allowed-cn`, ADR 0305) to a pod with that flag: a pod's flags cannot change, so the
 // pod is deleted and made again at once with its claim (its data and identity kept). So is the
@@ -27,6 +32,7 @@ import { peerCommonName } from './cluster-tls.ts';
 import { acceptsOnlyPeers, podImage, readinessPeriodSeconds } from './desired-member-pod.ts';
 import type { KubeMemberRuntimeDeps } from './kube-member-runtime.ts';
 import { carriesRestore } from './backup/restore-pod.ts';
+import { versionRank } from './cluster-status.ts';
 
 export type UpgradeOutcome =
   | { readonly kind: 'at-version' }
@@ -120,6 +126,36 @@ export async function rollUpgradeStep(
       !m.health?.healthy ||
       m.health.member.isLearner,
   );
+  // Going back: a member down on a newer image than the target goes first (see the top).
+  const downOnNewer = behind.filter(
+    (m) =>
+      m.pod &&
+      !m.pod.metadata?.deletionTimestamp &&
+      !m.health?.healthy &&
+      versionRank(versionOfImage(podImage(m.pod)) ?? '0.0.0') > versionRank(target),
+  );
+  const [broken] = downOnNewer;
+  if (broken?.pod && health.hasQuorum && health.learners.length === 0) {
+    const othersReady = notReady.every((m) => m === broken);
+    if (!othersReady) {
+      return {
+        kind: 'waiting',
+        reason: `${broken.desired.name} goes back to ${target} once every other member is a healthy voter (not yet: ${notReady
+          .filter((m) => m !== broken)
+          .map((m) => m.desired.name)
+          .join(', ')})`,
+      };
+    }
+    const from = versionOfImage(podImage(broken.pod)) ?? 'unknown';
+    await client.patch(
+      builtin.pods,
+      broken.desired.name,
+      namespaceOf(cluster),
+      { spec: { containers: [{ name: 'etcd', image: deps.image }] } },
+      { patchType: 'strategic' },
+    );
+    return { kind: 'rolled', member: broken.desired.name, from, to: target };
+  }
   if (!health.hasQuorum || health.learners.length > 0 || notReady.length > 0) {
     return {
       kind: 'waiting',

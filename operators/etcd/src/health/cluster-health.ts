@@ -2,6 +2,7 @@ import type { Etcd3 } from 'etcd3';
 import { withMemberClient, type EtcdConnection } from '../connection.ts';
 import { EtcdEngineError, messageOf } from '../errors.ts';
 import { listMembersOfCluster, type EtcdMember } from '../membership/members.ts';
+import { readClusterVersion } from './cluster-version.ts';
 import { probeMember, type MemberHealth } from './member-status.ts';
 
 /** An alarm raised in the cluster: which member, which alarm (NOSPACE, CORRUPT). */
@@ -30,6 +31,11 @@ export interface ClusterHealth {
   readonly linearizableList: boolean;
   /** The etcd cluster ID (decimal uint64) of the member that answered the member list. */
   readonly clusterId: string;
+  /**
+   * etcd's cluster version (e.g. 3.6.0), as the leader (or else any member) reports it; undefined
+   * while no member answers with one.
+   */
+  readonly clusterVersion: string | undefined;
 }
 
 /** Majority of `voters`. */
@@ -105,6 +111,13 @@ export async function readClusterHealth(connection: EtcdConnection): Promise<Clu
   const [leaderId, leaderVotes] = [...votes.entries()].sort((a, b) => b[1] - a[1])[0] ?? ['', 0];
   const leader = leaderVotes >= quorum ? healths.find((h) => h.member.id === leaderId) : undefined;
   const everyoneWell = healths.every((h) => h.healthy) && alarms.length === 0;
+  const reachable = healths
+    .filter((h) => h.reachable)
+    .sort((a, b) => Number(b === leader) - Number(a === leader));
+  const clusterVersion = await readClusterVersion(
+    connection,
+    reachable.flatMap((h) => h.member.clientUrls.slice(0, 1)),
+  );
   return {
     members: healths,
     votingMembers: voters.length,
@@ -117,5 +130,6 @@ export async function readClusterHealth(connection: EtcdConnection): Promise<Clu
     state: !hasQuorum || !leader ? 'Unavailable' : everyoneWell ? 'Healthy' : 'Degraded',
     linearizableList: linearizable,
     clusterId,
+    clusterVersion,
   };
 }

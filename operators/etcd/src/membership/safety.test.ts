@@ -54,6 +54,7 @@ function cluster(...members: MemberHealth[]): ClusterHealth {
     state: 'Healthy',
     linearizableList: true,
     clusterId: '1',
+    clusterVersion: '3.6.0',
   };
 }
 

@@ -58,6 +58,8 @@ export class MemberPodRunner {
   readonly #started: V1Pod[] = [];
   /** Pods to reboot at the next sync (done there, so it never races a sync in progress). */
   readonly #reboots = new Set<string>();
+  /** Images whose container exits as soon as it starts, as a broken image's would. */
+  readonly #brokenImages = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
   #tick: Promise<void> = Promise.resolve();
   #stopped = false;
@@ -90,6 +92,15 @@ export class MemberPodRunner {
   /** The pods named `name` this runner started, oldest first (a restored member's is made again). */
   startedPods(name: string): V1Pod[] {
     return this.#started.filter((p) => p.metadata?.name === name);
+  }
+
+  /**
+   * From now on a container started from `image` exits at once with an error (a broken build, a
+   * binary for another CPU): the pod crash-loops, as the kubelet would restart it again and again.
+   * Containers already running on it go on.
+   */
+  breakImage(image: string): void {
+    this.#brokenImages.add(image);
   }
 
   /** Kills a pod's etcd as a crash would (SIGKILL); the runner restarts it while the pod exists. */
@@ -245,6 +256,14 @@ export class MemberPodRunner {
   }
 
   #spawn(name: string, args: readonly string[], image: string | undefined): ManagedProcess {
+    if (image !== undefined && this.#brokenImages.has(image)) {
+      return startProcess({
+        name: `broken etcd pod ${name}`,
+        command: 'sh',
+        args: ['-c', `echo "image ${image} is broken: exiting at once" >&2; exit 1`],
+        logFile: join(this.#workDir, `${name}.log`),
+      });
+    }
     const version = versionOfImage(image);
     return startProcess({
       name: `etcd pod ${name}`,
