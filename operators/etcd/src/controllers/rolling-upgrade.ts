@@ -126,12 +126,14 @@ export async function rollUpgradeStep(
       !m.health?.healthy ||
       m.health.member.isLearner,
   );
-  // Going back: a member down on a newer image than the target goes first (see the top).
+  // Going back: a member down on a newer image than the target goes first (see the top). Down in
+  // etcd's eyes and in the kubelet's: a member only the operator cannot reach waits its turn.
   const downOnNewer = behind.filter(
     (m) =>
       m.pod &&
       !m.pod.metadata?.deletionTimestamp &&
       !m.health?.healthy &&
+      !(m.pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false) &&
       versionRank(versionOfImage(podImage(m.pod)) ?? '0.0.0') > versionRank(target),
   );
   const [broken] = downOnNewer;
