@@ -63,6 +63,8 @@ export class MemberPodRunner {
   #timer: NodeJS.Timeout | undefined;
   #tick: Promise<void> = Promise.resolve();
   #stopped = false;
+  /** When the last sync began and ended, and the error it ended with (a stuck or failing runner shows here). */
+  #lastSync: { began?: string; ended?: string; error?: string } = {};
 
   constructor(client: KubeClient, namespace: string, workDir: string) {
     this.#client = client;
@@ -74,6 +76,23 @@ export class MemberPodRunner {
   /** The directory that stands for a claim's volume. */
   volumeDir(claim: string): string {
     return join(this.#workDir, claim);
+  }
+
+  /** What the runner holds now, for a failed test's report: each pod's process and what it last reported. */
+  describe(): Record<string, unknown> {
+    return {
+      lastSync: this.#lastSync,
+      pendingReboots: [...this.#reboots],
+      pods: [...this.#running.values()].map((r) => ({
+        pod: r.pod,
+        uid: r.uid,
+        running: r.process.isRunning(),
+        ready: r.ready,
+        startedAt: r.startedAt,
+        restarts: r.restarts,
+        image: r.image,
+      })),
+    };
   }
 
   /** Pods whose etcd runs now, by name. */
@@ -112,8 +131,17 @@ export class MemberPodRunner {
   start(intervalMs = 200): void {
     const loop = () => {
       if (this.#stopped) return;
+      const began = new Date().toISOString();
+      this.#lastSync = { ...this.#lastSync, began };
       this.#tick = this.#sync()
-        .catch(() => undefined)
+        .then(
+          () => {
+            this.#lastSync = { began, ended: new Date().toISOString() };
+          },
+          (error: unknown) => {
+            this.#lastSync = { began, ended: new Date().toISOString(), error: String(error) };
+          },
+        )
         .finally(() => {
           if (!this.#stopped) this.#timer = setTimeout(loop, intervalMs);
         });

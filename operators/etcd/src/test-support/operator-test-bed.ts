@@ -110,11 +110,24 @@ export function useOperatorTestBed(options: OperatorTestBedOptions): OperatorTes
     const warnings = lines.filter((l) => Number(l['level']) >= 40).slice(-20);
     const clusters = (await client.list(etcdClusters, { namespace }).catch(() => undefined))?.items ?? [];
     const backups = (await client.list(etcdBackups, { namespace }).catch(() => undefined))?.items ?? [];
+    const pods = (await client.list(builtin.pods, { namespace }).catch(() => undefined))?.items ?? [];
     const statusOf = (objects: readonly { metadata?: { name?: string }; status?: unknown }[]) =>
       Object.fromEntries(objects.map((o) => [o.metadata?.name ?? '', o.status]));
     console.warn(
       JSON.stringify(
-        { operatorLog: warnings, clusters: statusOf(clusters), backups: statusOf(backups) },
+        {
+          operatorLog: warnings,
+          clusters: statusOf(clusters),
+          backups: statusOf(backups),
+          runner: runner?.describe(),
+          // As the pods' status says it (what the tests wait on): Ready, and each container's start.
+          pods: pods.map((p) => ({
+            name: p.metadata?.name,
+            uid: p.metadata?.uid,
+            ready: p.status?.conditions?.find((c) => c.type === 'Ready')?.status,
+            started: p.status?.containerStatuses?.map((c) => c.state?.running?.startedAt),
+          })),
+        },
         null,
         1,
       ),
