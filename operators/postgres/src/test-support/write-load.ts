@@ -11,6 +11,8 @@ export interface WriteTarget {
   readonly user: string;
   readonly password: string;
   readonly database: string;
+  /** The cluster's CA (PEM): set, the load connects over TLS and verifies the server (verify-full). */
+  readonly ca?: string;
 }
 
 export interface AckedWrite {
@@ -48,14 +50,15 @@ export interface WriteLoad {
 export const ackedTable =
   'CREATE TABLE IF NOT EXISTS acked (id bigint PRIMARY KEY, at timestamptz DEFAULT now(), pad text)';
 
-/** A target on this host's loopback, e.g. the engine tests' router. */
-export function loopbackTarget(port: number, credentials: Credentials): WriteTarget {
+/** A target on this host's loopback, e.g. the engine tests' router; `ca` when its instances serve TLS. */
+export function loopbackTarget(port: number, credentials: Credentials, ca?: string): WriteTarget {
   return {
     host: '127.0.0.1',
     port,
     user: credentials.user,
     password: credentials.password,
     database: credentials.database ?? 'postgres',
+    ...(ca ? { ca } : {}),
   };
 }
 
@@ -78,8 +81,10 @@ export function startWriteLoad(target: WriteTarget, options: WriteLoadOptions = 
     while (!stopping) {
       try {
         if (!client) {
+          const { ca, ...address } = target;
           const c = new pg.Client({
-            ...target,
+            ...address,
+            ...(ca ? { ssl: { ca, rejectUnauthorized: true } } : {}),
             connectionTimeoutMillis: 1000,
             keepAlive: true,
             ...(queryTimeoutMs === undefined ? {} : { query_timeout: queryTimeoutMs }),
