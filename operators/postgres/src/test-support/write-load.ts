@@ -13,6 +13,17 @@ export interface WriteTarget {
   readonly database: string;
   /** The cluster's CA (PEM): set, the load connects over TLS and verifies the server (verify-full). */
   readonly ca?: string;
+  /** The name the server's certificate must carry, when `host` is an address it does not (a ClusterIP). */
+  readonly servername?: string;
+}
+
+/** node-postgres's settings for `target`: over TLS, verified, when it has a CA. */
+export function clientConfig(target: WriteTarget): pg.ClientConfig {
+  const { ca, servername, ...address } = target;
+  return {
+    ...address,
+    ...(ca ? { ssl: { ca, rejectUnauthorized: true, ...(servername ? { servername } : {}) } } : {}),
+  };
 }
 
 export interface AckedWrite {
@@ -81,10 +92,8 @@ export function startWriteLoad(target: WriteTarget, options: WriteLoadOptions = 
     while (!stopping) {
       try {
         if (!client) {
-          const { ca, ...address } = target;
           const c = new pg.Client({
-            ...address,
-            ...(ca ? { ssl: { ca, rejectUnauthorized: true } } : {}),
+            ...clientConfig(target),
             connectionTimeoutMillis: 1000,
             keepAlive: true,
             ...(queryTimeoutMs === undefined ? {} : { query_timeout: queryTimeoutMs }),
