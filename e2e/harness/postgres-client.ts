@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import {
+  clientConfig,
   startWriteLoad as startLoad,
   type WriteLoad,
   type WriteTarget,
@@ -28,7 +29,7 @@ export async function queryOnce<T extends pg.QueryResultRow>(
   sql: string,
   params: unknown[] = [],
 ): Promise<T[]> {
-  const client = new pg.Client({ ...target, connectionTimeoutMillis: 5000 });
+  const client = new pg.Client({ ...clientConfig(target), connectionTimeoutMillis: 5000 });
   client.on('error', () => undefined);
   await client.connect();
   try {

@@ -86,7 +86,7 @@ export class PostgresClusterUnderTest {
     return last;
   }
 
-  /** The app role through the -rw Service's ClusterIP, from where the caller runs. */
+  /** The app role through the -rw Service's ClusterIP, from where the caller runs, over verified TLS. */
   async readWriteTarget(): Promise<PostgresTarget> {
     const secret = await getObject<V1Secret>('secret', `${this.name}-app`, this.namespace);
     const service = await getObject<V1Service>('service', `${this.name}-rw`, this.namespace);
@@ -96,6 +96,9 @@ export class PostgresClusterUnderTest {
       user: decode(secret, 'username'),
       password: decode(secret, 'password'),
       database: decode(secret, 'dbname'),
+      // Verified as the application would (verify-full): the CA from the Secret, the Service's name.
+      ca: decode(secret, 'ca.crt'),
+      servername: decode(secret, 'host'),
     };
   }
 

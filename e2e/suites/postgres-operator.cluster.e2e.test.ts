@@ -180,7 +180,7 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
     expect(labels?.['pod-security.kubernetes.io/enforce']).toBe('restricted');
   });
 
-  it("connects with the app Secret's uri through -rw, and reads through -ro from a replica", async () => {
+  it("connects with the app Secret's uri (verify-full) through -rw, and reads through -ro from a replica", async () => {
     const script = [
       'set -eu',
       'psql "$URI" -qAtX -v ON_ERROR_STOP=1 -c "CREATE TABLE greeting (word text)" -c "INSERT INTO greeting VALUES (\'hello\')"',
@@ -195,12 +195,15 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
       image: operandImages.postgres18,
       runAsUser: postgresUid,
       command: ['bash', '-c', script],
+      // The uri asks for verify-full; libpq finds the CA where the application mounts it.
+      secret: { name: `${clusterName}-app`, mountPath: '/etc/app' },
       env: [
         { name: 'URI', valueFrom: { secretKeyRef: { name: `${clusterName}-app`, key: 'uri' } } },
+        { name: 'PGSSLROOTCERT', value: '/etc/app/ca.crt' },
         { name: 'PGPASSWORD', valueFrom: { secretKeyRef: { name: `${clusterName}-app`, key: 'password' } } },
         {
           name: 'RO_URI',
-          value: `postgresql://orders@${clusterName}-ro.${ns}.svc:5432/orders`,
+          value: `postgresql://orders@${clusterName}-ro.${ns}.svc:5432/orders?sslmode=verify-full`,
         },
       ],
     });

@@ -23,10 +23,12 @@
 - apiGroups: [""]
   resources: [services]
   verbs: [get, list, watch, create, patch, delete]
-# Generated credentials: created once, never updated; the superuser's deleted when access is off.
+# Generated credentials: created once, never regenerated; the superuser's deleted when access is
+# off; the owner dropped for storage.retention Retain and the CA added to the client Secrets
+# (patch); the TLS server certificate issued again in place before it expires (update).
 - apiGroups: [""]
   resources: [secrets]
-  verbs: [get, list, watch, create, delete]
+  verbs: [get, list, watch, create, update, patch, delete]
 - apiGroups: [policy]
   resources: [poddisruptionbudgets]
   verbs: [get, list, watch, create, patch, delete]

@@ -184,12 +184,26 @@ mkdir -p "$run_dir"
 umask 077
 printf '*:*:*:%s:%s\n' "$(pgpass_field "$repl_user")" "$(pgpass_field "$repl_password")" >"$passfile"
 
-primary_conninfo() { # the conninfo a standby streams from; the engine later edits host and port
-  printf "host=%s port=%s user=%s passfile=%s application_name=%s" \
-    "$PRIMARY_HOST" "${PRIMARY_PORT:-5432}" "$repl_user" "$passfile" "$INSTANCE_NAME"
+# TLS (ADR 0214): the serving certificate the operator issued from the cluster's CA, mounted from
+# <cluster>-server (tls.crt, tls.key, ca.crt). With it every connection this script or a standby
+# opens to another instance is verify-full against that CA: encrypted, and to an instance holding a
+# certificate of this cluster under the name dialled, never to whoever answers at that address.
+tls_dir="${PG_TLS_DIR:-}"
+if [[ -n "$tls_dir" ]]; then
+  for file in tls.crt tls.key ca.crt; do
+    [[ -s "$tls_dir/$file" ]] || die "TLS file $tls_dir/$file is missing or empty (Secret <cluster>-server)"
+  done
+fi
+tls_conninfo() { # the libpq keywords that verify the server, when TLS is on
+  [[ -n "$tls_dir" ]] && printf " sslmode=verify-full sslrootcert=%s" "$tls_dir/ca.crt"
+  return 0
 }
-source_conninfo() { printf "host=%s port=%s user=%s passfile=%s dbname=postgres connect_timeout=5" \
-  "$PRIMARY_HOST" "${PRIMARY_PORT:-5432}" "$repl_user" "$passfile"; }
+primary_conninfo() { # the conninfo a standby streams from; the engine later edits host and port
+  printf "host=%s port=%s user=%s passfile=%s application_name=%s%s" \
+    "$PRIMARY_HOST" "${PRIMARY_PORT:-5432}" "$repl_user" "$passfile" "$INSTANCE_NAME" "$(tls_conninfo)"
+}
+source_conninfo() { printf "host=%s port=%s user=%s passfile=%s dbname=postgres connect_timeout=5%s" \
+  "$PRIMARY_HOST" "${PRIMARY_PORT:-5432}" "$repl_user" "$passfile" "$(tls_conninfo)"; }
 
 wait_for_primary() {
   local deadline=$((SECONDS + primary_wait_seconds))
@@ -245,7 +259,7 @@ clone_from_primary() {
   log "clone: pg_basebackup from $PRIMARY_HOST:${PRIMARY_PORT:-5432} (slot $slot_name)"
   wipe_data_dir
   ensure_slot_on_primary
-  PGPASSFILE="$passfile" pg_basebackup -h "$PRIMARY_HOST" -p "${PRIMARY_PORT:-5432}" -U "$repl_user" \
+  PGPASSFILE="$passfile" pg_basebackup -d "$(source_conninfo)" \
     -D "$PGDATA" -X stream -S "$slot_name" -c fast "${no_sync[@]}" ||
     die "pg_basebackup from $PRIMARY_HOST:${PRIMARY_PORT:-5432} failed"
   rm -f "$PGDATA/backup_manifest"
@@ -445,6 +459,33 @@ stanza_loop() {
   done
 }
 
+# TLS 1.3 at least: every client that can verify this cluster's certificate (libpq 12 and later,
+# Node.js, the JDBC driver on Java 11+) speaks it, and 1.2's weaker suites then need no pruning.
+tls_settings() {
+  if [[ -z "$tls_dir" ]]; then
+    echo "ssl = off"
+    return 0
+  fi
+  echo "ssl = on"
+  echo "ssl_cert_file = $(sql_literal "$tls_dir/tls.crt")"
+  echo "ssl_key_file = $(sql_literal "$tls_dir/tls.key")"
+  echo "ssl_min_protocol_version = 'TLSv1.3'"
+}
+
+# Client authentication: a password (SCRAM) always; over TCP, with TLS on, only over TLS
+# (hostssl: a plaintext connection matches no line and is refused), replication included. The
+# local socket stays as it was: it never leaves the pod.
+write_hba() {
+  local tcp=host
+  [[ -n "$tls_dir" ]] && tcp=hostssl
+  cat >"$PGDATA/pg_hba.conf" <<EOF
+# Written by the homeostat entrypoint at every start; edits here are lost.
+local all all scram-sha-256
+$tcp replication $(sql_identifier "$repl_user") all scram-sha-256
+$tcp all all all scram-sha-256
+EOF
+}
+
 write_server_config() {
   local conf="$PGDATA/homeostat.conf"
   # Three parts, and the order matters: PostgreSQL takes the last value of a setting. First the
@@ -498,16 +539,11 @@ write_server_config() {
     echo "password_encryption = scram-sha-256"
     echo "logging_collector = off"
     archive_settings
-    echo "ssl = off"
+    tls_settings
   } >"$conf"
   grep -q "^include_if_exists = 'homeostat.conf'" "$PGDATA/postgresql.conf" ||
     echo "include_if_exists = 'homeostat.conf'" >>"$PGDATA/postgresql.conf"
-  cat >"$PGDATA/pg_hba.conf" <<EOF
-# Written by the homeostat entrypoint at every start; edits here are lost.
-local all all scram-sha-256
-host replication $(sql_identifier "$repl_user") all scram-sha-256
-host all all all scram-sha-256
-EOF
+  write_hba
 }
 
 has_cluster() { [[ -s "$PGDATA/PG_VERSION" ]]; }

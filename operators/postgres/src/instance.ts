@@ -7,6 +7,12 @@ export interface InstanceEndpoint {
   readonly name: string;
   readonly host: string;
   readonly port: number;
+  /**
+   * The CA (PEM) the instance's serving certificate chains to. Set: the connection is TLS and the
+   * certificate must name `host` (libpq's verify-full); unset: plaintext, for an instance started
+   * without TLS (a pod made before the operator issued certificates).
+   */
+  readonly ca?: string;
 }
 
 /** The superuser the engine observes and controls the instances with. */
@@ -52,6 +58,8 @@ export async function withConnection<T>(
     connectionTimeoutMillis: options.connectTimeoutMs,
     statement_timeout: options.statementTimeoutMs,
     application_name: 'homeostat-failover-engine',
+    // Node's TLS checks the chain against `ca` alone and the name against `host` (pg passes it on).
+    ...(endpoint.ca ? { ssl: { ca: endpoint.ca, rejectUnauthorized: true } } : {}),
   });
   // A server that dies under an open connection emits 'error' on the client; the failed query
   // already reports it, so this only keeps the process from crashing on an unhandled event.

@@ -46,10 +46,10 @@ export const operatorOwnedParameters: Readonly<Record<string, string>> = {
   synchronous_standby_names: 'set from spec.postgresql.synchronous',
   default_transaction_read_only: 'used to quiesce the primary during a switchover',
   password_encryption: 'pg_hba.conf requires scram-sha-256 passwords',
-  ssl: 'TLS is not offered yet',
-  ssl_cert_file: 'TLS is not offered yet',
-  ssl_key_file: 'TLS is not offered yet',
-  ssl_ca_file: 'TLS is not offered yet',
+  ssl: 'on, with the serving certificate the operator issues from the cluster CA (ADR 0214)',
+  ssl_cert_file: 'the serving certificate the operator issues (ADR 0214)',
+  ssl_key_file: 'the serving certificate the operator issues (ADR 0214)',
+  ssl_ca_file: 'clients are verified by password, not certificate (ADR 0214)',
   logging_collector: 'logs go to the container output',
 };
 

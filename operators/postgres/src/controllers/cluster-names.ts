@@ -34,6 +34,12 @@ export const secretNames = (cluster: string) => ({
   operator: `${cluster}-operator`,
 });
 
+/** The TLS Secrets: the cluster's CA (certificate and key) and the instances' serving certificate. */
+export const tlsSecretNames = (cluster: string) => ({
+  ca: `${cluster}-ca`,
+  server: `${cluster}-server`,
+});
+
 /** The PodDisruptionBudgets: one that keeps the primary, one that lets one replica go at a time. */
 export const disruptionBudgetNames = (cluster: string) => ({
   primary: `${cluster}-primary`,

@@ -12,7 +12,8 @@ import { desiredClaim } from './desired-claim.ts';
 import { desiredDisruptionBudgets } from './desired-pdbs.ts';
 import { desiredInstancePod, instancePodSpec, specHash } from './desired-pod.ts';
 import { adopting, missingPodRole, primaryOf } from './missing-pod-role.ts';
-import { desiredSecrets, superuserSecret } from './desired-secrets.ts';
+import { ensureClusterTls, secretText } from './cluster-tls.ts';
+import { clientSecretNames, desiredSecrets, superuserSecret } from './desired-secrets.ts';
 import { isRetainedFor, withoutOwner } from './retained-secrets.ts';
 import { desiredServices } from './desired-services.ts';
 import { markRouted, setPodRole, type PodRole } from './kubernetes-world.ts';
@@ -56,8 +57,26 @@ export async function convergeObjects(
   // Secrets: created once with fresh passwords, never rewritten (the database holds them). With
   // Retain they have no owner, like the claims, and one left by an earlier cluster of this name
   // is this cluster's: its data holds the same passwords (ADR 0211).
+  // TLS first, so the client Secrets are made with the CA: the cluster's CA and its instances'
+  // serving certificate (ADR 0214). Owned, even with Retain: a cluster created again gets a new
+  // CA, which nothing on the retained data depends on.
+  const tls = await writes.attempt('making the TLS Secrets', () =>
+    ensureClusterTls(cluster, client, secrets),
+  );
+  for (const made of tls?.made ?? [])
+    await events.normal(cluster, 'SecretCreated', 'Create', `created Secret ${made}`);
+  for (const renewed of tls?.renewed ?? [])
+    await events.normal(
+      cluster,
+      'CertificateRenewed',
+      'Update',
+      `issued the certificate in Secret ${renewed} again before it expires`,
+    );
+  if (tls?.caMissing) await events.warning(cluster, 'CertificateAuthorityMissing', 'Create', tls.caMissing);
+  const ca = tls?.ca;
+
   const retain = cluster.spec.storage.retention === 'Retain';
-  for (const secret of desiredSecrets(cluster)) {
+  for (const secret of desiredSecrets(cluster, undefined, ca)) {
     const secretName = secret.metadata?.name ?? '';
     const current = secrets.get(secretName) ?? (await client.find(builtin.secrets, secretName, namespace));
     if (!(retain && current && isRetainedFor(current, cluster)))
@@ -77,6 +96,14 @@ export async function convergeObjects(
         client.create(builtin.secrets, secret),
       );
       if (made) await events.normal(cluster, 'SecretCreated', 'Create', `created Secret ${secretName}`);
+    } else if (ca && clientSecretNames(name).includes(secretName) && secretText(current, 'ca.crt') !== ca) {
+      // The CA a client verifies with follows the cluster's; nothing else in the Secret changes
+      // (its password is the database's, its uri is what applications were given).
+      await writes.attempt(`adding the CA to Secret ${secretName}`, () =>
+        client.patch(builtin.secrets, secretName, namespace, {
+          data: { 'ca.crt': Buffer.from(ca).toString('base64') },
+        }),
+      );
     }
   }
   const superuser = superuserSecret(cluster, '').metadata?.name ?? '';

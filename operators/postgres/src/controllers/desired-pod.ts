@@ -8,7 +8,7 @@ import type {
   V1Toleration,
 } from '@kubernetes/client-node';
 import type { PostgresCluster } from '../api/postgres-cluster-types.ts';
-import { postgresPort, readWriteHost, secretNames, serviceNames } from './cluster-names.ts';
+import { postgresPort, readWriteHost, secretNames, serviceNames, tlsSecretNames } from './cluster-names.ts';
 import { backupPodParts } from './desired-backup.ts';
 import { annotationKeys, clusterSelector, labelKeys, ownedObjectMeta } from './operand-labels.ts';
 import { renderParameters } from './postgres-parameters.ts';
@@ -26,7 +26,12 @@ export const instancePaths = {
   pgdata: '/var/lib/postgresql/data/pgdata',
   run: '/var/run/postgresql',
   secrets: '/etc/homeostat',
+  /** The serving certificate, its key and the CA, from <cluster>-server (PG_TLS_DIR). */
+  tls: '/etc/homeostat/tls',
 } as const;
+
+/** The volume of the server certificate: a pod that has it serves TLS only. */
+export const tlsVolume = 'tls';
 const paths = instancePaths;
 
 export type InstanceRole = 'primary' | 'replica';
@@ -157,6 +162,7 @@ export function instancePodSpec(cluster: PostgresCluster, image: string): V1PodS
           { name: 'PG_SUPERUSER_SECRET_DIR', value: `${paths.secrets}/operator` },
           { name: 'PG_APP_SECRET_DIR', value: `${paths.secrets}/app` },
           { name: 'PG_APP_DATABASE', value: spec.bootstrap.database },
+          { name: 'PG_TLS_DIR', value: paths.tls },
           ...(parameters ? [{ name: 'PG_PARAMETERS', value: parameters }] : []),
           ...backup.env,
         ],
@@ -194,6 +200,7 @@ export function instancePodSpec(cluster: PostgresCluster, image: string): V1PodS
           { name: 'replication', mountPath: `${paths.secrets}/replication`, readOnly: true },
           { name: 'operator', mountPath: `${paths.secrets}/operator`, readOnly: true },
           { name: 'app', mountPath: `${paths.secrets}/app`, readOnly: true },
+          { name: tlsVolume, mountPath: paths.tls, readOnly: true },
           ...backup.mounts,
         ],
       },
@@ -225,6 +232,9 @@ export function instancePodSpec(cluster: PostgresCluster, image: string): V1PodS
       secretVolume('replication', secrets.replication, ['username', 'password']),
       secretVolume('operator', secrets.operator, ['username', 'password']),
       secretVolume('app', secrets.app, ['username', 'password']),
+      // 0440, root's with the pod's group: PostgreSQL accepts a key file its owner is root of when
+      // no one outside that group may read it.
+      secretVolume(tlsVolume, tlsSecretNames(name).server, ['tls.crt', 'tls.key', 'ca.crt']),
       ...backup.volumes,
     ],
     ...(affinity ? { affinity } : {}),

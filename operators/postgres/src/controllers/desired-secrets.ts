@@ -32,8 +32,18 @@ function basicAuth(
   };
 }
 
-/** username, password, host, port, dbname, uri and a pgpass line: what a client needs to connect. */
-function connectionData(cluster: PostgresCluster, username: string, password: string, dbname: string) {
+/**
+ * username, password, host, port, dbname, uri and a pgpass line: what a client needs to connect;
+ * with the cluster's CA (`ca.crt`) the uri asks for verify-full, which a client meets by pointing
+ * sslrootcert (PGSSLROOTCERT) at that file (ADR 0214).
+ */
+function connectionData(
+  cluster: PostgresCluster,
+  username: string,
+  password: string,
+  dbname: string,
+  ca: string | undefined,
+) {
   const host = readWriteHost(cluster.metadata?.name ?? '', cluster.metadata?.namespace ?? 'default');
   const port = String(postgresPort);
   return {
@@ -42,31 +52,38 @@ function connectionData(cluster: PostgresCluster, username: string, password: st
     host,
     port,
     dbname,
-    uri: `postgresql://${encodeURIComponent(username)}:${encodeURIComponent(password)}@${host}:${port}/${encodeURIComponent(dbname)}`,
+    uri: `postgresql://${encodeURIComponent(username)}:${encodeURIComponent(password)}@${host}:${port}/${encodeURIComponent(dbname)}${ca ? '?sslmode=verify-full' : ''}`,
     pgpass: `${host}:${port}:${dbname}:${username}:${password}\n`,
+    ...(ca ? { 'ca.crt': ca } : {}),
   };
 }
 
 /** `<cluster>-app`: the application role (bootstrap.owner) and database, through the -rw Service. */
-export function appSecret(cluster: PostgresCluster, password: string): V1Secret {
+export function appSecret(cluster: PostgresCluster, password: string, ca?: string): V1Secret {
   const { database, owner } = cluster.spec.bootstrap;
   return basicAuth(
     cluster,
     secretNames(cluster.metadata?.name ?? '').app,
     'credentials',
-    connectionData(cluster, owner, password, database),
+    connectionData(cluster, owner, password, database, ca),
   );
 }
 
 /** `<cluster>-superuser`: the `postgres` superuser, only while `superuserAccess` is on. */
-export function superuserSecret(cluster: PostgresCluster, password: string): V1Secret {
+export function superuserSecret(cluster: PostgresCluster, password: string, ca?: string): V1Secret {
   return basicAuth(
     cluster,
     secretNames(cluster.metadata?.name ?? '').superuser,
     'credentials',
-    connectionData(cluster, superuserName, password, 'postgres'),
+    connectionData(cluster, superuserName, password, 'postgres', ca),
   );
 }
+
+/** The Secrets a client connects with, which carry the cluster's CA (`ca.crt`). */
+export const clientSecretNames = (cluster: string) => [
+  secretNames(cluster).app,
+  secretNames(cluster).superuser,
+];
 
 /** `<cluster>-replication`: the role replicas stream and pg_rewind with. */
 export function replicationSecret(cluster: PostgresCluster, password: string): V1Secret {
@@ -85,11 +102,15 @@ export function operatorSecret(cluster: PostgresCluster, password: string): V1Se
 }
 
 /** The Secrets the cluster should have now, each with a fresh password (used only to create one that is missing). */
-export function desiredSecrets(cluster: PostgresCluster, password: () => string = newPassword): V1Secret[] {
+export function desiredSecrets(
+  cluster: PostgresCluster,
+  password: () => string = newPassword,
+  ca?: string,
+): V1Secret[] {
   return [
-    appSecret(cluster, password()),
+    appSecret(cluster, password(), ca),
     replicationSecret(cluster, password()),
     operatorSecret(cluster, password()),
-    ...(cluster.spec.superuserAccess ? [superuserSecret(cluster, password())] : []),
+    ...(cluster.spec.superuserAccess ? [superuserSecret(cluster, password(), ca)] : []),
   ];
 }

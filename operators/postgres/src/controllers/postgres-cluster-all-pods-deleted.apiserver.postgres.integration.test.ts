@@ -48,7 +48,7 @@ describe('every instance pod deleted: real kube-apiserver, real PostgreSQL proce
   it('comes back Healthy by itself, the old primary taking writes again with every committed row', async () => {
     await waitUntil('accounts Healthy with 3 ready instances', async () => settled(await get()), slow);
     await sqlOn('accounts-0', ackedTable);
-    const writer = startWriteLoad(loopbackTarget(pods.readWritePort, pods.bed.superuser));
+    const writer = startWriteLoad(loopbackTarget(pods.readWritePort, pods.bed.superuser, pods.ca));
     try {
       await waitUntil('writes flowing', async () => writer.acked.length > 100, slow);
     } finally {

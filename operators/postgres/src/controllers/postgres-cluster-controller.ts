@@ -43,8 +43,10 @@ import {
   ordinalOf,
   postgresPort,
   secretNames,
+  tlsSecretNames,
 } from './cluster-names.ts';
 import { convergeObjects } from './converge-objects.ts';
+import { tlsVolume } from './desired-pod.ts';
 import { retainedInstances } from './retained-claims.ts';
 import { primaryOf } from './missing-pod-role.ts';
 import { countsFromStatus, failoverFieldManager, stateFromStatus } from './failover-status.ts';
@@ -284,12 +286,20 @@ export function addPostgresClusterController(
     const instances = [...new Set([...instanceNames(name, cluster.spec.instances), ...podMap.keys()])].sort(
       (a, b) => (ordinalOf(name, a) ?? 0) - (ordinalOf(name, b) ?? 0),
     );
-    const endpointOf = (instance: string): InstanceEndpoint =>
-      options.instanceEndpoint?.(cluster, instance) ?? {
+    // TLS, verified against the cluster's CA (verify-full), to every instance whose pod mounts the
+    // server certificate; a pod made before the operator issued one still speaks plaintext, and
+    // demanding TLS of it would count a healthy instance as unreachable (ADR 0214).
+    const ca = decoded(secretMap.get(tlsSecretNames(name).ca), 'ca.crt');
+    const servesTls = (instance: string) =>
+      podMap.get(instance)?.spec?.volumes?.some((v) => v.name === tlsVolume) ?? false;
+    const endpointOf = (instance: string): InstanceEndpoint => {
+      const endpoint = options.instanceEndpoint?.(cluster, instance) ?? {
         name: instance,
         host: instanceHost(name, namespace, instance),
         port: postgresPort,
       };
+      return ca && servesTls(instance) ? { ...endpoint, ca } : endpoint;
+    };
     // Scaling down past the primary: it moves to the first instance, by a switchover.
     const primary = primaryOf(cluster.metadata?.name ?? '', state);
     const surplusPrimary = (ordinalOf(name, primary) ?? 0) >= cluster.spec.instances;

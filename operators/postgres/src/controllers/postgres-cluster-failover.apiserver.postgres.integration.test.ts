@@ -86,7 +86,7 @@ describe('failover through the PostgreSQLCluster controller: real kube-apiserver
   });
 
   it('fails over from a frozen primary under write load, fencing it first, losing no acknowledged write', async () => {
-    const writer = startWriteLoad(loopbackTarget(pods.readWritePort, pods.bed.superuser));
+    const writer = startWriteLoad(loopbackTarget(pods.readWritePort, pods.bed.superuser, pods.ca));
     try {
       await waitUntil('writes flowing', async () => writer.acked.length > 100, slow);
       pods.instance('ha-0').freeze(); // alive, its socket open, answering nothing: a node gone quiet
@@ -168,7 +168,7 @@ describe('failover through the PostgreSQLCluster controller: real kube-apiserver
   it('switches over to the instance named in spec.primary, losing no acknowledged write', async () => {
     const old = (await get()).status?.currentPrimary ?? '';
     const target = ['ha-0', 'ha-1', 'ha-2'].find((n) => n !== old) ?? '';
-    const writer = startWriteLoad(loopbackTarget(pods.readWritePort, pods.bed.superuser), {
+    const writer = startWriteLoad(loopbackTarget(pods.readWritePort, pods.bed.superuser, pods.ca), {
       firstId: 1_000_000,
     });
     try {

@@ -125,7 +125,7 @@ describe('storage.retention Retain: real kube-apiserver, real PostgreSQL process
   }
   const sqlAsApp = (credentials: Credentials, text: string) =>
     withConnection(
-      { name: 'ledger-rw', host: '127.0.0.1', port: pods.readWritePort },
+      { name: 'ledger-rw', host: '127.0.0.1', port: pods.readWritePort, ...(pods.ca ? { ca: pods.ca } : {}) },
       credentials,
       defaultConnectOptions,
       (c) => c.query(text),

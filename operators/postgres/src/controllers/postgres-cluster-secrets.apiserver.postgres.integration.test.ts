@@ -3,7 +3,11 @@
 // running with every statement logged. The roles the entrypoint bootstraps and the superuser the
 // operator grants login to all log in with their Secrets' passwords, and no password is in the
 // server's log, the operator's log, an Event or the status.
-import { readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '@homeostat/testing';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
@@ -12,8 +16,10 @@ import { memoryLogger } from '@homeostat/reconcile/testing';
 import { postgresClusters } from '../api/postgres-cluster-types.ts';
 import { defaultConnectOptions, withConnection, type Credentials } from '../instance.ts';
 import { PodProcesses } from '../test-support/pod-processes.ts';
+import { postgresBinDir } from '../test-support/postgres-processes.ts';
 import { clusterReader, createCluster, podOperator, prepareNamespace } from '../test-support/pod-cluster.ts';
-import { secretNames } from './cluster-names.ts';
+import { secretNames, tlsSecretNames } from './cluster-names.ts';
+import { operandLabels } from './operand-labels.ts';
 
 const kubeConfig = sharedKubeConfig();
 const namespace = `pg-sec-${process.pid}`;
@@ -93,5 +99,55 @@ describe('no password in any log, with statement logging on: real kube-apiserver
     expect(serverLog).toMatch(
       /statement: CREATE ROLE "postgres" WITH SUPERUSER LOGIN PASSWORD 'SCRAM-SHA-256\$/,
     );
+  });
+
+  it("publishes a uri that connects with verify-full against the CA it carries; the CA Secret is the cluster's", async () => {
+    const decode = (data: Record<string, string> | undefined, key: string) =>
+      Buffer.from(data?.[key] ?? '', 'base64').toString();
+    const caSecret = await client.get(builtin.secrets, tlsSecretNames(cluster).ca, namespace);
+    expect(Object.keys(caSecret.data ?? {}).sort()).toEqual(['ca.crt', 'ca.key']);
+    expect(caSecret.metadata?.labels).toEqual(operandLabels(cluster, 'tls'));
+    expect(caSecret.metadata?.ownerReferences?.[0]?.controller).toBe(true);
+    const app = (await client.get(builtin.secrets, secretNames(cluster).app, namespace)).data;
+    expect(decode(app, 'ca.crt')).toBe(decode(caSecret.data, 'ca.crt'));
+    const uri = new URL(decode(app, 'uri'));
+    expect(uri.hostname).toBe(`${cluster}-rw.${namespace}.svc`);
+    expect(uri.searchParams.get('sslmode')).toBe('verify-full');
+
+    // libpq as an application runs it: the uri as given, the Service's name checked against the
+    // certificate, the CA from the Secret; only the address is the test kubelet's loopback proxy.
+    const dir = mkdtempSync(join(tmpdir(), 'pg-ca-'));
+    const caFile = join(dir, 'ca.crt');
+    writeFileSync(caFile, decode(app, 'ca.crt'));
+    uri.port = String(pods.readWritePort);
+    const psql = (rootCert: string) =>
+      promisify(execFile)(
+        join(postgresBinDir, 'psql'),
+        [uri.toString(), '-qAtX', '-c', 'SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()'],
+        {
+          env: {
+            PATH: '/usr/bin:/bin',
+            PGHOSTADDR: '127.0.0.1',
+            PGSSLROOTCERT: rootCert,
+            PGCONNECT_TIMEOUT: '3',
+          },
+        },
+      );
+    try {
+      let answer = '';
+      await waitUntil(
+        'the application connects through -rw with verify-full',
+        async () =>
+          (answer = await psql(caFile)
+            .then((r) => r.stdout.trim())
+            .catch(() => '')) !== '',
+        slow,
+      );
+      expect(answer).toBe('t');
+      // Without the CA file the same uri is refused: verify-full never connects unverified.
+      await expect(psql(join(dir, 'missing.crt'))).rejects.toThrow(/root certificate file .* does not exist/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -10,6 +10,7 @@ import { memoryLogger } from '@homeostat/reconcile/testing';
 import { postgresClusters, type PostgresCluster } from '../api/postgres-cluster-types.ts';
 import type { PartialSpec } from '../test-support/cluster-fixtures.ts';
 import { prepareNamespace } from '../test-support/pod-cluster.ts';
+import { tlsSecretNames } from './cluster-names.ts';
 import { testOperator } from '../test-support/test-operator.ts';
 
 const kubeConfig = sharedKubeConfig();
@@ -72,7 +73,13 @@ describe('PostgreSQLCluster controller on a real kube-apiserver + etcd', () => {
       blockOwnerDeletion: true,
     };
     const secrets = await listOf(builtin.secrets, 'alpha');
-    expect(names(secrets)).toEqual(['alpha-app', 'alpha-operator', 'alpha-replication']);
+    expect(names(secrets)).toEqual([
+      'alpha-app',
+      'alpha-ca',
+      'alpha-operator',
+      'alpha-replication',
+      'alpha-server',
+    ]);
     const services = await listOf(builtin.services, 'alpha');
     expect(names(services)).toEqual(['alpha-instances', 'alpha-r', 'alpha-ro', 'alpha-rw']);
     expect(names(await listOf(builtin.podDisruptionBudgets, 'alpha'))).toEqual([
@@ -218,7 +225,10 @@ describe('PostgreSQLCluster controller on a real kube-apiserver + etcd', () => {
       dbname: 'shop',
     });
     expect(app['password']).toMatch(/^[A-Za-z0-9_-]{32}$/);
-    expect(app['uri']).toBe(`postgresql://shopper:${app['password']}@alpha-rw.${namespace}.svc:5432/shop`);
+    expect(app['uri']).toBe(
+      `postgresql://shopper:${app['password']}@alpha-rw.${namespace}.svc:5432/shop?sslmode=verify-full`,
+    );
+    expect(app['ca.crt']).toBe((await secretData('alpha-ca'))['ca.crt']);
     expect(app['pgpass']).toBe(`alpha-rw.${namespace}.svc:5432:shop:shopper:${app['password']}\n`);
     const replication = await secretData('alpha-replication');
     const operator = await secretData('alpha-operator');
@@ -381,16 +391,17 @@ describe('PostgreSQLCluster controller on a real kube-apiserver + etcd', () => {
 
   it('with storage.retention Retain leaves claims and Secrets unowned, also when switched to it', async () => {
     await create('kept', { instances: 2 });
-    await waitUntil(
-      'kept: 3 Secrets',
-      async () => (await listOf(builtin.secrets, 'kept')).length === 3,
-      poll,
-    );
+    // The TLS Secrets (kept-ca, kept-server) stay owned whatever the retention: a cluster created
+    // again gets a new CA, and no data depends on the old one.
+    const tls = Object.values(tlsSecretNames('kept'));
+    const credentials = async () =>
+      (await listOf(builtin.secrets, 'kept')).filter((s) => !tls.includes(s.metadata?.name ?? ''));
+    await waitUntil('kept: 3 Secrets', async () => (await credentials()).length === 3, poll);
     const owned = async () =>
-      [
-        ...(await listOf(builtin.secrets, 'kept')),
-        ...(await listOf(builtin.persistentVolumeClaims, 'kept')),
-      ].map((o) => [o.metadata?.name, (o.metadata?.ownerReferences ?? []).length]);
+      [...(await credentials()), ...(await listOf(builtin.persistentVolumeClaims, 'kept'))].map((o) => [
+        o.metadata?.name,
+        (o.metadata?.ownerReferences ?? []).length,
+      ]);
     // Delete, the default: garbage collection takes them with the cluster (they are owned by it).
     expect(await owned()).toEqual([
       ['kept-app', 1],
@@ -408,6 +419,11 @@ describe('PostgreSQLCluster controller on a real kube-apiserver + etcd', () => {
     );
     // The same Secrets, the same passwords: the data logs in with them.
     expect(await secretData('kept-app')).toEqual(before);
+    for (const name of tls)
+      expect(
+        (await client.get(builtin.secrets, name, namespace)).metadata?.ownerReferences,
+        name,
+      ).toHaveLength(1);
   });
 
   it('never adopts an object of the same name that it does not own', async () => {

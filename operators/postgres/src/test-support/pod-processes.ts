@@ -14,9 +14,9 @@ import type { V1ContainerStatus, V1Pod, V1Secret } from '@kubernetes/client-node
 import { builtin, type KubeClient } from '@homeostat/reconcile';
 import { startTcpProxy, waitUntil, type TcpProxy } from '@homeostat/testing';
 import type { Credentials, InstanceEndpoint } from '../instance.ts';
-import { secretNames } from '../controllers/cluster-names.ts';
+import { secretNames, tlsSecretNames } from '../controllers/cluster-names.ts';
 import { backupCaMountPath } from '../controllers/desired-backup.ts';
-import { instancePaths } from '../controllers/desired-pod.ts';
+import { instancePaths, tlsVolume } from '../controllers/desired-pod.ts';
 import { annotationKeys, labelKeys } from '../controllers/operand-labels.ts';
 import { PostgresTestBed, type TestInstance } from './postgres-processes.ts';
 
@@ -43,6 +43,7 @@ export class PodProcesses {
   readonly #running = new Map<string, Running>();
   #bed: PostgresTestBed | undefined;
   #app: Credentials | undefined;
+  #tls: { certificate: string; privateKey: string; ca: string } | undefined;
   #rw: TcpProxy | undefined;
   #rwTarget = '';
   #loop: Promise<void> | undefined;
@@ -68,16 +69,24 @@ export class PodProcesses {
     return this.#rw.port;
   }
 
+  /** The cluster's CA (PEM) as the pods last mounted it: what a client verifies the instances with. */
+  get ca(): string | undefined {
+    return this.#tls?.ca;
+  }
+
   /** The instance the read-write "Service" sends to now, if any. */
   get readWriteTarget(): string {
     return this.#rwTarget;
   }
 
-  /** Where the operator reaches `instance`: its process, or a closed port before it ever ran. */
+  /**
+   * Where the operator reaches `instance`: its process (with the CA it serves TLS under, when it
+   * does), or a closed port before it ever ran.
+   */
   endpoint(instance: string): InstanceEndpoint {
     const running = this.#bed?.instances.get(instance);
     return running
-      ? { name: instance, host: running.host, port: running.port }
+      ? { name: instance, host: running.host, port: running.port, ...(running.ca ? { ca: running.ca } : {}) }
       : { name: instance, host: '127.0.0.1', port: 1 };
   }
 
@@ -157,12 +166,14 @@ export class PodProcesses {
   /** Mounts the cluster's Secrets as they are now; false while one is missing (the pod waits). */
   async #mountCurrentSecrets(): Promise<boolean> {
     const names = secretNames(this.#cluster);
-    const [operator, replication, app] = await Promise.all(
-      [names.operator, names.replication, names.app].map((n) =>
+    const [operator, replication, app, server] = await Promise.all(
+      [names.operator, names.replication, names.app, tlsSecretNames(this.#cluster).server].map((n) =>
         this.#client.find(builtin.secrets, n, this.#namespace),
       ),
     );
-    if (!operator || !replication || !app) return false;
+    if (!operator || !replication || !app || !server) return false;
+    const text = (key: string) => Buffer.from(server.data?.[key] ?? '', 'base64').toString();
+    this.#tls = { certificate: text('tls.crt'), privateKey: text('tls.key'), ca: text('ca.crt') };
     const credentials = (secret: V1Secret): Credentials => {
       const field = (key: string) => Buffer.from(secret.data?.[key] ?? '', 'base64').toString();
       return { user: field('username'), password: field('password') };
@@ -310,6 +321,8 @@ export class PodProcesses {
           role: role === 'primary' ? 'primary' : 'replica',
           ...(upstream ? { primary: upstream } : {}),
           ...(parameters ? { parameters } : {}),
+          // The server certificate's volume, as the pod spec mounts it (a pod made before TLS has none).
+          ...(this.#tls && pod.spec?.volumes?.some((v) => v.name === tlsVolume) ? { tls: this.#tls } : {}),
           ...(this.#app
             ? {
                 app: {

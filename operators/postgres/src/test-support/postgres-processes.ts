@@ -111,6 +111,11 @@ export interface StartOptions {
   parameters?: string;
   /** More environment variables for the entrypoint (they win over the bed's). */
   env?: Record<string, string>;
+  /**
+   * The serving certificate, its key and the CA (PEM), as the pod mounts <cluster>-server: the
+   * instance serves TLS only (PG_TLS_DIR), and the bed and replicas verify it against `ca`.
+   */
+  tls?: { certificate: string; privateKey: string; ca: string };
   /** The application role and database the bootstrap creates (PG_APP_SECRET_DIR), if any. */
   app?: { username: string; password: string; database: string };
   /**
@@ -211,6 +216,24 @@ export class PostgresTestBed {
       this.#own(p);
   }
 
+  /** The TLS files of `name`, as a Secret volume holds them; the key readable by its owner alone, as PostgreSQL wants. */
+  #writeTls(name: string, tls: NonNullable<StartOptions['tls']>): string {
+    const dir = join(this.root, 'secrets', `tls-${name}`);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    this.#own(join(this.root, 'secrets'));
+    this.#own(dir);
+    for (const [key, value] of [
+      ['tls.crt', tls.certificate],
+      ['tls.key', tls.privateKey],
+      ['ca.crt', tls.ca],
+    ] as const) {
+      writeFileSync(join(dir, `.${key}`), value, { mode: 0o600 });
+      this.#own(join(dir, `.${key}`));
+      renameSync(join(dir, `.${key}`), join(dir, key));
+    }
+    return dir;
+  }
+
   /** Runs the entrypoint for `name` and waits until it answers SQL. */
   async start(name: string, options: StartOptions): Promise<TestInstance> {
     const previous = this.instances.get(name);
@@ -220,6 +243,7 @@ export class PostgresTestBed {
       name,
       host: '127.0.0.1',
       port,
+      ...(options.tls ? { ca: options.tls.ca } : {}),
       dataDir,
       logFile,
       process: proc,
@@ -284,6 +308,7 @@ export class PostgresTestBed {
     }
     const logFile = join(this.root, `${name}.log`);
     if (options.app) this.#writeSecret(`app-${name}`, options.app.username, options.app.password);
+    const tlsDir = options.tls ? this.#writeTls(name, options.tls) : undefined;
     // As a kubelet does for each container start: an empty termination-message file.
     writeFileSync(this.terminationLog(name), '', { mode: 0o600 });
     this.#own(this.terminationLog(name));
@@ -307,6 +332,7 @@ export class PostgresTestBed {
             PG_APP_DATABASE: options.app.database,
           }
         : {}),
+      ...(tlsDir ? { PG_TLS_DIR: tlsDir } : {}),
       PG_PRIMARY_WAIT_SECONDS: '20',
       PG_PARAMETERS: options.parameters ? `${testParameters}\n${options.parameters}` : testParameters,
       ...(options.primary

@@ -11,6 +11,19 @@ export interface WriteTarget {
   readonly user: string;
   readonly password: string;
   readonly database: string;
+  /** The cluster's CA (PEM): set, the load connects over TLS and verifies the server (verify-full). */
+  readonly ca?: string;
+  /** The name the server's certificate must carry, when `host` is an address it does not (a ClusterIP). */
+  readonly servername?: string;
+}
+
+/** node-postgres's settings for `target`: over TLS, verified, when it has a CA. */
+export function clientConfig(target: WriteTarget): pg.ClientConfig {
+  const { ca, servername, ...address } = target;
+  return {
+    ...address,
+    ...(ca ? { ssl: { ca, rejectUnauthorized: true, ...(servername ? { servername } : {}) } } : {}),
+  };
 }
 
 export interface AckedWrite {
@@ -48,14 +61,15 @@ export interface WriteLoad {
 export const ackedTable =
   'CREATE TABLE IF NOT EXISTS acked (id bigint PRIMARY KEY, at timestamptz DEFAULT now(), pad text)';
 
-/** A target on this host's loopback, e.g. the engine tests' router. */
-export function loopbackTarget(port: number, credentials: Credentials): WriteTarget {
+/** A target on this host's loopback, e.g. the engine tests' router; `ca` when its instances serve TLS. */
+export function loopbackTarget(port: number, credentials: Credentials, ca?: string): WriteTarget {
   return {
     host: '127.0.0.1',
     port,
     user: credentials.user,
     password: credentials.password,
     database: credentials.database ?? 'postgres',
+    ...(ca ? { ca } : {}),
   };
 }
 
@@ -79,7 +93,7 @@ export function startWriteLoad(target: WriteTarget, options: WriteLoadOptions = 
       try {
         if (!client) {
           const c = new pg.Client({
-            ...target,
+            ...clientConfig(target),
             connectionTimeoutMillis: 1000,
             keepAlive: true,
             ...(queryTimeoutMs === undefined ? {} : { query_timeout: queryTimeoutMs }),
