@@ -50,6 +50,7 @@ export const operatorOwnedParameters: Readonly<Record<string, string>> = {
   ssl_cert_file: 'the serving certificate the operator issues (ADR 0214)',
   ssl_key_file: 'the serving certificate the operator issues (ADR 0214)',
   ssl_ca_file: 'clients are verified by password, not certificate (ADR 0214)',
+  ssl_min_protocol_version: 'TLS 1.3: a lower bound would let a connection use an older protocol (ADR 0214)',
   logging_collector: 'logs go to the container output',
 };
 
