@@ -65,6 +65,21 @@ describe('KubeClient on a real kube-apiserver + etcd', () => {
     expect(patched.status?.gizmos).toBe(3);
   });
 
+  it('applies a status only to the incarnation it was computed from, not to one made again with the name', async () => {
+    await client.apply(widgets, { metadata: { name: 'reborn', namespace }, spec: { size: 1 } } as Widget);
+    const old = await client.get(widgets, 'reborn', namespace);
+    await client.delete(widgets, 'reborn', namespace);
+    await client.apply(widgets, { metadata: { name: 'reborn', namespace }, spec: { size: 2 } } as Widget);
+    // A reconcile of the old object, in flight across the delete, writes the status it computed.
+    const stale = client.applyStatusIfChanged(
+      widgets,
+      { metadata: { name: 'reborn', namespace }, status: { gizmos: 7 } },
+      old,
+    );
+    await expect(stale).rejects.toBeInstanceOf(ConflictError);
+    expect((await client.get(widgets, 'reborn', namespace)).status?.gizmos).toBeUndefined();
+  });
+
   it('surfaces conflicts, duplicates and invalid objects as typed errors with the API server message', async () => {
     const original = await client.create(builtin.configMaps, {
       metadata: { name: 'contended', namespace },

@@ -1,5 +1,5 @@
 import type { ClusterSource } from './cluster-access.ts';
-import { isNotFound } from './errors.ts';
+import { ConflictError, isNotFound } from './errors.ts';
 import { collectionPath, groupOf, objectPath, type KubeObject, type ResourceType } from './resource-type.ts';
 import { defaultRetryPolicy, isCreateRetryable, withRetries, type RetryPolicy } from './retry.ts';
 import { KubeTransport, type HttpRequest } from './transport.ts';
@@ -31,7 +31,8 @@ export interface ApplyOutcome<T> {
 
 /** The status of a kind's object, addressed by name: what applyStatus sends. */
 export interface StatusOf<T extends KubeObject> {
-  metadata: { name: string; namespace?: string | undefined };
+  /** With `uid` (applyStatusIfChanged), only that incarnation of the name takes the status. */
+  metadata: { name: string; namespace?: string | undefined; uid?: string | undefined };
   status: T extends { status?: infer S } ? NonNullable<S> : never;
 }
 
@@ -303,7 +304,14 @@ export class KubeClient {
     );
   }
 
-  /** Applies the status unless `live` already carries it (removals included); see applyIfChanged. */
+  /**
+   * Applies the status unless `live` already carries it (removals included); see applyIfChanged.
+   * The status was computed from `live`, so it goes to that incarnation only: when the name now
+   * holds another object (deleted and made again while a reconcile of the old one was in flight),
+   * it throws a ConflictError and writes nothing. A server-side apply does not take the uid as a
+   * precondition, so the object is read first: a status write costs a read, and only the moment
+   * between the two is left open.
+   */
   async applyStatusIfChanged<T extends KubeObject>(
     type: ResourceType<T>,
     desired: StatusOf<T>,
@@ -313,6 +321,17 @@ export class KubeClient {
     const key = writeKey(type, desired.metadata.name, desired.metadata.namespace);
     if (live && this.#isCurrentAndApplied(key, desired, live, 'status'))
       return { object: live, written: false };
+    const uid = desired.metadata.uid ?? live?.metadata?.uid;
+    if (uid !== undefined) {
+      const { name, namespace } = desired.metadata;
+      const now = await this.find(type, name, namespace, call);
+      if (now?.metadata?.uid !== uid) {
+        throw new ConflictError('PATCH', objectPath(type, name, namespace, 'status'), 409, {
+          reason: 'Conflict',
+          message: `${type.kind} ${namespace ? `${namespace}/` : ''}${name} is ${now ? `another object now (uid ${now.metadata?.uid ?? '?'})` : 'gone'}; the status computed for uid ${uid} is not written`,
+        });
+      }
+    }
     const object = await this.applyStatus(type, desired, call);
     this.#settleIfUnchanged(key, live, object);
     return { object, written: true };
