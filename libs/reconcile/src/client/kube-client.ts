@@ -284,13 +284,28 @@ export class KubeClient {
     return { object, written: true };
   }
 
-  /** Server-side applies the status subresource (the object carries name, namespace and status). */
+  /**
+   * Server-side applies the status subresource (the object carries name, namespace and status).
+   * With `metadata.uid`, only that incarnation of the name takes it: otherwise a ConflictError,
+   * nothing written.
+   */
   async applyStatus<T extends KubeObject>(
     type: ResourceType<T>,
     obj: StatusOf<T>,
     call?: CallOptions,
   ): Promise<T> {
-    const { name, namespace } = obj.metadata;
+    const { name, namespace, uid } = obj.metadata;
+    if (uid !== undefined) {
+      // Server-side apply takes no uid precondition: the object is read first, and only the
+      // moment between the read and the write is left open.
+      const now = await this.find(type, name, namespace, call);
+      if (now?.metadata?.uid !== uid) {
+        throw new ConflictError('PATCH', objectPath(type, name, namespace, 'status'), 409, {
+          reason: 'Conflict',
+          message: `${type.kind} ${namespace ? `${namespace}/` : ''}${name} is ${now ? `another object now (uid ${now.metadata?.uid ?? '?'})` : 'gone'}; the status computed for uid ${uid} is not written`,
+        });
+      }
+    }
     return this.#write<T>(
       { type, name, namespace, subresource: 'status' },
       {
@@ -306,11 +321,9 @@ export class KubeClient {
 
   /**
    * Applies the status unless `live` already carries it (removals included); see applyIfChanged.
-   * The status was computed from `live`, so it goes to that incarnation only: when the name now
-   * holds another object (deleted and made again while a reconcile of the old one was in flight),
-   * it throws a ConflictError and writes nothing. A server-side apply does not take the uid as a
-   * precondition, so the object is read first: a status write costs a read, and only the moment
-   * between the two is left open.
+   * The status was computed from `live`, so it goes to that incarnation only (`live`'s uid, see
+   * applyStatus): when the name now holds another object (deleted and made again while a
+   * reconcile of the old one was in flight), it throws a ConflictError and writes nothing.
    */
   async applyStatusIfChanged<T extends KubeObject>(
     type: ResourceType<T>,
@@ -322,17 +335,11 @@ export class KubeClient {
     if (live && this.#isCurrentAndApplied(key, desired, live, 'status'))
       return { object: live, written: false };
     const uid = desired.metadata.uid ?? live?.metadata?.uid;
-    if (uid !== undefined) {
-      const { name, namespace } = desired.metadata;
-      const now = await this.find(type, name, namespace, call);
-      if (now?.metadata?.uid !== uid) {
-        throw new ConflictError('PATCH', objectPath(type, name, namespace, 'status'), 409, {
-          reason: 'Conflict',
-          message: `${type.kind} ${namespace ? `${namespace}/` : ''}${name} is ${now ? `another object now (uid ${now.metadata?.uid ?? '?'})` : 'gone'}; the status computed for uid ${uid} is not written`,
-        });
-      }
-    }
-    const object = await this.applyStatus(type, desired, call);
+    const object = await this.applyStatus(
+      type,
+      uid === undefined ? desired : { ...desired, metadata: { ...desired.metadata, uid } },
+      call,
+    );
     this.#settleIfUnchanged(key, live, object);
     return { object, written: true };
   }

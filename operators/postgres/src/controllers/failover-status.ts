@@ -92,7 +92,8 @@ export function statusFromState(state: FailoverState, counts: OperationCounts): 
  */
 export function statusStore(
   client: KubeClient,
-  key: { namespace: string; name: string },
+  /** The cluster; with its uid, a save never lands on another cluster made since under its name. */
+  key: { namespace: string; name: string; uid?: string | undefined },
   initial: FailoverState,
   counts: OperationCounts,
 ): FailoverStateStore {
@@ -109,7 +110,7 @@ export function statusStore(
         switchovers: known.switchovers + (completed === 'switchover' ? 1 : 0),
       };
       await client.applyStatus(postgresClusters, {
-        metadata: { name: key.name, namespace: key.namespace },
+        metadata: { name: key.name, namespace: key.namespace, uid: key.uid },
         status: statusFromState(state, next),
       });
       known = next;

@@ -92,7 +92,7 @@ export async function runFailover(inputs: FailoverRunInputs): Promise<FailoverRu
   };
   const store = statusStore(
     inputs.failoverClient,
-    key,
+    { ...key, uid: cluster.metadata?.uid },
     settledState(instanceName(key.name, 0)),
     countsFromStatus(cluster),
   );
