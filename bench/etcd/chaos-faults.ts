@@ -81,6 +81,20 @@ async function loseMemberVolume(namespace: string, member: string): Promise<void
   await kubectl(['-n', namespace, 'delete', 'pod', member, '--wait=false']);
 }
 
+/** Changes the EtcdCluster's spec as a user's `kubectl patch` does. */
+async function patchSpec(namespace: string, cluster: string, spec: Record<string, unknown>): Promise<void> {
+  await kubectl([
+    '-n',
+    namespace,
+    'patch',
+    'etcdcluster',
+    cluster,
+    '--type=merge',
+    '-p',
+    JSON.stringify({ spec }),
+  ]);
+}
+
 const settled: CausedFault['settle'] = async () => ({});
 
 /** Causes one fault of `kind` on the cluster, which must be healthy at `target.size`. */
@@ -113,16 +127,7 @@ export async function causeFault(kind: FaultKind, target: FaultTarget): Promise<
       return same({ settle: settled });
     case 'operator-killed-mid-scale': {
       const next = scaleSizes.find((s) => s !== size) ?? 3;
-      await kubectl([
-        '-n',
-        namespace,
-        'patch',
-        'etcdcluster',
-        cluster,
-        '--type=merge',
-        '-p',
-        JSON.stringify({ spec: { size: next } }),
-      ]);
+      await patchSpec(namespace, cluster, { size: next });
       await pause(random() * 10_000);
       await killOperator(target);
       return { size: next, settle: settled };
@@ -155,16 +160,7 @@ export async function causeFault(kind: FaultKind, target: FaultTarget): Promise<
       });
     }
     case 'operator-killed-mid-upgrade': {
-      await kubectl([
-        '-n',
-        namespace,
-        'patch',
-        'etcdcluster',
-        cluster,
-        '--type=merge',
-        '-p',
-        JSON.stringify({ spec: { version: target.upgradeTo } }),
-      ]);
+      await patchSpec(namespace, cluster, { version: target.upgradeTo });
       await pause(random() * 15_000);
       await killOperator(target);
       return same({

@@ -113,3 +113,22 @@ export function commonNameOf(certificatePem: string): string | undefined {
 export function notAfterOf(certificatePem: string): Date {
   return new x509.X509Certificate(certificatePem).notAfter;
 }
+
+/**
+ * The lifetimes the operators give what they generate: a CA ten years, what it signs five, issued
+ * again in place once less than a third of that is left (clients and members read certificate
+ * files again, so a renewal restarts nothing and leaves years to spare).
+ */
+export const caValidDays = 3650;
+export const certificateValidDays = 1825;
+export const renewBeforeDays = Math.floor(certificateValidDays / 3);
+
+/** A certificate that expires within `renewBeforeDays` (or is absent or unreadable) is issued again. */
+export function needsRenewal(certificatePem: string | undefined, now: Date): boolean {
+  if (!certificatePem) return true;
+  try {
+    return notAfterOf(certificatePem).getTime() - now.getTime() < renewBeforeDays * day;
+  } catch {
+    return true;
+  }
+}

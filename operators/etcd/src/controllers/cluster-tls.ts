@@ -13,19 +13,16 @@ import {
   commonNameOf,
   createCertificateAuthority,
   issueCertificate,
-  notAfterOf,
+  caValidDays,
+  certificateValidDays,
+  needsRenewal,
   type CertificatePem,
   type CertificateRequest,
 } from '../tls/certificates.ts';
+export { caValidDays, certificateValidDays, needsRenewal, renewBeforeDays } from '../tls/certificates.ts';
 import { caSecretName, nameOf, namespaceOf, ownedMeta, tlsSecretNames } from './cluster-names.ts';
 import type { MemberAddressing } from './member-addressing.ts';
 import type { OwnedObjects } from './owned-objects.ts';
-
-/** The CA lives ten years; what it signs, five, issued again once less than a third is left. */
-export const caValidDays = 3650;
-export const certificateValidDays = 1825;
-export const renewBeforeDays = Math.floor(certificateValidDays / 3);
-const day = 24 * 60 * 60 * 1000;
 
 const decode = (secret: V1Secret | undefined, key: string): string | undefined => {
   const value = secret?.data?.[key];
@@ -69,16 +66,6 @@ export interface GeneratedTls {
   readonly renewed: readonly string[];
   /** Set when the CA is gone while certificates it signed remain: nothing is made. */
   readonly caMissing?: string;
-}
-
-/** A certificate that expires within `renewBeforeDays` (or cannot be read) is issued again. */
-export function needsRenewal(certificatePem: string | undefined, now: Date): boolean {
-  if (!certificatePem) return true;
-  try {
-    return notAfterOf(certificatePem).getTime() - now.getTime() < renewBeforeDays * day;
-  } catch {
-    return true;
-  }
 }
 
 /**

@@ -10,19 +10,21 @@ import { assertOwnedOrAbsent, builtin, type KubeClient } from '@homeostat/reconc
 import {
   createCertificateAuthority,
   issueCertificate,
-  notAfterOf,
+  caValidDays,
+  certificateValidDays,
+  needsRenewal,
   type CertificatePem,
   type CertificateRequest,
+} from '@homeostat/operator-kit/tls';
+export {
+  caValidDays,
+  certificateValidDays,
+  needsRenewal,
+  renewBeforeDays,
 } from '@homeostat/operator-kit/tls';
 import type { PostgresCluster } from '../api/postgres-cluster-types.ts';
 import { serviceNames, tlsSecretNames } from './cluster-names.ts';
 import { ownedObjectMeta } from './operand-labels.ts';
-
-/** The CA lives ten years; the serving certificate five, issued again once less than a third is left. */
-export const caValidDays = 3650;
-export const certificateValidDays = 1825;
-export const renewBeforeDays = Math.floor(certificateValidDays / 3);
-const day = 24 * 60 * 60 * 1000;
 
 /**
  * The names the serving certificate holds. The Services (`-rw`, `-ro`, `-r`) and every instance
@@ -60,16 +62,6 @@ export function serverCertificateRequest(cluster: string, namespace: string): Ce
     validDays: certificateValidDays,
     ...serverCertificateHosts(cluster, namespace),
   };
-}
-
-/** A certificate that expires within `renewBeforeDays` (or cannot be read) is issued again. */
-export function needsRenewal(certificatePem: string | undefined, now: Date): boolean {
-  if (!certificatePem) return true;
-  try {
-    return notAfterOf(certificatePem).getTime() - now.getTime() < renewBeforeDays * day;
-  } catch {
-    return true;
-  }
 }
 
 /** A key of a Secret's data, decoded; undefined when absent. */
