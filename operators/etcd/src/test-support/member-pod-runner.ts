@@ -58,6 +58,8 @@ export class MemberPodRunner {
   readonly #started: V1Pod[] = [];
   /** Pods to reboot at the next sync (done there, so it never races a sync in progress). */
   readonly #reboots = new Set<string>();
+  /** A rebooted pod's restart count, carried to its new sandbox (the kubelet counts it on). */
+  readonly #restartsAfterReboot = new Map<string, number>();
   /** Images whose container exits as soon as it starts, as a broken image's would. */
   readonly #brokenImages = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
@@ -168,6 +170,7 @@ export class MemberPodRunner {
     );
     for (const [uid, running] of this.#running) {
       if (!this.#reboots.delete(running.pod)) continue;
+      this.#restartsAfterReboot.set(running.pod, running.restarts + 1);
       await running.process.stop(2000);
       await this.#setReady(running, false);
       this.#running.delete(uid);
@@ -319,9 +322,10 @@ export class MemberPodRunner {
       image: podImage(pod),
       process: this.#spawn(name, args, podImage(pod)),
       ready: undefined,
-      restarts: 0,
+      restarts: this.#restartsAfterReboot.get(name) ?? 0,
       startedAt: new Date().toISOString(),
     });
+    this.#restartsAfterReboot.delete(name);
   }
 
   async #reportReadiness(running: Running): Promise<void> {
