@@ -13,7 +13,19 @@
 - apiGroups: [postgres.homeostat.dev]
   resources: [postgresqlclusters/finalizers]
   verbs: [update]
-# Instance pods: created, labelled (routing), deleted (fencing, stops, scaling down).
+# Base backups: taken once each and recorded (a schedule creates them, retention deletes them).
+- apiGroups: [postgres.homeostat.dev]
+  resources: [postgresqlbackups]
+  verbs: [get, list, watch, create, delete]
+- apiGroups: [postgres.homeostat.dev]
+  resources: [postgresqlbackups/status]
+  verbs: [get, update, patch]
+# The pod that takes a backup is owned by its PostgreSQLBackup (blockOwnerDeletion).
+- apiGroups: [postgres.homeostat.dev]
+  resources: [postgresqlbackups/finalizers]
+  verbs: [update]
+# Instance pods: created, labelled (routing), deleted (fencing, stops, scaling down); backup pods
+# created and deleted once their result is recorded.
 - apiGroups: [""]
   resources: [pods]
   verbs: [get, list, watch, create, patch, delete]

@@ -147,6 +147,64 @@ if [[ "${1:-}" == "self-fence" ]]; then
   self_fence_watch
   exit 1
 fi
+# pgBackRest's configuration as the operator rendered it (no credential in it: those are in the
+# environment, from the user's Secret), in the run directory where archive_command looks for it.
+write_backup_config() {
+  [[ -n "${PG_BACKREST_CONFIG:-}" ]] || return 0
+  require PG_BACKREST_CONFIG_FILE
+  mkdir -p "$(dirname "$PG_BACKREST_CONFIG_FILE")"
+  printf '%s\n' "$PG_BACKREST_CONFIG" >"$PG_BACKREST_CONFIG_FILE.tmp"
+  mv "$PG_BACKREST_CONFIG_FILE.tmp" "$PG_BACKREST_CONFIG_FILE"
+}
+
+# The first line of a pgBackRest failure that says why, with every credential value taken out:
+# pgBackRest quotes the S3 server's error body, which can name the access key id.
+backup_failure_reason() {
+  local line value
+  line="$(grep -m1 -oE 'ERROR: \[[0-9]+\]: [^<]*' <<<"$1" || true)"
+  [[ -n "$line" ]] || line="no reason printed"
+  for value in "${PGBACKREST_REPO1_S3_KEY:-}" "${PGBACKREST_REPO1_S3_KEY_SECRET:-}" "${PGBACKREST_REPO1_S3_TOKEN:-}"; do
+    [[ -n "$value" ]] && line="${line//"$value"/<redacted>}"
+  done
+  printf '%s' "${line:0:240}"
+}
+
+# A base backup, run as `homeostat-instance backup` by the pod of a PostgreSQLBackup (ADR 0215):
+# pgBackRest as the repository host, reading the files over TLS from the pgBackRest server of a
+# standby (or of the primary) its configuration names. The answer is the termination message, which
+# the operator reads: the new backup's record as `pgbackrest info` prints it (JSON, under 1 KiB),
+# or why it failed with every credential value taken out. Only its own summary reaches the log:
+# pgBackRest can quote the S3 server's error body.
+take_backup() {
+  require PG_BACKREST_CONFIG
+  require PG_BACKREST_CONFIG_FILE
+  require PG_BACKREST_STANZA
+  local output label info
+  local tool=(pgbackrest --config="$PG_BACKREST_CONFIG_FILE" --stanza="$PG_BACKREST_STANZA")
+  write_backup_config
+  log "backup: a full backup of stanza $PG_BACKREST_STANZA begins"
+  if ! output="$("${tool[@]}" backup --type=full 2>&1)"; then
+    # Why each instance it could not use was left out says more than the error that follows.
+    local hosts value
+    hosts="$(grep -oE 'WARN: unable to check pg[0-9]+: [^<]*' <<<"$output" | cut -c7- | paste -sd ';' - || true)"
+    for value in "${PGBACKREST_REPO1_S3_KEY:-}" "${PGBACKREST_REPO1_S3_KEY_SECRET:-}" "${PGBACKREST_REPO1_S3_TOKEN:-}"; do
+      [[ -n "$value" ]] && hosts="${hosts//"$value"/<redacted>}"
+    done
+    die "backup failed: $(backup_failure_reason "$output")${hosts:+ (${hosts:0:600})}"
+  fi
+  label="$(grep -m1 -oE 'new backup label = [0-9A-Za-z_-]+' <<<"$output" | awk '{print $NF}' || true)"
+  [[ -n "$label" ]] || die "backup: pgbackrest ended well but printed no backup label"
+  if ! info="$("${tool[@]}" --log-level-console=error info --set="$label" --output=json 2>&1)"; then
+    die "backup $label was taken, but reading its record failed: $(backup_failure_reason "$info")"
+  fi
+  printf '%s' "$info" >"${PG_TERMINATION_LOG:-/dev/termination-log}"
+  log "backup: $label taken"
+}
+if [[ "${1:-}" == "backup" ]]; then
+  take_backup
+  exit 0
+fi
+
 # Until `exec postgres` (which resets the trap), a pod deleted while this script waits (for its
 # primary, for the network after a self-fence) ends the script at once.
 stop_on_signal entrypoint
@@ -408,28 +466,6 @@ archive_settings() {
   echo "archive_timeout = ${PG_ARCHIVE_TIMEOUT:-300}"
 }
 
-# pgBackRest's configuration as the operator rendered it (no credential in it: those are in the
-# environment, from the user's Secret), in the run directory where archive_command looks for it.
-write_backup_config() {
-  [[ -n "${PG_BACKREST_CONFIG:-}" ]] || return 0
-  require PG_BACKREST_CONFIG_FILE
-  mkdir -p "$(dirname "$PG_BACKREST_CONFIG_FILE")"
-  printf '%s\n' "$PG_BACKREST_CONFIG" >"$PG_BACKREST_CONFIG_FILE.tmp"
-  mv "$PG_BACKREST_CONFIG_FILE.tmp" "$PG_BACKREST_CONFIG_FILE"
-}
-
-# The first line of a pgBackRest failure that says why, with every credential value taken out:
-# pgBackRest quotes the S3 server's error body, which can name the access key id.
-backup_failure_reason() {
-  local line value
-  line="$(grep -m1 -oE 'ERROR: \[[0-9]+\]: [^<]*' <<<"$1" || true)"
-  [[ -n "$line" ]] || line="no reason printed"
-  for value in "${PGBACKREST_REPO1_S3_KEY:-}" "${PGBACKREST_REPO1_S3_KEY_SECRET:-}" "${PGBACKREST_REPO1_S3_TOKEN:-}"; do
-    [[ -n "$value" ]] && line="${line//"$value"/<redacted>}"
-  done
-  printf '%s' "${line:0:240}"
-}
-
 # archive_command fails until the cluster's stanza exists in the repository. It is created here
 # (idempotent: pgBackRest checks an existing one against this data directory), from the data
 # directory's pg_control (--no-online: the server need not be up, and a replica's is the same
@@ -457,6 +493,40 @@ stanza_loop() {
     done
     delay=$((delay * 2 > 60 ? 60 : delay * 2))
   done
+}
+
+# pgBackRest's TLS server (ADR 0215), when the operator configured one: how a backup pod reads
+# this instance's files and asks its server to start and stop a backup (as the superuser through
+# the socket, the password in a passfile only this user reads). It runs beside the server, never
+# as its child (as the stanza loop above), is started again if it stops, and ends with the server.
+serve_backups_in_background() {
+  grep -q '^tls-server-port=' <<<"${PG_BACKREST_CONFIG:-}" || return 0
+  [[ -n "$tls_dir" ]] || die "PG_BACKREST_CONFIG names a TLS server but PG_TLS_DIR is not set"
+  require PG_SUPERUSER_SECRET_DIR
+  local server="$$" su_passfile="$run_dir/superuser.pgpass"
+  printf '*:*:*:%s:%s\n' "$(pgpass_field "$(read_secret "$PG_SUPERUSER_SECRET_DIR" username)")" \
+    "$(pgpass_field "$(read_secret "$PG_SUPERUSER_SECRET_DIR" password)")" >"$su_passfile"
+  chmod 600 "$su_passfile"
+  (backup_server_loop "$server" "$su_passfile" </dev/null >/dev/null &)
+}
+backup_server_loop() {
+  local server="$1" su_passfile="$2" pid delay=1
+  while kill -0 "$server" 2>/dev/null; do
+    PGPASSFILE="$su_passfile" pgbackrest --config="$PG_BACKREST_CONFIG_FILE" --log-level-console=error \
+      --log-level-stderr=off server >/dev/null 2>&1 &
+    pid=$!
+    while kill -0 "$server" 2>/dev/null && kill -0 "$pid" 2>/dev/null; do nap 1; done
+    if ! kill -0 "$server" 2>/dev/null; then
+      kill "$pid" 2>/dev/null || true
+      wait "$pid" 2>/dev/null || true
+      return 0
+    fi
+    wait "$pid" 2>/dev/null || true
+    log "backup: pgBackRest's TLS server stopped; starting it again in ${delay}s"
+    nap "$delay"
+    delay=$((delay * 2 > 30 ? 30 : delay * 2))
+  done
+  return 0
 }
 
 # TLS 1.3 at least: every client that can verify this cluster's certificate (libpq 12 and later,
@@ -623,5 +693,6 @@ if ! output="$(postgres -D "$PGDATA" -C data_directory 2>&1 >/dev/null)"; then
     sed -E 's/^[A-Z]+: +//' | awk 'NR > 1 { printf "; " } { printf "%s", $0 }')"
 fi
 create_stanza_in_background
+serve_backups_in_background
 log "exec postgres (role $INSTANCE_ROLE, port $port)"
 exec postgres -D "$PGDATA"

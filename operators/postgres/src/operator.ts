@@ -7,6 +7,7 @@ import {
   type PostgresClusterControllerOptions,
 } from './controllers/postgres-cluster-controller.ts';
 import { operatorName } from './controllers/operand-labels.ts';
+import { addPostgresBackupController } from './controllers/backup/postgres-backup-controller.ts';
 
 /** Builds (but does not start) the PostgreSQL operator's manager. `controller` overrides options for tests. */
 export function postgresOperator(
@@ -22,6 +23,10 @@ export function postgresOperator(
     maxConcurrentReconciles: config.maxConcurrentReconciles,
     probeIntervalMs: config.probeIntervalMs,
     ...controller,
+  });
+  addPostgresBackupController(manager, {
+    imageFor: (version) => images[version],
+    maxConcurrentReconciles: config.maxConcurrentReconciles,
   });
   return manager;
 }

@@ -27,6 +27,47 @@ export interface PgBackRestSettings {
    * server's error body, access key id included).
    */
   readonly consoleLog?: 'warn' | 'off';
+  /**
+   * pgBackRest's TLS server on this instance (`pgbackrest server`), through which a backup pod
+   * reads the data directory and asks the server to start and stop a backup (ADR 0215). Unset:
+   * no server, so no base backup can be taken of this instance.
+   */
+  readonly tlsServer?: PgBackRestTlsServer;
+}
+
+/** The TLS server of an instance: its certificate and key, the CA its clients' certificates come from. */
+export interface PgBackRestTlsServer {
+  readonly address: string;
+  readonly port: number;
+  readonly certFile: string;
+  readonly keyFile: string;
+  readonly caFile: string;
+  /** The only client it serves: a certificate of this CA with this common name, for this stanza alone. */
+  readonly clientCommonName: string;
+}
+
+/** How a backup pod reaches the pgBackRest server of one instance, and that instance's server. */
+export interface RemoteInstance extends PgBackRestInstance {
+  /** The instance's DNS name, which its serving certificate holds. */
+  readonly host: string;
+}
+
+/** Everything a backup pod's configuration (pgBackRest's "repository host") is rendered from. */
+export interface RepositoryHostSettings {
+  readonly stanza: string;
+  readonly destination: S3Destination;
+  readonly workDir: string;
+  /** Every instance; pgBackRest finds the primary among them itself and skips one it cannot reach. */
+  readonly instances: readonly RemoteInstance[];
+  /** The client certificate the instances' servers accept, and the CA their certificate is from. */
+  readonly client: { readonly certFile: string; readonly keyFile: string; readonly caFile: string };
+  readonly serverPort: number;
+  /**
+   * Copy the files from a standby (pgBackRest's backup-standby): the primary only starts and
+   * stops the backup, so its disks and network carry nothing more. The tool then needs a standby
+   * that streams; the operator sets this only when one does.
+   */
+  readonly fromStandby: boolean;
 }
 
 /** pgBackRest's option names for the credentials; as environment variables they take its PGBACKREST_ prefix. */
@@ -66,11 +107,14 @@ function line(option: string, value: string | number): string {
   return `${option}=${text}`;
 }
 
-/** The configuration file's text (no credentials in it). */
-export function renderPgBackRestConfig(settings: PgBackRestSettings): string {
-  const { destination, instance } = settings;
+/** The repository and the tool's own settings, which every configuration shares. */
+function repositoryLines(
+  destination: S3Destination,
+  workDir: string,
+  consoleLog: 'warn' | 'off' | 'info',
+): string[] {
   const endpoint = s3Endpoint(destination);
-  const global = [
+  return [
     line('repo1-type', 's3'),
     line('repo1-s3-endpoint', endpoint.host),
     line('repo1-storage-port', endpoint.port),
@@ -86,12 +130,37 @@ export function renderPgBackRestConfig(settings: PgBackRestSettings): string {
     // zstd: a fraction of gzip's CPU for a similar ratio (docs/benchmarks.md).
     line('compress-type', 'zst'),
     line('start-fast', 'y'),
-    line('lock-path', `${settings.workDir}/lock`),
-    line('spool-path', `${settings.workDir}/spool`),
+    line('lock-path', `${workDir}/lock`),
+    line('spool-path', `${workDir}/spool`),
     // The caller surfaces what the tool prints (redacted); no log file in the pod's filesystem.
     line('log-level-file', 'off'),
-    line('log-level-console', settings.consoleLog ?? 'warn'),
+    line('log-level-console', consoleLog),
     line('log-level-stderr', 'off'),
+  ];
+}
+
+function tlsServerLines(stanza: string, server: PgBackRestTlsServer | undefined): string[] {
+  if (!server) return [];
+  if (!/^[-a-zA-Z0-9_.@]+$/.test(server.clientCommonName)) {
+    throw new Error(`the backup client's common name '${server.clientCommonName}' is not a plain name`);
+  }
+  return [
+    line('tls-server-address', server.address),
+    line('tls-server-port', server.port),
+    line('tls-server-cert-file', server.certFile),
+    line('tls-server-key-file', server.keyFile),
+    line('tls-server-ca-file', server.caFile),
+    // Only the backup pod's certificate, and only for this cluster's stanza.
+    line('tls-server-auth', `${server.clientCommonName}=${stanza}`),
+  ];
+}
+
+/** The configuration file's text (no credentials in it). */
+export function renderPgBackRestConfig(settings: PgBackRestSettings): string {
+  const { destination, instance } = settings;
+  const global = [
+    ...repositoryLines(destination, settings.workDir, settings.consoleLog ?? 'warn'),
+    ...tlsServerLines(settings.stanza, settings.tlsServer),
   ];
   const stanza = [
     line('pg1-path', instance.dataDir),
@@ -100,6 +169,35 @@ export function renderPgBackRestConfig(settings: PgBackRestSettings): string {
     line('pg1-user', instance.user),
   ];
   return [`[global]`, ...global, '', `[${settings.stanza}]`, ...stanza, ''].join('\n');
+}
+
+/**
+ * The configuration of a backup pod: the repository, and each instance as a pgBackRest host
+ * reached over TLS (pgN-host-type=tls) with the cluster's client certificate. It prints what it
+ * does (info) for the pod to redact and summarise.
+ */
+export function renderRepositoryHostConfig(settings: RepositoryHostSettings): string {
+  if (settings.instances.length === 0) throw new Error('a backup needs at least one instance to read from');
+  const global = [
+    ...repositoryLines(settings.destination, settings.workDir, 'info'),
+    line('backup-standby', settings.fromStandby ? 'y' : 'n'),
+  ];
+  const hosts = settings.instances.flatMap((instance, index) => {
+    const pg = `pg${index + 1}`;
+    return [
+      line(`${pg}-host`, instance.host),
+      line(`${pg}-host-type`, 'tls'),
+      line(`${pg}-host-port`, settings.serverPort),
+      line(`${pg}-host-cert-file`, settings.client.certFile),
+      line(`${pg}-host-key-file`, settings.client.keyFile),
+      line(`${pg}-host-ca-file`, settings.client.caFile),
+      line(`${pg}-path`, instance.dataDir),
+      line(`${pg}-port`, instance.port),
+      line(`${pg}-socket-path`, instance.socketDir),
+      line(`${pg}-user`, instance.user),
+    ];
+  });
+  return [`[global]`, ...global, '', `[${settings.stanza}]`, ...hosts, ''].join('\n');
 }
 
 /** The credentials as environment variables for the tool (and for the server whose archive_command runs it). */

@@ -2,13 +2,14 @@
 // values only this operator has. Everything else in charts/postgres-operator is shared.
 import { Type } from '@sinclair/typebox';
 import type { OperatorChart } from '@homeostat/operator-kit/chart';
+import { postgresBackupCrd } from '../api/postgres-backup-crd.ts';
 import { postgresClusterCrd } from '../api/postgres-cluster-crd.ts';
 import { defaultPostgresImages } from '../config/default-images.ts';
 
 export const postgresChart: OperatorChart = {
   name: 'postgres-operator',
   workspace: 'operators/postgres',
-  crds: [postgresClusterCrd],
+  crds: [postgresClusterCrd, postgresBackupCrd],
   values: {
     postgres17Image: Type.String({
       minLength: 1,

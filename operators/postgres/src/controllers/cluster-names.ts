@@ -34,10 +34,14 @@ export const secretNames = (cluster: string) => ({
   operator: `${cluster}-operator`,
 });
 
-/** The TLS Secrets: the cluster's CA (certificate and key) and the instances' serving certificate. */
+/**
+ * The TLS Secrets: the cluster's CA (certificate and key), the instances' serving certificate, and
+ * the client certificate of its backup pods (the only client the instances' pgBackRest servers take).
+ */
 export const tlsSecretNames = (cluster: string) => ({
   ca: `${cluster}-ca`,
   server: `${cluster}-server`,
+  backupClient: `${cluster}-backup-client`,
 });
 
 /** The PodDisruptionBudgets: one that keeps the primary, one that lets one replica go at a time. */

@@ -17,7 +17,7 @@ const withBackup = storedCluster('orders', 'shop', {
   backup: { destination: { s3 }, archiveTimeout: '90s' },
 });
 const without = storedCluster('orders', 'shop');
-const paths = { pgdata: '/data/pgdata', run: '/run/pg', port: 5432 };
+const paths = { pgdata: '/data/pgdata', run: '/run/pg', port: 5432, tls: '/etc/homeostat/tls' };
 
 describe('the instance pod with spec.backup', () => {
   const parts = backupPodParts(withBackup, paths);
@@ -71,12 +71,12 @@ describe('the instance pod with spec.backup', () => {
     });
     const plain = backupPodParts(noCa, paths);
     expect(plain.volumes).toEqual([]);
-    expect(plain.env.find((e) => e.name === 'PG_BACKREST_CONFIG')?.value).not.toContain('ca-file');
+    expect(plain.env.find((e) => e.name === 'PG_BACKREST_CONFIG')?.value).not.toContain('repo1-storage-ca-file');
     expect(plain.env.find((e) => e.name === 'PG_ARCHIVE_TIMEOUT')?.value).toBe('300');
   });
 
   it('is absent without spec.backup, and turning it on changes the pod hash (the pods restart with it)', () => {
-    expect(backupPodParts(without, paths)).toEqual({ env: [], volumes: [], mounts: [] });
+    expect(backupPodParts(without, paths)).toEqual({ env: [], volumes: [], mounts: [], ports: [] });
     const names = (cluster: typeof without) =>
       (
         desiredInstancePod(cluster, 'orders-0', { image: 'i', role: 'primary', initdb: 'allowed' }).spec

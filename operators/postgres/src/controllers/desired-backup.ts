@@ -4,10 +4,13 @@
 // restart with it and create the stanza of a new destination), archive_command and archive_timeout
 // for the entrypoint's operator-owned settings, the credentials as environment variables taken by
 // the kubelet straight from the user's Secret (the operator never reads them), and the CA mounted.
-import type { V1EnvVar, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
+// With it, pgBackRest's TLS server, through which a PostgreSQLBackup's pod reads the instance's
+// files (ADR 0215), serving under the instance's certificate to the cluster's backup client alone.
+import type { V1ContainerPort, V1EnvVar, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import { s3CredentialKeys } from '@homeostat/operator-kit/api';
-import { superuserName } from '../api/operator-roles.ts';
+import { operatorUser } from '../api/operator-roles.ts';
 import type { BackupSpecFields, PostgresCluster } from '../api/postgres-cluster-types.ts';
+import type { S3Destination } from '../backup/destination.ts';
 import { renderPgBackRestConfig } from '../backup/pgbackrest-config.ts';
 import { archiveCommand } from '../backup/wal-commands.ts';
 
@@ -17,7 +20,14 @@ export interface BackupPodPaths {
   /** The pod's run directory (an emptyDir): the tool's configuration, locks and spool go under it. */
   readonly run: string;
   readonly port: number;
+  /** The instance's serving certificate, key and CA (PG_TLS_DIR). */
+  readonly tls: string;
 }
+
+/** The port of pgBackRest's TLS server on each instance (pgBackRest's default). */
+export const backupServerPort = 8432;
+/** The common name of the backup pods' client certificate: the only client the servers accept. */
+export const backupClientCommonName = 'homeostat-backup';
 
 /** Where the CA Secret is mounted in the postgres container. */
 export const backupCaMountPath = '/etc/homeostat/backup-ca';
@@ -40,44 +50,30 @@ const credentialVariables = [
   { name: 'PGBACKREST_REPO1_S3_TOKEN', key: s3CredentialKeys.sessionToken, optional: true },
 ] as const;
 
-/** The postgres container's environment, volume and mount for archiving; nothing when backup is unset. */
-export function backupPodParts(
-  cluster: PostgresCluster,
-  paths: BackupPodPaths,
-): { env: V1EnvVar[]; volumes: V1Volume[]; mounts: V1VolumeMount[] } {
-  const backup: BackupSpecFields | undefined = cluster.spec.backup;
-  if (!backup) return { env: [], volumes: [], mounts: [] };
-  const { s3 } = backup.destination;
-  const workDir = `${paths.run}/pgbackrest`;
-  const configFile = `${workDir}/pgbackrest.conf`;
-  const stanza = stanzaOf(cluster);
-  const config = renderPgBackRestConfig({
-    stanza,
-    destination: {
-      bucket: s3.bucket,
-      ...(s3.prefix !== undefined ? { prefix: s3.prefix } : {}),
-      ...(s3.endpoint !== undefined ? { endpoint: s3.endpoint } : {}),
-      region: s3.region,
-      forcePathStyle: s3.forcePathStyle,
-      ...(s3.ca ? { caFile: `${backupCaMountPath}/${s3.ca.key}` } : {}),
-    },
-    instance: { dataDir: paths.pgdata, port: paths.port, socketDir: paths.run, user: superuserName },
-    workDir,
-    // The server runs archive_command with its own output going to its log, unredacted: the tool
-    // prints nothing there. A failure shows in pg_stat_archiver, which the operator reports.
-    consoleLog: 'off',
-  });
-  const env: V1EnvVar[] = [
-    { name: 'PG_BACKREST_CONFIG', value: config },
-    { name: 'PG_BACKREST_CONFIG_FILE', value: configFile },
-    { name: 'PG_BACKREST_STANZA', value: stanza },
-    { name: 'PG_ARCHIVE_COMMAND', value: archiveCommand({ configFile, stanza }) },
-    { name: 'PG_ARCHIVE_TIMEOUT', value: String(archiveTimeoutSeconds(backup.archiveTimeout)) },
-    ...credentialVariables.map(({ name, key, optional }) => ({
-      name,
-      valueFrom: { secretKeyRef: { name: s3.credentialsSecretName, key, ...(optional ? { optional } : {}) } },
-    })),
-  ];
+type S3Spec = BackupSpecFields['destination']['s3'];
+
+/** The destination as pgBackRest's configuration takes it (the CA where the pod mounts it). */
+export function s3DestinationOf(s3: S3Spec): S3Destination {
+  return {
+    bucket: s3.bucket,
+    ...(s3.prefix !== undefined ? { prefix: s3.prefix } : {}),
+    ...(s3.endpoint !== undefined ? { endpoint: s3.endpoint } : {}),
+    region: s3.region,
+    forcePathStyle: s3.forcePathStyle,
+    ...(s3.ca ? { caFile: `${backupCaMountPath}/${s3.ca.key}` } : {}),
+  };
+}
+
+/** What every pod that reaches the repository needs: the credentials (read by the kubelet) and the CA. */
+export function repositoryAccessParts(s3: S3Spec): {
+  env: V1EnvVar[];
+  volumes: V1Volume[];
+  mounts: V1VolumeMount[];
+} {
+  const env = credentialVariables.map(({ name, key, optional }) => ({
+    name,
+    valueFrom: { secretKeyRef: { name: s3.credentialsSecretName, key, ...(optional ? { optional } : {}) } },
+  }));
   if (!s3.ca) return { env, volumes: [], mounts: [] };
   return {
     env,
@@ -92,5 +88,49 @@ export function backupPodParts(
       },
     ],
     mounts: [{ name: 'backup-ca', mountPath: backupCaMountPath, readOnly: true }],
+  };
+}
+
+/** The postgres container's environment, volume and mount for archiving; nothing when backup is unset. */
+export function backupPodParts(
+  cluster: PostgresCluster,
+  paths: BackupPodPaths,
+): { env: V1EnvVar[]; volumes: V1Volume[]; mounts: V1VolumeMount[]; ports: V1ContainerPort[] } {
+  const backup: BackupSpecFields | undefined = cluster.spec.backup;
+  if (!backup) return { env: [], volumes: [], mounts: [], ports: [] };
+  const { s3 } = backup.destination;
+  const workDir = `${paths.run}/pgbackrest`;
+  const configFile = `${workDir}/pgbackrest.conf`;
+  const stanza = stanzaOf(cluster);
+  const config = renderPgBackRestConfig({
+    stanza,
+    destination: s3DestinationOf(s3),
+    instance: { dataDir: paths.pgdata, port: paths.port, socketDir: paths.run, user: operatorUser },
+    workDir,
+    // The server runs archive_command with its own output going to its log, unredacted: the tool
+    // prints nothing there. A failure shows in pg_stat_archiver, which the operator reports.
+    consoleLog: 'off',
+    tlsServer: {
+      address: '0.0.0.0',
+      port: backupServerPort,
+      certFile: `${paths.tls}/tls.crt`,
+      keyFile: `${paths.tls}/tls.key`,
+      caFile: `${paths.tls}/ca.crt`,
+      clientCommonName: backupClientCommonName,
+    },
+  });
+  const access = repositoryAccessParts(s3);
+  return {
+    env: [
+      { name: 'PG_BACKREST_CONFIG', value: config },
+      { name: 'PG_BACKREST_CONFIG_FILE', value: configFile },
+      { name: 'PG_BACKREST_STANZA', value: stanza },
+      { name: 'PG_ARCHIVE_COMMAND', value: archiveCommand({ configFile, stanza }) },
+      { name: 'PG_ARCHIVE_TIMEOUT', value: String(archiveTimeoutSeconds(backup.archiveTimeout)) },
+      ...access.env,
+    ],
+    volumes: access.volumes,
+    mounts: access.mounts,
+    ports: [{ name: 'pgbackrest', containerPort: backupServerPort, protocol: 'TCP' }],
   };
 }

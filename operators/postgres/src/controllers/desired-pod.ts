@@ -108,7 +108,12 @@ export function instancePodSpec(cluster: PostgresCluster, image: string): V1PodS
   const { spec } = cluster;
   const secrets = secretNames(name);
   const parameters = renderParameters(cluster);
-  const backup = backupPodParts(cluster, { pgdata: paths.pgdata, run: paths.run, port: postgresPort });
+  const backup = backupPodParts(cluster, {
+    pgdata: paths.pgdata,
+    run: paths.run,
+    port: postgresPort,
+    tls: paths.tls,
+  });
   const affinity = affinityOf(cluster);
   const resources = resourcesOf(cluster);
   const tolerations = spec.scheduling.tolerations as V1Toleration[] | undefined;
@@ -166,7 +171,7 @@ export function instancePodSpec(cluster: PostgresCluster, image: string): V1PodS
           ...(parameters ? [{ name: 'PG_PARAMETERS', value: parameters }] : []),
           ...backup.env,
         ],
-        ports: [{ name: 'postgresql', containerPort: postgresPort, protocol: 'TCP' }],
+        ports: [{ name: 'postgresql', containerPort: postgresPort, protocol: 'TCP' }, ...backup.ports],
         ...(resources ? { resources } : {}),
         // A clone of a large primary runs before postgres listens: the startup probe gives it an hour.
         // Both probe every second: a primary postgres the kubelet restarts in place takes writes

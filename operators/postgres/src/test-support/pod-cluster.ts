@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { installCrds, waitUntil } from '@homeostat/testing';
 import { builtin, type KubeClient, type Manager } from '@homeostat/reconcile';
+import { postgresBackupCrd } from '../api/postgres-backup-crd.ts';
 import { postgresClusterCrd } from '../api/postgres-cluster-crd.ts';
 import { postgresClusters, type PostgresCluster } from '../api/postgres-cluster-types.ts';
 import type { PostgresClusterControllerOptions } from '../controllers/postgres-cluster-controller.ts';
@@ -12,7 +13,7 @@ import { testOperator } from './test-operator.ts';
 
 /** The CRD, `namespace` and its default ServiceAccount (pods name it). */
 export async function prepareNamespace(kubeConfig: KubeConfig, client: KubeClient, namespace: string) {
-  await installCrds(kubeConfig, [postgresClusterCrd]);
+  await installCrds(kubeConfig, [postgresClusterCrd, postgresBackupCrd]);
   await client.create(builtin.namespaces, { metadata: { name: namespace } });
   await client.create(builtin.serviceAccounts, { metadata: { name: 'default', namespace } });
 }

@@ -12,9 +12,16 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import type { V1ContainerStatus, V1Pod, V1Secret } from '@kubernetes/client-node';
 import { builtin, type KubeClient } from '@homeostat/reconcile';
-import { startTcpProxy, waitUntil, type TcpProxy } from '@homeostat/testing';
+import {
+  freeLoopbackPort,
+  startTcpProxy,
+  waitUntil,
+  type ManagedProcess,
+  type TcpProxy,
+} from '@homeostat/testing';
 import type { Credentials, InstanceEndpoint } from '../instance.ts';
 import { secretNames, tlsSecretNames } from '../controllers/cluster-names.ts';
+import { backupPodPaths, backupPodSelector } from '../controllers/backup/backup-pod.ts';
 import { backupCaMountPath } from '../controllers/desired-backup.ts';
 import { instancePaths, tlsVolume } from '../controllers/desired-pod.ts';
 import { annotationKeys, labelKeys } from '../controllers/operand-labels.ts';
@@ -48,6 +55,11 @@ export class PodProcesses {
   #rwTarget = '';
   #loop: Promise<void> | undefined;
   #stopping = false;
+  /** The loopback port of each instance's pgBackRest TLS server. */
+  readonly #backupServerPorts = new Map<string, number>();
+  /** Backup pods running (by uid), and those that ended. */
+  readonly #backupJobs = new Map<string, ManagedProcess>();
+  readonly #backupJobsDone = new Set<string>();
   /** Every start: pod name, role, for assertions. */
   readonly starts: { pod: string; role: string }[] = [];
 
@@ -118,6 +130,7 @@ export class PodProcesses {
       while (!this.#stopping) {
         try {
           await this.#sync();
+          await this.#syncBackupPods();
         } catch (error) {
           console.warn(`pod-processes: ${String(error)}`);
         }
@@ -197,24 +210,57 @@ export class PodProcesses {
   /**
    * The postgres container's archiving environment (spec.backup) as a kubelet would give it: each
    * secretKeyRef resolved from the Secret as it is now, the CA Secret's key written where its
-   * volume would be, and the pod's paths (data, run directory, CA) replaced by the bed's, which
-   * has no mount namespace. undefined while a Secret a required variable names is missing: the
-   * container waits, as a kubelet's CreateContainerConfigError does.
+   * volume would be, and the pod's paths (data, run directory, TLS, CA) replaced by the bed's,
+   * which has no mount namespace; pgBackRest's TLS server listens on a loopback port of its own
+   * (kept across restarts, as a pod's IP and port would be). undefined while a Secret a required
+   * variable names is missing: the container waits, as a kubelet's CreateContainerConfigError does.
    */
   async #backupEnvironment(pod: V1Pod, name: string): Promise<Record<string, string> | undefined> {
-    const container = pod.spec?.containers.find((c) => c.name === 'postgres');
-    const vars = (container?.env ?? []).filter((e) => /^(PG_BACKREST_|PG_ARCHIVE_|PGBACKREST_)/.test(e.name));
-    if (vars.length === 0) return {};
     const { dataDir, runDir } = this.bed.instanceDirs(name);
-    const moves: [string, string][] = [
-      [instancePaths.pgdata, dataDir],
-      [instancePaths.run, runDir],
-    ];
+    const env = await this.#resolveEnvironment(
+      pod,
+      'postgres',
+      /^(PG_BACKREST_|PG_ARCHIVE_|PGBACKREST_)/,
+      name,
+      [
+        [instancePaths.pgdata, dataDir],
+        [instancePaths.run, runDir],
+        [instancePaths.tls, this.bed.tlsDir(name)],
+      ],
+    );
+    const config = env?.['PG_BACKREST_CONFIG'];
+    if (!env || config === undefined) return env;
+    let port = this.#backupServerPorts.get(name);
+    if (port === undefined) {
+      port = await freeLoopbackPort();
+      this.#backupServerPorts.set(name, port);
+    }
+    env['PG_BACKREST_CONFIG'] = config
+      .replace(/^tls-server-address=.*$/m, 'tls-server-address=127.0.0.1')
+      .replace(/^tls-server-port=.*$/m, `tls-server-port=${port}`);
+    return env;
+  }
+
+  /**
+   * The variables of `container` whose names match `only`, as a kubelet gives them: secretKeyRefs
+   * resolved, the backup CA's Secret volume written out, each path in `moves` replaced by the
+   * bed's. undefined while a required Secret is missing.
+   */
+  async #resolveEnvironment(
+    pod: V1Pod,
+    containerName: string,
+    only: RegExp,
+    volumePrefix: string,
+    moves: [string, string][],
+  ): Promise<Record<string, string> | undefined> {
+    const container = pod.spec?.containers.find((c) => c.name === containerName);
+    const vars = (container?.env ?? []).filter((e) => only.test(e.name));
+    if (vars.length === 0) return {};
     const caVolume = pod.spec?.volumes?.find((v) => v.name === 'backup-ca')?.secret;
     if (caVolume?.secretName) {
       const secret = await this.#client.find(builtin.secrets, caVolume.secretName, this.#namespace);
       if (!secret) return undefined;
-      const caDir = join(this.bed.root, `${name}-backup-ca`);
+      const caDir = join(this.bed.root, `${volumePrefix}-backup-ca`);
       mkdirSync(caDir, { recursive: true });
       chmodSync(caDir, 0o755);
       for (const item of caVolume.items ?? []) {
@@ -222,7 +268,7 @@ export class PodProcesses {
         writeFileSync(file, Buffer.from(secret.data?.[item.key] ?? '', 'base64'));
         chmodSync(file, 0o644);
       }
-      moves.push([backupCaMountPath, caDir]);
+      moves = [...moves, [backupCaMountPath, caDir]];
     }
     const inBed = (value: string) => moves.reduce((v, [from, to]) => v.split(from).join(to), value);
     const env: Record<string, string> = {};
@@ -245,10 +291,116 @@ export class PodProcesses {
     return env;
   }
 
+  /**
+   * Runs the cluster's backup pods (a PostgreSQLBackup's) as their entrypoint would run in them,
+   * once each: the client certificate's Secret written where its volume would be, and each
+   * instance the pod's configuration names (its DNS name, port, data and run directories)
+   * replaced by where it runs in the bed, as cluster DNS and the pod's mounts would resolve them.
+   * Its end is reported as a kubelet does: phase Succeeded or Failed and the termination message.
+   */
+  async #syncBackupPods(): Promise<void> {
+    const pods = (
+      await this.#client.list(builtin.pods, {
+        namespace: this.#namespace,
+        labelSelector: `${backupPodSelector},app.kubernetes.io/instance=${this.#cluster}`,
+      })
+    ).items;
+    const live = new Set(pods.map((p) => p.metadata?.uid ?? ''));
+    for (const [uid, job] of this.#backupJobs) {
+      if (live.has(uid)) continue;
+      void job.stop(0);
+      this.#backupJobs.delete(uid);
+    }
+    for (const pod of pods) {
+      const uid = pod.metadata?.uid ?? '';
+      if (this.#backupJobs.has(uid) || this.#backupJobsDone.has(uid) || pod.metadata?.deletionTimestamp)
+        continue;
+      const name = pod.metadata?.name ?? '';
+      const client = await this.#client.find(
+        builtin.secrets,
+        `${this.#cluster}-backup-client`,
+        this.#namespace,
+      );
+      if (!client) continue;
+      const text = (key: string) => Buffer.from(client.data?.[key] ?? '', 'base64').toString();
+      const clientDir = this.bed.writeSecretVolume(`${name}-client-tls`, {
+        'tls.crt': text('tls.crt'),
+        'tls.key': text('tls.key'),
+        'ca.crt': text('ca.crt'),
+      });
+      const workDir = join(this.bed.root, name, 'work');
+      const env = await this.#resolveEnvironment(pod, 'backup', /./, name, [
+        [backupPodPaths.clientTls, clientDir],
+        [backupPodPaths.work, workDir],
+      ]);
+      if (!env?.['PG_BACKREST_CONFIG']) continue;
+      env['PG_BACKREST_CONFIG'] = this.#instancesInBed(env['PG_BACKREST_CONFIG']);
+      const job = this.bed.runJob(name, ['backup'], env);
+      this.#backupJobs.set(uid, job);
+      void job.exited.then(async (code) => {
+        this.#backupJobs.delete(uid);
+        this.#backupJobsDone.add(uid);
+        const file = this.bed.terminationLog(name);
+        const message = existsSync(file) ? readFileSync(file, 'utf8') : '';
+        await this.#client
+          .patchStatus(builtin.pods, name, this.#namespace, {
+            phase: code === 0 ? 'Succeeded' : 'Failed',
+            containerStatuses: [
+              {
+                name: 'backup',
+                image: 'postgres',
+                imageID: '',
+                ready: false,
+                restartCount: 0,
+                state: {
+                  terminated: {
+                    exitCode: typeof code === 'number' ? code : 1,
+                    reason: code === 0 ? 'Completed' : 'Error',
+                    ...(message ? { message } : {}),
+                    finishedAt: new Date(),
+                  },
+                },
+              },
+            ],
+          })
+          .catch((error: unknown) =>
+            console.warn(`pod-processes: ${name}: status not written: ${String(error)}`),
+          );
+      });
+    }
+  }
+
+  /** A backup pod's pgBackRest configuration with each instance where it runs in the bed. */
+  #instancesInBed(config: string): string {
+    const hosts = new Map<string, string>();
+    for (const match of config.matchAll(/^(pg[0-9]+)-host=([^.\n]+)\..*$/gm)) {
+      if (match[1] && match[2]) hosts.set(match[1], match[2]);
+    }
+    return config
+      .split('\n')
+      .map((line) => {
+        const match = /^(pg[0-9]+)-(host|host-port|path|socket-path|port)=/.exec(line);
+        const instance = match?.[1] ? hosts.get(match[1]) : undefined;
+        if (!match || !instance) return line;
+        const running = this.#bed?.instances.get(instance);
+        const { dataDir, runDir } = this.bed.instanceDirs(instance);
+        const value: Record<string, string> = {
+          host: 'localhost',
+          'host-port': String(this.#backupServerPorts.get(instance) ?? 1),
+          path: dataDir,
+          'socket-path': runDir,
+          port: String(running?.port ?? 1),
+        };
+        return `${match[1]}-${match[2] ?? ''}=${value[match[2] ?? ''] ?? ''}`;
+      })
+      .join('\n');
+  }
+
   async stop(): Promise<void> {
     this.#stopping = true;
     await this.#loop;
     await Promise.all([...this.#running.values()].map((r) => r.starting));
+    await Promise.all([...this.#backupJobs.values()].map((job) => job.stop(0)));
     await this.#rw?.close();
     await this.#bed?.cleanup();
   }

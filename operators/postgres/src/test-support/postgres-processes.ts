@@ -216,22 +216,35 @@ export class PostgresTestBed {
       this.#own(p);
   }
 
-  /** The TLS files of `name`, as a Secret volume holds them; the key readable by its owner alone, as PostgreSQL wants. */
-  #writeTls(name: string, tls: NonNullable<StartOptions['tls']>): string {
-    const dir = join(this.root, 'secrets', `tls-${name}`);
+  /**
+   * Files as a Secret volume holds them, in a directory of their own under the bed's secrets: each
+   * readable by the postgres user alone (PostgreSQL and pgBackRest refuse a key others may read).
+   */
+  writeSecretVolume(volume: string, files: Readonly<Record<string, string>>): string {
+    const dir = join(this.root, 'secrets', volume);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     this.#own(join(this.root, 'secrets'));
     this.#own(dir);
-    for (const [key, value] of [
-      ['tls.crt', tls.certificate],
-      ['tls.key', tls.privateKey],
-      ['ca.crt', tls.ca],
-    ] as const) {
+    for (const [key, value] of Object.entries(files)) {
       writeFileSync(join(dir, `.${key}`), value, { mode: 0o600 });
       this.#own(join(dir, `.${key}`));
       renameSync(join(dir, `.${key}`), join(dir, key));
     }
     return dir;
+  }
+
+  /** Where the TLS files of `name` are (PG_TLS_DIR): what the pod mounts from <cluster>-server. */
+  tlsDir(name: string): string {
+    return join(this.root, 'secrets', `tls-${name}`);
+  }
+
+  /** The TLS files of `name`, as a Secret volume holds them. */
+  #writeTls(name: string, tls: NonNullable<StartOptions['tls']>): string {
+    return this.writeSecretVolume(`tls-${name}`, {
+      'tls.crt': tls.certificate,
+      'tls.key': tls.privateKey,
+      'ca.crt': tls.ca,
+    });
   }
 
   /** Runs the entrypoint for `name` and waits until it answers SQL. */
@@ -377,6 +390,38 @@ export class PostgresTestBed {
     // the checkout may be out of the postgres user's reach.
     const proc = startProcess({ name, command, args, logFile, env, cwd: home });
     return { proc, port, dataDir, logFile };
+  }
+
+  /**
+   * Runs the entrypoint as a run-to-completion container named `name` would (`backup`: a backup
+   * pod's), as the postgres user with `env` alone beside the basics; its termination message goes
+   * to terminationLog(name).
+   */
+  runJob(name: string, args: readonly string[], env: Readonly<Record<string, string>>): ManagedProcess {
+    const home = join(this.root, name);
+    mkdirSync(home, { recursive: true, mode: 0o700 });
+    this.#own(home);
+    writeFileSync(this.terminationLog(name), '', { mode: 0o600 });
+    this.#own(this.terminationLog(name));
+    const logFile = join(this.root, `${name}.log`);
+    const command = this.#user
+      ? ['setpriv', '--reuid=postgres', '--regid=postgres', '--init-groups', '--pdeathsig', 'SIGKILL', '--']
+      : [];
+    const [first, ...rest] = [...command, this.entrypoint, ...args];
+    return startProcess({
+      name,
+      command: first ?? this.entrypoint,
+      args: rest,
+      logFile,
+      cwd: home,
+      env: {
+        PATH: `${postgresBinDir}:/usr/bin:/bin`,
+        HOME: home,
+        LANG: 'C.UTF-8',
+        PG_TERMINATION_LOG: this.terminationLog(name),
+        ...env,
+      },
+    });
   }
 
   /** The data and run directories of `name`: where a pod's volume and run directory are in this bed. */

@@ -1,0 +1,133 @@
+// The short-lived pod that takes one PostgreSQLBackup (ADR 0215): the cluster's own image running
+// `homeostat-instance backup`, pgBackRest as the repository host. It reads the files over TLS
+// from the pgBackRest servers of the cluster's instances (a standby's when one streams), with the
+// client certificate of <cluster>-backup-client, and writes to the repository with the
+// credentials the kubelet takes from the user's Secret. Never restarted; its termination message
+// is the backup's record or why it failed. It carries no cluster label, so no Service, budget or
+// scale count of the cluster ever selects it.
+import type { V1Pod } from '@kubernetes/client-node';
+import { controllerReference } from '@homeostat/reconcile';
+import { operatorUser } from '../../api/operator-roles.ts';
+import type { PostgresBackup } from '../../api/postgres-backup-types.ts';
+import type { BackupSpecFields, PostgresCluster } from '../../api/postgres-cluster-types.ts';
+import { renderRepositoryHostConfig } from '../../backup/pgbackrest-config.ts';
+import { instanceHost, postgresPort, tlsSecretNames } from '../cluster-names.ts';
+import { backupServerPort, repositoryAccessParts, s3DestinationOf, stanzaOf } from '../desired-backup.ts';
+import { entrypointInImage, instancePaths, postgresUserId } from '../desired-pod.ts';
+import { operatorName } from '../operand-labels.ts';
+
+/** Marks a backup pod; its value is the PostgreSQLBackup's name (what wakes it). */
+export const backupPodLabel = 'postgres.homeostat.dev/backup';
+/** The informer's selector: only the backup pods this operator made. */
+export const backupPodSelector = `app.kubernetes.io/managed-by=${operatorName},${backupPodLabel}`;
+
+/** Where the backup pod keeps its configuration and the client certificate. */
+export const backupPodPaths = { work: '/tmp/pgbackrest', clientTls: '/etc/homeostat/backup-client' } as const;
+
+/** `postgres-backup-<uid>`: one pod per PostgreSQLBackup, found again after an operator restart. */
+export const backupPodName = (backup: PostgresBackup): string =>
+  `postgres-backup-${(backup.metadata?.uid ?? '').slice(0, 13)}`;
+
+export interface BackupPodInput {
+  readonly backup: PostgresBackup;
+  readonly cluster: PostgresCluster;
+  readonly backupSpec: BackupSpecFields;
+  readonly image: string;
+  /** The instances to name as pgBackRest hosts (the primary among them; the tool finds which). */
+  readonly instances: readonly string[];
+  readonly fromStandby: boolean;
+}
+
+export function desiredBackupPod(input: BackupPodInput): V1Pod {
+  const { backup, cluster } = input;
+  const clusterName = cluster.metadata?.name ?? '';
+  const namespace = cluster.metadata?.namespace ?? 'default';
+  const { s3 } = input.backupSpec.destination;
+  const configFile = `${backupPodPaths.work}/pgbackrest.conf`;
+  const config = renderRepositoryHostConfig({
+    stanza: stanzaOf(cluster),
+    destination: s3DestinationOf(s3),
+    workDir: backupPodPaths.work,
+    instances: input.instances.map((instance) => ({
+      host: instanceHost(clusterName, namespace, instance),
+      dataDir: instancePaths.pgdata,
+      port: postgresPort,
+      socketDir: instancePaths.run,
+      user: operatorUser,
+    })),
+    client: {
+      certFile: `${backupPodPaths.clientTls}/tls.crt`,
+      keyFile: `${backupPodPaths.clientTls}/tls.key`,
+      caFile: `${backupPodPaths.clientTls}/ca.crt`,
+    },
+    serverPort: backupServerPort,
+    fromStandby: input.fromStandby,
+  });
+  const access = repositoryAccessParts(s3);
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: backupPodName(backup),
+      namespace,
+      labels: {
+        'app.kubernetes.io/name': 'postgresql',
+        'app.kubernetes.io/instance': clusterName,
+        'app.kubernetes.io/component': 'backup',
+        'app.kubernetes.io/part-of': 'homeostat',
+        'app.kubernetes.io/managed-by': operatorName,
+        [backupPodLabel]: backup.metadata?.name ?? '',
+      },
+      ownerReferences: [controllerReference(backup)],
+    },
+    spec: {
+      restartPolicy: 'Never',
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
+      securityContext: {
+        runAsNonRoot: true,
+        runAsUser: postgresUserId,
+        runAsGroup: postgresUserId,
+        fsGroup: postgresUserId,
+        seccompProfile: { type: 'RuntimeDefault' },
+      },
+      containers: [
+        {
+          name: 'backup',
+          image: input.image,
+          command: [entrypointInImage, 'backup'],
+          // The entrypoint writes the record or the redacted reason here; never a log's tail.
+          terminationMessagePath: '/dev/termination-log',
+          terminationMessagePolicy: 'File',
+          env: [
+            { name: 'PG_BACKREST_CONFIG', value: config },
+            { name: 'PG_BACKREST_CONFIG_FILE', value: configFile },
+            { name: 'PG_BACKREST_STANZA', value: stanzaOf(cluster) },
+            ...access.env,
+          ],
+          resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { memory: '512Mi' } },
+          securityContext: {
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            runAsNonRoot: true,
+            capabilities: { drop: ['ALL'] },
+          },
+          volumeMounts: [
+            { name: 'tmp', mountPath: '/tmp' },
+            { name: 'client-tls', mountPath: backupPodPaths.clientTls, readOnly: true },
+            ...access.mounts,
+          ],
+        },
+      ],
+      volumes: [
+        { name: 'tmp', emptyDir: {} },
+        {
+          name: 'client-tls',
+          // 0440, root's with the pod's group: pgBackRest takes a key file owned by root only so.
+          secret: { secretName: tlsSecretNames(clusterName).backupClient, defaultMode: 0o440 },
+        },
+        ...access.volumes,
+      ],
+    },
+  };
+}
