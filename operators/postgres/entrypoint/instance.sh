@@ -205,6 +205,20 @@ primary_conninfo() { # the conninfo a standby streams from; the engine later edi
 source_conninfo() { printf "host=%s port=%s user=%s passfile=%s dbname=postgres connect_timeout=5%s" \
   "$PRIMARY_HOST" "${PRIMARY_PORT:-5432}" "$repl_user" "$passfile" "$(tls_conninfo)"; }
 
+# An upgrade that brings TLS rolls the replicas before the primary (ADR 0214, amended): this pod
+# may mount the certificate while its primary, in a pod made by the earlier operator, still serves
+# plaintext. Asked with verify-full, such a primary answers that it has no TLS at all. Nothing here
+# then falls back to plaintext: a network attacker can forge that answer too, and only the operator
+# knows from the pods' specs whether the primary mounts the certificate, so it alone sets the
+# sslmode of this standby's primary_conninfo (repointStandby). The entrypoint skips what needs the
+# primary and starts the standby as it is.
+primary_lacks_tls() {
+  [[ -n "$tls_dir" ]] || return 1
+  local output
+  output="$(psql "$(source_conninfo)" -qAtX -c 'SELECT 1' 2>&1 >/dev/null)" && return 1
+  [[ "$output" == *"server does not support SSL"* ]]
+}
+
 wait_for_primary() {
   local deadline=$((SECONDS + primary_wait_seconds))
   log "waiting for the primary $PRIMARY_HOST:${PRIMARY_PORT:-5432} (up to ${primary_wait_seconds}s)"
@@ -574,11 +588,13 @@ elif has_cluster && is_complete && [[ -e "$PGDATA/standby.signal" ]]; then
   # may need to promote it when the primary and its volume are gone.
   require PRIMARY_HOST
   log "start: existing standby data directory"
-  if pg_isready -q -h "$PRIMARY_HOST" -p "${PRIMARY_PORT:-5432}" -t 2; then
+  if ! pg_isready -q -h "$PRIMARY_HOST" -p "${PRIMARY_PORT:-5432}" -t 2; then
+    log "start: the primary does not answer yet; starting as a standby without it"
+  elif primary_lacks_tls; then
+    log "start: the primary serves no TLS yet (its pod predates the certificate); starting as a standby without it: the operator sets how it streams from that primary"
+  else
     ensure_slot_on_primary
     follow_primary_timeline
-  else
-    log "start: the primary does not answer yet; starting as a standby without it"
   fi
   write_standby_settings
   mark_complete
@@ -595,6 +611,9 @@ elif [[ "${PG_RETAINED:-false}" == "true" ]] && has_cluster && is_complete && [[
 else
   require PRIMARY_HOST
   wait_for_primary
+  # A clone or a rewind cannot start without the primary; it starts once the primary has rolled.
+  ! primary_lacks_tls ||
+    die "the primary $PRIMARY_HOST serves no TLS yet (its pod predates the certificate); this instance is cloned or rejoined once the primary has rolled onto TLS"
   if ! has_cluster || ! is_complete; then
     if [[ -e "$rewinding_marker" ]] && has_cluster; then
       log "rejoin: an earlier pg_rewind was interrupted; re-cloning"
