@@ -486,6 +486,37 @@ tls_settings() {
   echo "ssl_min_protocol_version = 'TLSv1.3'"
 }
 
+# A renewed serving certificate (ADR 0214, amended 2026-11-27): the operator issues it again in
+# place, in the Secret, and the kubelet swaps the mounted files some time later (its sync period,
+# a minute or so). PostgreSQL reads them only at its start and on a reload, so a loop beside the
+# server compares their checksum every PG_TLS_CHECK_SECONDS and has the server reload when it
+# changed: new connections get the new certificate, sessions go on, nothing restarts. A reload
+# that cannot load the files (a key not matching its certificate, half-swapped) leaves PostgreSQL
+# serving the ones it had, and the loop tries again at the next change. The check starts before
+# the server reads the files, so a swap in between is reloaded too. Like stanza_loop, never the
+# server's child.
+reload_tls_in_background() {
+  [[ -n "$tls_dir" ]] || return 0
+  [[ "${PG_TLS_CHECK_SECONDS:-10}" =~ ^[1-9][0-9]{0,3}$ ]] || die "PG_TLS_CHECK_SECONDS must be a number of seconds"
+  local server="$$" seen
+  seen="$(tls_checksum)"
+  (tls_reload_loop "$server" "$seen" </dev/null >/dev/null &)
+}
+tls_checksum() { cat "$tls_dir/tls.crt" "$tls_dir/tls.key" "$tls_dir/ca.crt" 2>/dev/null | cksum; }
+tls_reload_loop() {
+  local server="$1" seen="$2" now
+  while kill -0 "$server" 2>/dev/null; do
+    nap "${PG_TLS_CHECK_SECONDS:-10}"
+    now="$(tls_checksum)"
+    [[ "$now" != "$seen" ]] || continue
+    # pg_ctl signals the postmaster named in postmaster.pid: only once it is up and handles SIGHUP.
+    if pg_ctl reload -D "$PGDATA" -s >/dev/null 2>&1; then
+      log "tls: the certificate files changed; the server reloads them (no restart)"
+      seen="$now"
+    fi
+  done
+}
+
 # Client authentication: a password (SCRAM) always; over TCP, with TLS on, only over TLS
 # (hostssl: a plaintext connection matches no line and is refused), replication included. The
 # local socket stays as it was: it never leaves the pod.
@@ -642,5 +673,6 @@ if ! output="$(postgres -D "$PGDATA" -C data_directory 2>&1 >/dev/null)"; then
     sed -E 's/^[A-Z]+: +//' | awk 'NR > 1 { printf "; " } { printf "%s", $0 }')"
 fi
 create_stanza_in_background
+reload_tls_in_background
 log "exec postgres (role $INSTANCE_ROLE, port $port)"
 exec postgres -D "$PGDATA"
