@@ -72,10 +72,12 @@ nap() { # nap <seconds>: a sleep a trapped signal cuts short
 # turn an API server or network outage into a database outage.
 #
 # Timing (the operator promotes no sooner than 2 s after it first sees the primary fail, which is
-# after the cut, and counts on this): a check asks the API server, the DNS and every known peer at
-# once, each bounded by 1 s; checks follow each other 250 ms apart; the first failing check begins at most
-# 250 ms after the cut, and with PG_SELF_FENCE_MS at 1000 the primary is stopped as that check
-# ends, about 1.3 s after the cut, plus the immediate stop itself.
+# after the cut, and counts on this): a check asks the DNS and every known peer at once, and the
+# API server at once too unless a peer answered the last check (then only if no peer answers
+# within 250 ms, bounded so the check still ends within the second), each bounded by 1 s; checks
+# follow each other 250 ms apart; the first failing check begins at most 250 ms after the cut,
+# and with PG_SELF_FENCE_MS at 1000 the primary is stopped as that check ends, about 1.3 s after
+# the cut, plus the immediate stop itself.
 now_ms() { # wall clock in milliseconds (EPOCHREALTIME: seconds with microseconds)
   local micros="${EPOCHREALTIME/[.,]/}"
   printf '%s' "$((micros / 1000))"
@@ -84,24 +86,47 @@ self_fence_watch() {
   require PGDATA
   require PG_PEERS_HOST # the headless Service: every instance's address, ready or not
   local after_ms="${PG_SELF_FENCE_MS:-1000}" run="${PG_RUN_DIR:-/var/run/postgresql}"
-  local marker="$run/self-fenced" since="" peers="" own api_answered=""
+  local marker="$run/self-fenced" since="" peers="" own api_answered="" peer_answered=""
   local api_host="${KUBERNETES_SERVICE_HOST:-}" api_port="${KUBERNETES_SERVICE_PORT:-443}"
   own="$(getent hosts "$HOSTNAME" | awk '{print $1; exit}' || true)" # from the pod's /etc/hosts
   reachable() {
     # The API server or any other instance answering a connection means this pod's network
     # works. Asked at once with the DNS lookup, so a failing check lasts 1 s, not more.
-    local peer pids=() pid answered=1 dns api=""
+    local peer pids=() pid answered=1 dns api="" timer finished status pending=() peer_now=""
     timeout 1 getent hosts kubernetes.default.svc >/dev/null 2>&1 &
     dns="$!"
-    if [[ -n "$api_host" ]]; then
-      # shellcheck disable=SC2016 # expanded by the inner bash, which opens the connection
-      timeout 1 bash -c ': >"/dev/tcp/$0/$1"' "$api_host" "$api_port" 2>/dev/null &
-      api="$!"
-    fi
     for peer in $peers; do
       timeout 1 pg_isready -q -h "$peer" -p "${PGPORT:-5432}" -t 1 &
       pids+=("$!")
     done
+    # The API server only when no peer answers: a bare TCP connection that closes without TLS is
+    # a handshake error in the API server's log, four times a second from every primary. A peer
+    # that answered the last check is given a quarter of a second to answer this one; past that
+    # (or with no peer answering last time) the API server is asked too, within the same second,
+    # so a cut is still seen in one check and a primary that reaches the API server alone is
+    # still never stopped.
+    pending=("${pids[@]}")
+    if [[ -n "$peer_answered" ]]; then
+      sleep 0.25 &
+      timer="$!"
+      while ((${#pending[@]})); do
+        finished=""
+        wait -n -p finished "${pending[@]}" "$timer" && status=0 || status=$?
+        [[ -n "$finished" && "$finished" != "$timer" ]] || break
+        for pid in "${!pending[@]}"; do [[ "${pending[$pid]}" != "$finished" ]] || unset "pending[$pid]"; done
+        if ((status == 0)); then
+          peer_now=yes
+          break
+        fi
+      done
+      kill "$timer" 2>/dev/null || true
+      wait "$timer" 2>/dev/null || true
+    fi
+    if [[ -z "$peer_now" && -n "$api_host" ]]; then
+      # shellcheck disable=SC2016 # expanded by the inner bash, which opens the connection
+      timeout "$([[ -n "$peer_answered" ]] && echo 0.75 || echo 1)" bash -c ': >"/dev/tcp/$0/$1"' "$api_host" "$api_port" 2>/dev/null &
+      api="$!"
+    fi
     if [[ -n "$api" ]] && wait "$api"; then
       answered=0
       api_answered=yes
@@ -112,7 +137,9 @@ self_fence_watch() {
       # The peers' addresses, for the time the DNS does not answer.
       peers="$(timeout 1 getent ahostsv4 "$PG_PEERS_HOST" 2>/dev/null | awk '{print $1}' | sort -u | grep -vxF "${own:-none}" || true)"
     fi
-    for pid in "${pids[@]}"; do wait "$pid" && answered=0; done
+    for pid in "${pending[@]}"; do wait "$pid" && peer_now=yes; done
+    peer_answered="$peer_now"
+    [[ -z "$peer_now" ]] || answered=0
     return "$answered"
   }
   log "self-fence: watching (a cut-off primary stops after ${after_ms} ms)"
