@@ -72,10 +72,12 @@ nap() { # nap <seconds>: a sleep a trapped signal cuts short
 # turn an API server or network outage into a database outage.
 #
 # Timing (the operator promotes no sooner than 2 s after it first sees the primary fail, which is
-# after the cut, and counts on this): a check asks the API server, the DNS and every known peer at
-# once, each bounded by 1 s; checks follow each other 250 ms apart; the first failing check begins at most
-# 250 ms after the cut, and with PG_SELF_FENCE_MS at 1000 the primary is stopped as that check
-# ends, about 1.3 s after the cut, plus the immediate stop itself.
+# after the cut, and counts on this): a check asks the DNS and every known peer at once, and the
+# API server at once too unless a peer answered the last check (then only if no peer answers
+# within 250 ms, bounded so the check still ends within the second), each bounded by 1 s; checks
+# follow each other 250 ms apart; the first failing check begins at most 250 ms after the cut,
+# and with PG_SELF_FENCE_MS at 1000 the primary is stopped as that check ends, about 1.3 s after
+# the cut, plus the immediate stop itself.
 now_ms() { # wall clock in milliseconds (EPOCHREALTIME: seconds with microseconds)
   local micros="${EPOCHREALTIME/[.,]/}"
   printf '%s' "$((micros / 1000))"
@@ -84,24 +86,47 @@ self_fence_watch() {
   require PGDATA
   require PG_PEERS_HOST # the headless Service: every instance's address, ready or not
   local after_ms="${PG_SELF_FENCE_MS:-1000}" run="${PG_RUN_DIR:-/var/run/postgresql}"
-  local marker="$run/self-fenced" since="" peers="" own api_answered=""
+  local marker="$run/self-fenced" since="" peers="" own api_answered="" peer_answered=""
   local api_host="${KUBERNETES_SERVICE_HOST:-}" api_port="${KUBERNETES_SERVICE_PORT:-443}"
   own="$(getent hosts "$HOSTNAME" | awk '{print $1; exit}' || true)" # from the pod's /etc/hosts
   reachable() {
     # The API server or any other instance answering a connection means this pod's network
     # works. Asked at once with the DNS lookup, so a failing check lasts 1 s, not more.
-    local peer pids=() pid answered=1 dns api=""
+    local peer pids=() pid answered=1 dns api="" timer finished status pending=() peer_now=""
     timeout 1 getent hosts kubernetes.default.svc >/dev/null 2>&1 &
     dns="$!"
-    if [[ -n "$api_host" ]]; then
-      # shellcheck disable=SC2016 # expanded by the inner bash, which opens the connection
-      timeout 1 bash -c ': >"/dev/tcp/$0/$1"' "$api_host" "$api_port" 2>/dev/null &
-      api="$!"
-    fi
     for peer in $peers; do
       timeout 1 pg_isready -q -h "$peer" -p "${PGPORT:-5432}" -t 1 &
       pids+=("$!")
     done
+    # The API server only when no peer answers: a bare TCP connection that closes without TLS is
+    # a handshake error in the API server's log, four times a second from every primary. A peer
+    # that answered the last check is given a quarter of a second to answer this one; past that
+    # (or with no peer answering last time) the API server is asked too, within the same second,
+    # so a cut is still seen in one check and a primary that reaches the API server alone is
+    # still never stopped.
+    pending=("${pids[@]}")
+    if [[ -n "$peer_answered" ]]; then
+      sleep 0.25 &
+      timer="$!"
+      while ((${#pending[@]})); do
+        finished=""
+        wait -n -p finished "${pending[@]}" "$timer" && status=0 || status=$?
+        [[ -n "$finished" && "$finished" != "$timer" ]] || break
+        for pid in "${!pending[@]}"; do [[ "${pending[$pid]}" != "$finished" ]] || unset "pending[$pid]"; done
+        if ((status == 0)); then
+          peer_now=yes
+          break
+        fi
+      done
+      kill "$timer" 2>/dev/null || true
+      wait "$timer" 2>/dev/null || true
+    fi
+    if [[ -z "$peer_now" && -n "$api_host" ]]; then
+      # shellcheck disable=SC2016 # expanded by the inner bash, which opens the connection
+      timeout "$([[ -n "$peer_answered" ]] && echo 0.75 || echo 1)" bash -c ': >"/dev/tcp/$0/$1"' "$api_host" "$api_port" 2>/dev/null &
+      api="$!"
+    fi
     if [[ -n "$api" ]] && wait "$api"; then
       answered=0
       api_answered=yes
@@ -112,7 +137,9 @@ self_fence_watch() {
       # The peers' addresses, for the time the DNS does not answer.
       peers="$(timeout 1 getent ahostsv4 "$PG_PEERS_HOST" 2>/dev/null | awk '{print $1}' | sort -u | grep -vxF "${own:-none}" || true)"
     fi
-    for pid in "${pids[@]}"; do wait "$pid" && answered=0; done
+    for pid in "${pending[@]}"; do wait "$pid" && peer_now=yes; done
+    peer_answered="$peer_now"
+    [[ -z "$peer_now" ]] || answered=0
     return "$answered"
   }
   log "self-fence: watching (a cut-off primary stops after ${after_ms} ms)"
@@ -262,6 +289,20 @@ primary_conninfo() { # the conninfo a standby streams from; the engine later edi
 }
 source_conninfo() { printf "host=%s port=%s user=%s passfile=%s dbname=postgres connect_timeout=5%s" \
   "$PRIMARY_HOST" "${PRIMARY_PORT:-5432}" "$repl_user" "$passfile" "$(tls_conninfo)"; }
+
+# An upgrade that brings TLS rolls the replicas before the primary (ADR 0214, amended): this pod
+# may mount the certificate while its primary, in a pod made by the earlier operator, still serves
+# plaintext. Asked with verify-full, such a primary answers that it has no TLS at all. Nothing here
+# then falls back to plaintext: a network attacker can forge that answer too, and only the operator
+# knows from the pods' specs whether the primary mounts the certificate, so it alone sets the
+# sslmode of this standby's primary_conninfo (repointStandby). The entrypoint skips what needs the
+# primary and starts the standby as it is.
+primary_lacks_tls() {
+  [[ -n "$tls_dir" ]] || return 1
+  local output
+  output="$(psql "$(source_conninfo)" -qAtX -c 'SELECT 1' 2>&1 >/dev/null)" && return 1
+  [[ "$output" == *"server does not support SSL"* ]]
+}
 
 wait_for_primary() {
   local deadline=$((SECONDS + primary_wait_seconds))
@@ -542,6 +583,37 @@ tls_settings() {
   echo "ssl_min_protocol_version = 'TLSv1.3'"
 }
 
+# A renewed serving certificate (ADR 0214, amended 2026-11-27): the operator issues it again in
+# place, in the Secret, and the kubelet swaps the mounted files some time later (its sync period,
+# a minute or so). PostgreSQL reads them only at its start and on a reload, so a loop beside the
+# server compares their checksum every PG_TLS_CHECK_SECONDS and has the server reload when it
+# changed: new connections get the new certificate, sessions go on, nothing restarts. A reload
+# that cannot load the files (a key not matching its certificate, half-swapped) leaves PostgreSQL
+# serving the ones it had, and the loop tries again at the next change. The check starts before
+# the server reads the files, so a swap in between is reloaded too. Like stanza_loop, never the
+# server's child.
+reload_tls_in_background() {
+  [[ -n "$tls_dir" ]] || return 0
+  [[ "${PG_TLS_CHECK_SECONDS:-10}" =~ ^[1-9][0-9]{0,3}$ ]] || die "PG_TLS_CHECK_SECONDS must be a number of seconds"
+  local server="$$" seen
+  seen="$(tls_checksum)"
+  (tls_reload_loop "$server" "$seen" </dev/null >/dev/null &)
+}
+tls_checksum() { cat "$tls_dir/tls.crt" "$tls_dir/tls.key" "$tls_dir/ca.crt" 2>/dev/null | cksum; }
+tls_reload_loop() {
+  local server="$1" seen="$2" now
+  while kill -0 "$server" 2>/dev/null; do
+    nap "${PG_TLS_CHECK_SECONDS:-10}"
+    now="$(tls_checksum)"
+    [[ "$now" != "$seen" ]] || continue
+    # pg_ctl signals the postmaster named in postmaster.pid: only once it is up and handles SIGHUP.
+    if pg_ctl reload -D "$PGDATA" -s >/dev/null 2>&1; then
+      log "tls: the certificate files changed; the server reloads them (no restart)"
+      seen="$now"
+    fi
+  done
+}
+
 # Client authentication: a password (SCRAM) always; over TCP, with TLS on, only over TLS
 # (hostssl: a plaintext connection matches no line and is refused), replication included. The
 # local socket stays as it was: it never leaves the pod.
@@ -644,11 +716,13 @@ elif has_cluster && is_complete && [[ -e "$PGDATA/standby.signal" ]]; then
   # may need to promote it when the primary and its volume are gone.
   require PRIMARY_HOST
   log "start: existing standby data directory"
-  if pg_isready -q -h "$PRIMARY_HOST" -p "${PRIMARY_PORT:-5432}" -t 2; then
+  if ! pg_isready -q -h "$PRIMARY_HOST" -p "${PRIMARY_PORT:-5432}" -t 2; then
+    log "start: the primary does not answer yet; starting as a standby without it"
+  elif primary_lacks_tls; then
+    log "start: the primary serves no TLS yet (its pod predates the certificate); starting as a standby without it: the operator sets how it streams from that primary"
+  else
     ensure_slot_on_primary
     follow_primary_timeline
-  else
-    log "start: the primary does not answer yet; starting as a standby without it"
   fi
   write_standby_settings
   mark_complete
@@ -665,6 +739,9 @@ elif [[ "${PG_RETAINED:-false}" == "true" ]] && has_cluster && is_complete && [[
 else
   require PRIMARY_HOST
   wait_for_primary
+  # A clone or a rewind cannot start without the primary; it starts once the primary has rolled.
+  ! primary_lacks_tls ||
+    die "the primary $PRIMARY_HOST serves no TLS yet (its pod predates the certificate); this instance is cloned or rejoined once the primary has rolled onto TLS"
   if ! has_cluster || ! is_complete; then
     if [[ -e "$rewinding_marker" ]] && has_cluster; then
       log "rejoin: an earlier pg_rewind was interrupted; re-cloning"
@@ -694,5 +771,6 @@ if ! output="$(postgres -D "$PGDATA" -C data_directory 2>&1 >/dev/null)"; then
 fi
 create_stanza_in_background
 serve_backups_in_background
+reload_tls_in_background
 log "exec postgres (role $INSTANCE_ROLE, port $port)"
 exec postgres -D "$PGDATA"

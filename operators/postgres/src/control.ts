@@ -5,6 +5,7 @@ import { formatConninfo, parseConninfo } from './conninfo.ts';
 import { parseLsn, type Lsn } from './lsn.ts';
 import { scramVerifier } from './scram-verifier.ts';
 import { slotName } from './slots.ts';
+import { withUpstreamTls } from './upstream-tls.ts';
 import {
   withConnection,
   errorMessage,
@@ -110,8 +111,9 @@ export async function ensureSlots(target: ControlTarget, instances: readonly str
 }
 
 /**
- * Points a running standby at another upstream with ALTER SYSTEM + reload (no restart); keeps the
- * rest of primary_conninfo (user, passfile, application_name). Returns false when it already was.
+ * Points a running standby at another upstream with ALTER SYSTEM + reload (no restart), with the
+ * TLS that upstream serves (see upstream-tls.ts); keeps the rest of primary_conninfo (user,
+ * passfile, application_name, sslrootcert). Returns false when it already was.
  */
 export async function repointStandby(target: ControlTarget, upstream: InstanceEndpoint): Promise<boolean> {
   const current = await step(target, 'reading primary_conninfo', async (client) => {
@@ -120,18 +122,15 @@ export async function repointStandby(target: ControlTarget, upstream: InstanceEn
     );
     return result.rows[0] ?? { conninfo: '', slot: '' };
   });
-  const conninfo = parseConninfo(current.conninfo);
-  const slot = slotName(target.endpoint.name);
-  if (
-    conninfo.get('host') === upstream.host &&
-    conninfo.get('port') === String(upstream.port) &&
-    current.slot === slot
-  ) {
-    return false;
-  }
+  // The operator speaks TLS to an instance exactly when its pod mounts the certificate (then the
+  // endpoint carries the CA), and so does the standby it points there.
+  const before = parseConninfo(current.conninfo);
+  const conninfo = withUpstreamTls(before, upstream.ca ? 'tls' : 'plaintext');
   conninfo.set('host', upstream.host);
   conninfo.set('port', String(upstream.port));
   if (!conninfo.has('application_name')) conninfo.set('application_name', target.endpoint.name);
+  const slot = slotName(target.endpoint.name);
+  if (formatConninfo(conninfo) === formatConninfo(before) && current.slot === slot) return false;
   await alterSystem(target, { primary_conninfo: formatConninfo(conninfo), primary_slot_name: slot });
   return true;
 }

@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '@homeostat/testing';
-import { PostgresTestBed } from './test-support/postgres-processes.ts';
+import { PostgresTestBed, type TestInstance } from './test-support/postgres-processes.ts';
 
 const isRoot = process.getuid?.() === 0;
 
@@ -24,10 +24,16 @@ describe.skipIf(!isRoot)('a cut-off primary whose DNS still answers (a node-loca
   /**
    * A primary `name` and its watcher, with an API server (a listener that accepts and closes: a TCP
    * connect needs nothing more) and an /etc/hosts that answers `kubernetes.default.svc` and, with
-   * `peer`, the headless Service's name with an address where no instance listens.
+   * `peer`, the headless Service's name with that address (the watcher asks it on `peerPort`, its
+   * own PGPORT; by default the primary's own port, where nothing listens at that address).
    */
-  async function watchedPrimary(name: string, peer: string | undefined) {
+  async function watchedPrimary(
+    name: string,
+    peer: string | undefined,
+    peerInstance?: (primary: TestInstance) => Promise<TestInstance>,
+  ) {
     const primary = await bed.start(name, { role: 'primary' });
+    const answering = await peerInstance?.(primary);
     let connections = 0;
     const api = createServer((socket) => {
       connections++;
@@ -52,6 +58,7 @@ describe.skipIf(!isRoot)('a cut-off primary whose DNS still answers (a node-loca
           PG_SELF_FENCE_MS: '1000',
           KUBERNETES_SERVICE_HOST: '127.0.0.1',
           KUBERNETES_SERVICE_PORT: String(address.port),
+          ...(answering ? { PGPORT: String(answering.port) } : {}),
         },
       },
       ['self-fence'],
@@ -61,7 +68,7 @@ describe.skipIf(!isRoot)('a cut-off primary whose DNS still answers (a node-loca
     expect(primary.isRunning()).toBe(true);
     /** The cut: the API server no longer answers; the DNS still does. */
     const cut = () => new Promise<void>((resolve) => api.close(() => resolve()));
-    return { primary, watching, cut };
+    return { primary, watching, cut, connections: () => connections };
   }
 
   it('stops itself once the API server and its peer stop answering, whatever the DNS says', async () => {
@@ -86,4 +93,33 @@ describe.skipIf(!isRoot)('a cut-off primary whose DNS still answers (a node-loca
       expect.stringContaining('no other instance is known that could take over'),
     );
   });
+
+  it('leaves the API server alone while a peer answers, and asks it again once none does', async () => {
+    // The peer: a real replica, listening also on 127.0.0.2 (the primary's address is 127.0.0.1).
+    const { primary, watching, connections, cut } = await watchedPrimary('quiet', '127.0.0.2', (upstream) =>
+      bed.start('quiet-1', {
+        role: 'replica',
+        primary: upstream,
+        env: { PG_LISTEN_ADDRESSES: '127.0.0.1,127.0.0.2' },
+      }),
+    );
+    const peer = bed.instances.get('quiet-1');
+    if (!peer) throw new Error('no peer');
+    // The first checks ask the API server: the peer is known from the DNS after the first, and
+    // answers from the second. Then a dozen checks (3 s) while it answers: none.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const settled = connections();
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect(connections() - settled).toBe(0);
+    // The peer goes: the API server is asked again, answers, and the primary keeps running.
+    await peer.stopFast();
+    await waitUntil('the watcher asks the API server again', async () => connections() > settled, watching);
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect(primary.isRunning()).toBe(true);
+    expect(existsSync(join(bed.root, 'quiet', 'run', 'self-fenced'))).toBe(false);
+    // And once the API server goes too, it is cut off: it stops as before.
+    await cut();
+    await waitUntil('the cut-off primary stops', async () => !primary.isRunning(), watching);
+    expect(existsSync(join(bed.root, 'quiet', 'run', 'self-fenced'))).toBe(true);
+  }, 60_000);
 });

@@ -247,6 +247,14 @@ export class PostgresTestBed {
     });
   }
 
+  /**
+   * Replaces the TLS files `name` mounts, as the kubelet does once the operator has renewed
+   * <cluster>-server (to a running instance; its next start takes them from `StartOptions.tls`).
+   */
+  replaceTls(name: string, tls: NonNullable<StartOptions['tls']>): void {
+    this.#writeTls(name, tls);
+  }
+
   /** Runs the entrypoint for `name` and waits until it answers SQL. */
   async start(name: string, options: StartOptions): Promise<TestInstance> {
     const previous = this.instances.get(name);
