@@ -9,13 +9,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '@homeostat/testing';
-import { startS3Server, type S3TestServer } from '@homeostat/testing/s3';
+import type { S3TestServer } from '@homeostat/testing/s3';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
 import { builtin, findCondition, KubeClient, type Manager } from '@homeostat/reconcile';
 import { memoryLogger } from '@homeostat/reconcile/testing';
 import { postgresBackups, type PostgresBackup } from '../../api/postgres-backup-types.ts';
 import { defaultConnectOptions, withConnection } from '../../instance.ts';
 import { PodProcesses } from '../../test-support/pod-processes.ts';
+import { startS3Repository, type S3Repository } from '../../test-support/s3-repository.ts';
 import {
   clusterReader,
   createCluster,
@@ -31,9 +32,6 @@ const prefix = 'clusters/ledger';
 const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
 const { log, lines } = memoryLogger();
 const { get, slow } = clusterReader(client, namespace, cluster, lines);
-
-const secretData = (values: Record<string, string>) =>
-  Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
 
 async function createBackup(name: string, spec: Record<string, unknown>): Promise<void> {
   await client.create(postgresBackups, {
@@ -63,6 +61,7 @@ const eventsOf = async (name: string) =>
 describe('PostgreSQLBackup: real kube-apiserver, real PostgreSQL and pgBackRest servers, real S3', () => {
   const pods = new PodProcesses(client, namespace, cluster);
   let manager: Manager;
+  let repository: S3Repository;
   let s3: S3TestServer;
 
   /** pgBackRest's manifest of a backup in the bucket (versitygw keeps objects as files). */
@@ -70,29 +69,14 @@ describe('PostgreSQLBackup: real kube-apiserver, real PostgreSQL and pgBackRest 
     readFileSync(join(s3.rootDir, bucket, prefix, 'backup', cluster, label, 'backup.manifest'), 'utf8');
 
   beforeAll(async () => {
-    s3 = await startS3Server({ buckets: [bucket], tls: true });
     await prepareNamespace(kubeConfig, client, namespace);
-    const secret = (name: string, values: Record<string, string>) =>
-      client.create(builtin.secrets, { metadata: { name, namespace }, data: secretData(values) });
-    await secret('s3-credentials', { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey });
-    await secret('s3-ca', { 'ca.crt': readFileSync(s3.caFile ?? '', 'utf8') });
+    repository = await startS3Repository(client, namespace, bucket);
+    s3 = repository.s3;
     manager = podOperator(kubeConfig, namespace, log, pods);
     await manager.start();
     await createCluster(client, namespace, cluster, {
       instances: 2,
-      backup: {
-        destination: {
-          s3: {
-            bucket,
-            prefix,
-            endpoint: s3.endpoint,
-            region: s3.region,
-            forcePathStyle: true,
-            credentialsSecretName: 's3-credentials',
-            ca: { secretName: 's3-ca' },
-          },
-        },
-      },
+      backup: { destination: { s3: repository.destination(prefix) } },
     });
     await pods.start();
     await waitUntil(
@@ -116,7 +100,7 @@ describe('PostgreSQLBackup: real kube-apiserver, real PostgreSQL and pgBackRest 
   afterAll(async () => {
     await manager?.stop();
     await pods.stop();
-    await s3?.stop();
+    await repository?.stop();
     client.close();
   });
 
@@ -183,13 +167,7 @@ describe('PostgreSQLBackup: real kube-apiserver, real PostgreSQL and pgBackRest 
 
   it('a wrong secret key: Failed with pgBackRest error code, and no credential value anywhere', async () => {
     const wrongSecret = `wrong${s3.secretAccessKey.slice(5)}x`;
-    await client.patch(
-      builtin.secrets,
-      's3-credentials',
-      namespace,
-      { data: secretData({ secretAccessKey: wrongSecret }) },
-      { patchType: 'merge' },
-    );
+    await repository.setSecretKey(wrongSecret);
     try {
       await createBackup('refused', { clusterName: cluster });
       const backup = await finished('refused');
@@ -212,13 +190,7 @@ describe('PostgreSQLBackup: real kube-apiserver, real PostgreSQL and pgBackRest 
         expect(everything.includes(value), 'a credential value in status, Events or logs').toBe(false);
       }
     } finally {
-      await client.patch(
-        builtin.secrets,
-        's3-credentials',
-        namespace,
-        { data: secretData({ secretAccessKey: s3.secretAccessKey }) },
-        { patchType: 'merge' },
-      );
+      await repository.setSecretKey(s3.secretAccessKey);
     }
   }, 200_000);
 
