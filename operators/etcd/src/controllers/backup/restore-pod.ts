@@ -41,8 +41,30 @@ export function restoreInitContainers(
   const paths = [`--data-dir=${dataDir}`, `--work-dir=${restoreWorkDir}`];
   return [
     fetchContainer(source, images.operator, paths, base),
-    ...restoreSteps(cluster, member, urls, images, paths, base),
+    // The same token the member's etcd is given: the restored cluster is a new one.
+    ...restoreSteps({ member, peerUrl: urls.peerUrl, token: clusterToken(cluster) }, images, paths, base),
   ];
+}
+
+/** Who etcdutl makes the restored data a one-member cluster of: the member, its peer URL, a token. */
+export interface RestoredMember {
+  readonly member: string;
+  readonly peerUrl: string;
+  readonly token: string;
+}
+
+/**
+ * The same three steps into another volume mounted at the data path (a restore drill's own
+ * claim), restored as `target`: what a real restore does, without any member of the cluster.
+ */
+export function restoreStepsInto(
+  target: RestoredMember,
+  source: RestoreSource,
+  images: { readonly operator: string; readonly etcd: string },
+): V1Container[] {
+  const base = { volumeMounts: [{ name: 'data', mountPath: dataMountPath }] };
+  const paths = [`--data-dir=${dataDir}`, `--work-dir=${restoreWorkDir}`];
+  return [fetchContainer(source, images.operator, paths, base), ...restoreSteps(target, images, paths, base)];
 }
 
 /** Where the claim of a backup restored from a claim is mounted (read-only) in the member's pod. */
@@ -94,9 +116,7 @@ function fetchContainer(
 
 /** etcdutl's restore in the member's etcd image, then the operator image moving it into place. */
 function restoreSteps(
-  cluster: EtcdCluster,
-  member: string,
-  urls: MemberUrls,
+  { member, peerUrl, token }: RestoredMember,
   images: { readonly operator: string; readonly etcd: string },
   paths: readonly string[],
   base: Pick<V1Container, 'volumeMounts'>,
@@ -111,10 +131,9 @@ function restoreSteps(
         'restore',
         `${restoreWorkDir}/snapshot.db`,
         `--name=${member}`,
-        `--initial-cluster=${member}=${urls.peerUrl}`,
-        // The same token the member's etcd is given: the restored cluster is a new one.
-        `--initial-cluster-token=${clusterToken(cluster)}`,
-        `--initial-advertise-peer-urls=${urls.peerUrl}`,
+        `--initial-cluster=${member}=${peerUrl}`,
+        `--initial-cluster-token=${token}`,
+        `--initial-advertise-peer-urls=${peerUrl}`,
         `--data-dir=${restoreWorkDir}/data`,
       ],
       ...base,
