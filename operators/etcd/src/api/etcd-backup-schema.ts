@@ -73,8 +73,8 @@ export const EtcdBackupStatus = Type.Object({
   ),
   compactRevision: Type.Optional(
     Type.String({
-      pattern: '^[0-9]{1,20}$',
-      description: 'The compaction revision hashKV was counted from.',
+      pattern: '^-?[0-9]{1,20}$',
+      description: 'The compaction revision hashKV was counted from (-1: never compacted).',
     }),
   ),
   etcdVersion: Type.Optional(

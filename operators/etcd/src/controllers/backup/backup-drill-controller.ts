@@ -15,7 +15,6 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { CronExpressionParser } from 'cron-parser';
 import {
-  AlreadyExistsError,
   builtin,
   setCondition,
   watch,
@@ -291,6 +290,26 @@ export function addBackupDrillController(
     }
   }
 
+  /**
+   * True once no claim of an earlier drill is left. Every drill fetches into a new, empty claim:
+   * one left behind (an operator stopped between the deletes) still holds the snapshot it
+   * fetched, and a drill on it would prove that copy rather than what is in the bucket now.
+   */
+  async function claimGone(cluster: EtcdCluster, client: KubeClient): Promise<boolean> {
+    const namespace = namespaceOf(cluster);
+    // Read from the API server, not the cache: a drill just started may not be in the cache yet,
+    // and its claim is never taken for a leftover.
+    if (await client.find(builtin.pods, drillName(cluster), namespace)) return false;
+    const claim = await client.find(builtin.persistentVolumeClaims, drillName(cluster), namespace);
+    if (!claim) return true;
+    if (!claim.metadata?.deletionTimestamp && claim.metadata?.labels?.[drillLabel] === nameOf(cluster)) {
+      await client.delete(builtin.persistentVolumeClaims, drillName(cluster), namespace, {
+        uid: claim.metadata.uid ?? '',
+      });
+    }
+    return false;
+  }
+
   /** Starts a drill of the newest backup, or records why there is none to run. */
   async function start(cluster: EtcdCluster, ctx: ReconcileContext): Promise<void> {
     const startedAt = now().toISOString();
@@ -338,12 +357,7 @@ export function addBackupDrillController(
     }
     // Status first: a drill that has started is never started twice for the same time or request.
     await writeStatus(ctx.client, cluster, fields);
-    try {
-      await ctx.client.create(builtin.persistentVolumeClaims, drillClaim(cluster));
-    } catch (error) {
-      // Left by a drill whose pod is gone (an operator stopped between the two deletes): reused.
-      if (!(error instanceof AlreadyExistsError)) throw error;
-    }
+    await ctx.client.create(builtin.persistentVolumeClaims, drillClaim(cluster));
     await ctx.client.create(
       builtin.pods,
       drillPod({
@@ -395,7 +409,8 @@ export function addBackupDrillController(
         );
       }
       if (due) {
-        await start(cluster, ctx);
+        // A claim still being deleted (its volume released after the pod is gone) is waited for.
+        if (await claimGone(cluster, ctx.client)) await start(cluster, ctx);
         return { requeueAfterMs: followMs };
       }
       return nextAt ? { requeueAfterMs: Math.max(1000, nextAt.getTime() - now().getTime()) } : {};

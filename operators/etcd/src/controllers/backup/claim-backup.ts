@@ -19,7 +19,7 @@ const PodResult = Type.Object({
   sha256: Type.String({ pattern: '^[0-9a-f]{64}$' }),
   revision: Type.String(),
   hashKV: Type.Optional(Type.String({ pattern: '^[0-9]{1,10}$' })),
-  compactRevision: Type.Optional(Type.String({ pattern: '^[0-9]{1,20}$' })),
+  compactRevision: Type.Optional(Type.String({ pattern: '^-?[0-9]{1,20}$' })),
   memberName: Type.String(),
   etcdVersion: Type.String(),
   finishedAt: Type.String(),

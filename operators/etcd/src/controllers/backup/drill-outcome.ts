@@ -10,7 +10,7 @@ import { Value } from '@sinclair/typebox/value';
 /** The check container's termination message (restored-hash-agent.ts). */
 export const RestoredHashResult = Type.Object({
   hashKV: Type.String({ pattern: '^[0-9]{1,10}$' }),
-  compactRevision: Type.String({ pattern: '^[0-9]{1,20}$' }),
+  compactRevision: Type.String({ pattern: '^-?[0-9]{1,20}$' }),
   currentRevision: Type.String({ pattern: '^[0-9]{1,20}$' }),
   answeredAt: Type.String(),
 });
@@ -25,7 +25,7 @@ const messageOf = (status: V1ContainerStatus): string => {
   // The tail: a log's last lines say why; the condition's message stays readable.
   return (terminated?.message ?? terminated?.reason ?? `exit code ${terminated?.exitCode ?? '?'}`)
     .trim()
-    .slice(-600);
+    .slice(-2000);
 };
 
 /** Why fetching the snapshot failed, by what the fetch step said. */
@@ -41,7 +41,11 @@ export function drillOutcome(pod: V1Pod): DrillOutcome {
   for (const init of status?.initContainerStatuses ?? []) {
     const terminated = init.state?.terminated;
     if (!terminated || terminated.exitCode === 0) continue;
-    const message = `${init.name}: ${messageOf(init)}`;
+    // A failed step's log ends with why, in one line (main.ts); the stack above it is for the log.
+    const lines = messageOf(init)
+      .split('\n')
+      .filter((l) => l.trim() !== '');
+    const message = `${init.name}: ${lines.at(-1) ?? ''}`;
     const fetching = init.name === 'fetch-backup' || init.name === 'copy-backup';
     return { kind: 'failed', reason: fetching ? fetchReason(message) : 'RestoreFailed', message };
   }
