@@ -14,7 +14,8 @@ import { backupPodLabel } from '../controllers/backup/claim-backup-pod.ts';
 
 export const isAgentPod = (pod: V1Pod): boolean => pod.metadata?.labels?.[backupPodLabel] !== undefined;
 
-function run(args: readonly string[]): Promise<{ code: number; stderr: string }> {
+/** Runs the operator image's agent (this workspace's main.ts) once, to its end. */
+export function runAgentProgram(args: readonly string[]): Promise<{ code: number; stderr: string }> {
   const main = join(repoRoot, 'operators', 'etcd', 'src', 'main.ts');
   return new Promise((resolve) => {
     execFile(process.execPath, [main, ...args], { timeout: 120_000 }, (error, _stdout, stderr) => {
@@ -53,7 +54,7 @@ export class AgentPods {
       for (const [mountPath, dir] of mounts) local = local.replace(`=${mountPath}`, `=${dir}`);
       return local;
     });
-    const { code, stderr } = await run(args);
+    const { code, stderr } = await runAgentProgram(args);
     // As the kubelet: the termination-log file, or with FallbackToLogsOnError the log's tail when
     // a failed container left the file empty.
     const written = await readFile(resultFile, 'utf8').catch(() => '');

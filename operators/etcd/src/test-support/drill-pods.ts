@@ -6,7 +6,6 @@
 // fails the pod with its message; the check's termination message; etcd left running until the
 // pod is deleted, as a kubelet would leave it). The pod's loopback URLs are moved to free ports:
 // every pod here shares this machine's network, where a pod has its own.
-import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -14,7 +13,6 @@ import {
   etcdBinaryPath,
   etcdVersion,
   freeLoopbackPort,
-  repoRoot,
   startProcess,
   type ManagedProcess,
 } from '@homeostat/testing';
@@ -23,18 +21,10 @@ import { terminationLog } from '../backup/claim-backup-agent.ts';
 import { drillClientUrl, drillLabel, drillPeerUrl } from '../controllers/backup/drill-pod.ts';
 import { dataDir } from '../controllers/desired-member-pod.ts';
 import { versionOfImage } from '../controllers/rolling-upgrade.ts';
+import { runAgentProgram } from './agent-pods.ts';
 import { runInitContainers } from './init-containers.ts';
 
 export const isDrillPod = (pod: V1Pod): boolean => pod.metadata?.labels?.[drillLabel] !== undefined;
-
-function runAgent(args: readonly string[]): Promise<{ code: number; stderr: string }> {
-  const main = join(repoRoot, 'operators', 'etcd', 'src', 'main.ts');
-  return new Promise((resolve) => {
-    execFile(process.execPath, [main, ...args], { timeout: 120_000 }, (error, _stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stderr });
-    });
-  });
-}
 
 /** What a drill run measured from outside, for a test to print. */
 export interface DrillRun {
@@ -132,7 +122,7 @@ export class DrillPods {
     );
     const resultFile = join(this.#workDir, `${name}-${uid.slice(0, 8)}.termination-log`);
     const args = (check?.args ?? []).map((a) => local(a).replace(`=${terminationLog}`, `=${resultFile}`));
-    const { code, stderr } = await runAgent(args);
+    const { code, stderr } = await runAgentProgram(args);
     const written = await readFile(resultFile, 'utf8').catch(() => '');
     const message = written || (code === 0 ? '' : stderr.slice(-2000));
     await this.#client.patchStatus(builtin.pods, name, this.#namespace, {

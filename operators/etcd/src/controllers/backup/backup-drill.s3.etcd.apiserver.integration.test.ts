@@ -238,6 +238,19 @@ describe('restore drills of EtcdBackups, on a real kube-apiserver, real etcd and
     await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: original }));
   });
 
+  it('a restored copy whose HashKV differs from the recorded one fails the drill with HashMismatch', async () => {
+    const recorded = backup.status?.hashKV ?? '';
+    // The bytes are sound; the record says another keyspace (as a backup of another history would).
+    const other = String((Number(recorded) + 1) % 2 ** 32);
+    await client.patchStatus(etcdBackups, 'nightly', namespace, { hashKV: other });
+    const cluster = await drill('hash');
+    const condition = conditionOf(cluster, 'BackupVerified');
+    expect(condition).toMatchObject({ status: 'False', reason: 'HashMismatch' });
+    expect(condition?.message).toContain(`is ${recorded}, but the backup recorded ${other}`);
+    expect(cluster.status?.lastVerifiedBackup?.hashKV).toBe(recorded);
+    await client.patchStatus(etcdBackups, 'nightly', namespace, { hashKV: recorded });
+  });
+
   it('a snapshot removed from the bucket fails the drill with SnapshotMissing; the source keeps serving every key', async () => {
     const before = await sourceState();
     await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: `${prefix}${backup.status?.key ?? ''}` }));
@@ -253,5 +266,37 @@ describe('restore drills of EtcdBackups, on a real kube-apiserver, real etcd and
     for (const [key, value] of written) expect(served.get(key)).toBe(value);
     // Other conditions are the cluster controller's and were left as they were.
     expect(conditionOf(cluster, 'Available')).toMatchObject({ status: 'True' });
+  });
+
+  it('drills a backup in a claim the same way: copied from the claim, restored and compared', async () => {
+    await client.create(builtin.persistentVolumeClaims, {
+      metadata: { name: 'etcd-backups', namespace },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+    });
+    await client.create(etcdBackups, {
+      metadata: { name: 'in-claim', namespace },
+      spec: { clusterName: 'src', destination: { persistentVolumeClaim: { claimName: 'etcd-backups' } } },
+    });
+    await waitUntil(
+      'in-claim Succeeded',
+      async () => (await client.get(etcdBackups, 'in-claim', namespace)).status?.phase === 'Succeeded',
+      poll,
+    );
+    const inClaim = await client.get(etcdBackups, 'in-claim', namespace);
+    // The backup pod read the exact revision from its file, and hashed the member at it.
+    expect(inClaim.status?.hashKV).toMatch(/^[0-9]+$/);
+    const before = await sourceState();
+    const cluster = await drill('claim');
+    expect(conditionOf(cluster, 'BackupVerified')).toMatchObject({
+      status: 'True',
+      reason: 'BackupRestored',
+    });
+    expect(cluster.status?.lastVerifiedBackup).toMatchObject({
+      backup: 'in-claim',
+      revision: inClaim.status?.revision,
+      hashKV: inClaim.status?.hashKV,
+    });
+    expect(await drillObjects()).toEqual({ pods: [], claims: [] });
+    expect(await sourceState()).toEqual(before);
   });
 });

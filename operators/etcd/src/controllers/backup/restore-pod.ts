@@ -36,14 +36,8 @@ export function restoreInitContainers(
   source: RestoreSource,
   images: { readonly operator: string; readonly etcd: string },
 ): V1Container[] {
-  // Security context and resources are the etcd container's (withRestore copies them).
-  const base = { volumeMounts: [{ name: 'data', mountPath: dataMountPath }] };
-  const paths = [`--data-dir=${dataDir}`, `--work-dir=${restoreWorkDir}`];
-  return [
-    fetchContainer(source, images.operator, paths, base),
-    // The same token the member's etcd is given: the restored cluster is a new one.
-    ...restoreSteps({ member, peerUrl: urls.peerUrl, token: clusterToken(cluster) }, images, paths, base),
-  ];
+  // The same token the member's etcd is given: the restored cluster is a new one.
+  return restoreStepsInto({ member, peerUrl: urls.peerUrl, token: clusterToken(cluster) }, source, images);
 }
 
 /** Who etcdutl makes the restored data a one-member cluster of: the member, its peer URL, a token. */
@@ -54,8 +48,9 @@ export interface RestoredMember {
 }
 
 /**
- * The same three steps into another volume mounted at the data path (a restore drill's own
- * claim), restored as `target`: what a real restore does, without any member of the cluster.
+ * The three steps into the volume mounted at the data path (a member's claim, or a restore
+ * drill's own), restored as `target`. Security context and resources are the caller's (a
+ * member's are its etcd container's: withRestore copies them).
  */
 export function restoreStepsInto(
   target: RestoredMember,
