@@ -49,9 +49,15 @@ export class DrillPods {
     this.#workDir = workDir;
   }
 
+  /**
+   * While true, drill pods are left unstarted, as a kubelet leaves a pod it cannot run (no node
+   * fits, an image that cannot be pulled): the operator must end the drill by its timeout.
+   */
+  held = false;
+
   /** Starts the pod's drill once, in the background (the member pods' sync goes on meanwhile). */
   start(uid: string, pod: V1Pod, volumeDir: (claim: string) => string): void {
-    if (this.#started.has(uid)) return;
+    if (this.held || this.#started.has(uid)) return;
     this.#started.add(uid);
     const run = this.#run(uid, pod, volumeDir).catch(() => undefined);
     this.#running.add(run);

@@ -54,6 +54,14 @@ describe('restore drills of EtcdBackups, on a real kube-apiserver, real etcd and
   let connection: EtcdConnection;
   let backup: EtcdBackup;
   let written: Map<string, string>;
+  // The drills' clock: the real one until a test stops it and moves it forward.
+  let stoppedClock: Date | undefined;
+  let tick = 0;
+  /** A change of the cluster wakes the drill controller at once (it would wake at its next time). */
+  const nudge = () =>
+    client.patch(etcdClusters, 'src', namespace, {
+      metadata: { annotations: { 'test.homeostat.dev/tick': String(++tick) } },
+    });
 
   /** What the drill must never change: the member's pod and claim, the client Service's selector. */
   const sourceState = async () => {
@@ -120,7 +128,7 @@ describe('restore drills of EtcdBackups, on a real kube-apiserver, real etcd and
     runner.start();
     manager = await startTestOperator(kubeConfig, namespace, addressing, log, (m) => {
       addEtcdBackupController(m, { addressing, etcdCallTimeoutMs: 2000, waitIntervalMs: 300 });
-      addBackupDrillController(m, { followIntervalMs: 500 });
+      addBackupDrillController(m, { followIntervalMs: 500, now: () => stoppedClock ?? new Date() });
     });
 
     await createEtcdCluster(client, 'src', namespace, { size: 1, backup: { keep: 7, destination } });
@@ -266,6 +274,71 @@ describe('restore drills of EtcdBackups, on a real kube-apiserver, real etcd and
     for (const [key, value] of written) expect(served.get(key)).toBe(value);
     // Other conditions are the cluster controller's and were left as they were.
     expect(conditionOf(cluster, 'Available')).toMatchObject({ status: 'True' });
+  });
+
+  it('drills on its cron schedule, once per cron time, by the clock', async () => {
+    await client.patch(etcdClusters, 'src', namespace, {
+      spec: { backup: { verify: { schedule: '*/5 * * * *' } } },
+    });
+    const before = (await client.get(etcdClusters, 'src', namespace)).status?.lastBackupDrillTime ?? '';
+    // The last cron time is older than the last drill (on request, just now): nothing is due.
+    stoppedClock = new Date();
+    await nudge();
+    const runs = runner.drills.runs.length;
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(runner.drills.runs.length).toBe(runs);
+    // Five minutes on: one drill for that cron time.
+    stoppedClock = new Date(stoppedClock.getTime() + 5 * 60_000);
+    await nudge();
+    await waitUntil(
+      'scheduled drill recorded',
+      async () =>
+        runner.drills.runs.length > runs &&
+        (await drillObjects()).claims.length === 0 &&
+        (await client.get(etcdClusters, 'src', namespace)).status?.lastBackupDrillTime !== before,
+      poll,
+    );
+    const cluster = await client.get(etcdClusters, 'src', namespace);
+    expect(cluster.status?.lastBackupDrillTime).toBe(stoppedClock.toISOString());
+    // The snapshot was removed by the test before: the scheduled drill says so too.
+    expect(conditionOf(cluster, 'BackupVerified')).toMatchObject({ reason: 'SnapshotMissing' });
+    await nudge();
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(runner.drills.runs.length).toBe(runs + 1);
+  });
+
+  it('ends a drill whose pod never runs after timeoutSeconds: DrillTimedOut, pod and claim deleted', async () => {
+    await client.patch(etcdClusters, 'src', namespace, {
+      spec: { backup: { verify: { schedule: null, timeoutSeconds: 60 } } },
+    });
+    // The real clock again: the drill's pod is made now and is not late yet.
+    stoppedClock = undefined;
+    runner.drills.held = true;
+    const before = await sourceState();
+    await client.patch(etcdClusters, 'src', namespace, {
+      metadata: { annotations: { [verifyBackupAnnotation]: 'held' } },
+    });
+    await waitUntil('drill pod made', async () => (await drillObjects()).pods.length === 1, poll);
+    stoppedClock = new Date(Date.now() + 2 * 60_000);
+    await nudge();
+    await waitUntil(
+      'drill timed out',
+      async () => {
+        const cluster = await client.get(etcdClusters, 'src', namespace);
+        const objects = await drillObjects();
+        return (
+          conditionOf(cluster, 'BackupVerified')?.reason === 'DrillTimedOut' &&
+          objects.pods.length === 0 &&
+          objects.claims.length === 0
+        );
+      },
+      poll,
+    );
+    const cluster = await client.get(etcdClusters, 'src', namespace);
+    expect(conditionOf(cluster, 'BackupVerified')?.message).toContain('not done after 60 s');
+    expect(await sourceState()).toEqual(before);
+    runner.drills.held = false;
+    stoppedClock = undefined;
   });
 
   it('drills a backup in a claim the same way: copied from the claim, restored and compared', async () => {
