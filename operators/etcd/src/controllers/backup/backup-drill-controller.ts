@@ -194,12 +194,17 @@ export function addBackupDrillController(
     condition?: { status: 'True' | 'False'; reason: string; message: string },
   ): Promise<void> {
     const own = client.withOptions({ fieldManager: drillFieldManager });
-    const previous = cluster.status?.conditions?.find((c) => c.type === backupVerifiedCondition);
+    // The fields carried over are read from the API server, not the cache: one a moment behind
+    // (without the drill time written at the start) would send less, and apply removes what a
+    // field manager stops sending.
+    const live = await client.find(etcdClusters, nameOf(cluster), namespaceOf(cluster));
+    if (!live || live.metadata?.uid !== cluster.metadata?.uid) return;
+    const previous = live.status?.conditions?.find((c) => c.type === backupVerifiedCondition);
     const conditions = condition
       ? setCondition(
           previous ? [previous] : [],
           { type: backupVerifiedCondition, ...condition },
-          cluster.metadata?.generation,
+          live.metadata?.generation,
           now(),
         )
       : previous
@@ -207,14 +212,10 @@ export function addBackupDrillController(
         : [];
     // Every field this manager owns is sent each time: one left out would be removed.
     const status: DrillStatus = {
-      ...(cluster.status?.lastVerifiedBackup
-        ? { lastVerifiedBackup: cluster.status.lastVerifiedBackup }
-        : {}),
-      ...(cluster.status?.lastBackupDrillTime
-        ? { lastBackupDrillTime: cluster.status.lastBackupDrillTime }
-        : {}),
-      ...(cluster.status?.lastBackupDrillRequest
-        ? { lastBackupDrillRequest: cluster.status.lastBackupDrillRequest }
+      ...(live.status?.lastVerifiedBackup ? { lastVerifiedBackup: live.status.lastVerifiedBackup } : {}),
+      ...(live.status?.lastBackupDrillTime ? { lastBackupDrillTime: live.status.lastBackupDrillTime } : {}),
+      ...(live.status?.lastBackupDrillRequest
+        ? { lastBackupDrillRequest: live.status.lastBackupDrillRequest }
         : {}),
       ...fields,
       conditions,
@@ -311,7 +312,11 @@ export function addBackupDrillController(
   }
 
   /** Starts a drill of the newest backup, or records why there is none to run. */
-  async function start(cluster: EtcdCluster, ctx: ReconcileContext): Promise<void> {
+  async function start(cached: EtcdCluster, ctx: ReconcileContext): Promise<void> {
+    // Due by the API server's copy too: a cache a moment behind the status written at the start
+    // of the last drill would otherwise start the same drill again.
+    const cluster = await ctx.client.find(etcdClusters, nameOf(cached), namespaceOf(cached));
+    if (!cluster || cluster.metadata?.uid !== cached.metadata?.uid || !drillDue(cluster, now()).due) return;
     const startedAt = now().toISOString();
     const request = cluster.metadata?.annotations?.[verifyBackupAnnotation];
     const fields = {
