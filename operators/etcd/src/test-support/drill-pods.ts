@@ -6,7 +6,6 @@
 // fails the pod with its message; the check's termination message; etcd left running until the
 // pod is deleted, as a kubelet would leave it). The pod's loopback URLs are moved to free ports:
 // every pod here shares this machine's network, where a pod has its own.
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
 import {
@@ -21,7 +20,7 @@ import { terminationLog } from '../backup/claim-backup-agent.ts';
 import { drillClientUrl, drillLabel, drillPeerUrl } from '../controllers/backup/drill-pod.ts';
 import { dataDir } from '../controllers/desired-member-pod.ts';
 import { versionOfImage } from '../controllers/rolling-upgrade.ts';
-import { runAgentProgram } from './agent-pods.ts';
+import { runAgentProgram, terminatedStatus, terminationMessage } from './agent-pods.ts';
 import { runInitContainers } from './init-containers.ts';
 
 export const isDrillPod = (pod: V1Pod): boolean => pod.metadata?.labels?.[drillLabel] !== undefined;
@@ -95,16 +94,7 @@ export class DrillPods {
         pod.spec?.initContainers?.[0];
       await this.#client.patchStatus(builtin.pods, name, this.#namespace, {
         phase: 'Failed',
-        initContainerStatuses: [
-          {
-            name: failed?.name ?? '',
-            image: failed?.image ?? '',
-            imageID: '',
-            ready: false,
-            restartCount: 0,
-            state: { terminated: { exitCode: 1, reason: 'Error', message } },
-          },
-        ],
+        initContainerStatuses: [terminatedStatus(failed, 1, message)],
       });
       this.runs.push({ pod: name, seconds: (Date.now() - began) / 1000, outcome: 'init-failed' });
       return;
@@ -129,8 +119,7 @@ export class DrillPods {
     const resultFile = join(this.#workDir, `${name}-${uid.slice(0, 8)}.termination-log`);
     const args = (check?.args ?? []).map((a) => local(a).replace(`=${terminationLog}`, `=${resultFile}`));
     const { code, stderr } = await runAgentProgram(args);
-    const written = await readFile(resultFile, 'utf8').catch(() => '');
-    const message = written || (code === 0 ? '' : stderr.slice(-2000));
+    const message = await terminationMessage(resultFile, code, stderr);
     await this.#client.patchStatus(builtin.pods, name, this.#namespace, {
       phase: 'Running',
       containerStatuses: [
@@ -142,14 +131,7 @@ export class DrillPods {
           restartCount: 0,
           state: { running: { startedAt: new Date(began).toISOString() } },
         },
-        {
-          name: check?.name ?? '',
-          image: check?.image ?? '',
-          imageID: '',
-          ready: false,
-          restartCount: 0,
-          state: { terminated: { exitCode: code, reason: code === 0 ? 'Completed' : 'Error', message } },
-        },
+        terminatedStatus(check, code, message),
       ],
     });
     this.runs.push({
