@@ -59,6 +59,9 @@ async function currentRevision(connection: EtcdConnection, clientUrl: string): P
   });
 }
 
+/** How long the member may take to hash its key space. */
+const hashTimeoutMs = 60_000;
+
 /**
  * The member's HashKV at `revision`, which a restore drill compares with the restored copy's. A
  * revision compacted away meanwhile (a lower bound read before the stream, then compacted) has no
@@ -69,8 +72,10 @@ async function hashAtRevision(
   clientUrl: string,
   revision: string,
 ): Promise<{ hashKV: string; compactRevision: string } | undefined> {
+  // HashKV reads the whole key bucket: a large database takes longer than the usual call deadline.
+  const patient: EtcdConnection = { ...connection, callTimeoutMs: hashTimeoutMs };
   try {
-    const { hash, compactRevision } = await withMemberClient(connection, clientUrl, (client) =>
+    const { hash, compactRevision } = await withMemberClient(patient, clientUrl, (client) =>
       memberHashKV(client, revision),
     );
     return { hashKV: hash, compactRevision };
