@@ -28,6 +28,7 @@ export const isDrillPod = (pod: V1Pod): boolean => pod.metadata?.labels?.[drillL
 /** What a drill run measured from outside, for a test to print. */
 export interface DrillRun {
   readonly pod: string;
+  readonly uid: string;
   /** Seconds from the start of the init containers to the check's end. */
   readonly seconds: number;
   readonly outcome: 'succeeded' | 'init-failed' | 'check-failed';
@@ -96,7 +97,7 @@ export class DrillPods {
         phase: 'Failed',
         initContainerStatuses: [terminatedStatus(failed, 1, message)],
       });
-      this.runs.push({ pod: name, seconds: (Date.now() - began) / 1000, outcome: 'init-failed' });
+      this.runs.push({ pod: name, uid, seconds: (Date.now() - began) / 1000, outcome: 'init-failed' });
       return;
     }
     const [client, peer] = [await freeLoopbackPort(), await freeLoopbackPort()];
@@ -136,6 +137,7 @@ export class DrillPods {
     });
     this.runs.push({
       pod: name,
+      uid,
       seconds: (Date.now() - began) / 1000,
       outcome: code === 0 ? 'succeeded' : 'check-failed',
     });

@@ -98,6 +98,13 @@ describe('restore drills of EtcdBackups, on a real kube-apiserver, real etcd and
     return client.get(etcdClusters, 'src', namespace);
   };
 
+  const startOperator = async () => {
+    manager = await startTestOperator(kubeConfig, namespace, addressing, log, (m) => {
+      addEtcdBackupController(m, { addressing, etcdCallTimeoutMs: 2000, waitIntervalMs: 300 });
+      addBackupDrillController(m, { followIntervalMs: 500, now: () => stoppedClock ?? new Date() });
+    });
+  };
+
   const drillObjects = async () => ({
     pods: (await client.list(builtin.pods, { namespace, labelSelector: drillLabel })).items,
     claims: (await client.list(builtin.persistentVolumeClaims, { namespace, labelSelector: drillLabel }))
@@ -126,10 +133,7 @@ describe('restore drills of EtcdBackups, on a real kube-apiserver, real etcd and
     destination = await s3Destination(client, namespace, server, bucket, prefix);
     runner = new MemberPodRunner(client, namespace, workDir);
     runner.start();
-    manager = await startTestOperator(kubeConfig, namespace, addressing, log, (m) => {
-      addEtcdBackupController(m, { addressing, etcdCallTimeoutMs: 2000, waitIntervalMs: 300 });
-      addBackupDrillController(m, { followIntervalMs: 500, now: () => stoppedClock ?? new Date() });
-    });
+    await startOperator();
 
     await createEtcdCluster(client, 'src', namespace, { size: 1, backup: { keep: 7, destination } });
     await waitUntil(
@@ -371,5 +375,37 @@ describe('restore drills of EtcdBackups, on a real kube-apiserver, real etcd and
     });
     expect(await drillObjects()).toEqual({ pods: [], claims: [] });
     expect(await sourceState()).toEqual(before);
+  });
+
+  it('an operator stopped mid-drill: the next one finds the drill pod and records its answer once', async () => {
+    runner.drills.held = true;
+    await client.patch(etcdClusters, 'src', namespace, {
+      metadata: { annotations: { [verifyBackupAnnotation]: 'restart' } },
+    });
+    await waitUntil('drill pod made', async () => (await drillObjects()).pods.length === 1, poll);
+    const [pod] = (await drillObjects()).pods;
+    await manager?.stop();
+    manager = undefined;
+    // The pod runs to its end while no operator looks.
+    const runs = runner.drills.runs.length;
+    runner.drills.held = false;
+    await waitUntil('drill pod ran', () => Promise.resolve(runner.drills.runs.length > runs), poll);
+    await startOperator();
+    await waitUntil(
+      'drill recorded by the new operator',
+      async () => (await drillObjects()).claims.length === 0 && (await drillObjects()).pods.length === 0,
+      poll,
+    );
+    const cluster = await client.get(etcdClusters, 'src', namespace);
+    expect(cluster.status?.lastBackupDrillRequest).toBe('restart');
+    expect(conditionOf(cluster, 'BackupVerified')).toMatchObject({
+      status: 'True',
+      reason: 'BackupRestored',
+    });
+    expect(cluster.status?.lastVerifiedBackup?.backup).toBe('in-claim');
+    // The pod made before the stop is the one that answered; no second drill for the same request.
+    expect(runner.drills.runs.at(-1)?.uid).toBe(pod?.metadata?.uid);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(runner.drills.runs.length).toBe(runs + 1);
   });
 });
