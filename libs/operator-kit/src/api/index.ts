@@ -5,3 +5,4 @@ export {
   s3CredentialKeys,
   s3DestinationProperties,
 } from './s3-destination-schema.ts';
+export { verifiedBackupProperties } from './verified-backup-schema.ts';

@@ -11,6 +11,7 @@ import {
   requestsWithinLimitsRules,
   resourceRequirementsSchema,
 } from '@homeostat/reconcile';
+import { verifiedBackupProperties } from '@homeostat/operator-kit/api';
 import { BackupDestination } from './destination-schema.ts';
 import { supportedVersions } from './etcd-versions.ts';
 
@@ -182,21 +183,48 @@ const Tls = Type.Object(
 // (no backslashes: the pattern sits in a CEL string literal).
 const cronPattern = '^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|[^ ]+( +[^ ]+){4})$';
 
+/** A cron schedule field (UTC), checked at the API server against cronPattern. */
+const cronSchedule = (description: string, what: string) =>
+  Type.String({
+    maxLength: 128,
+    'x-kubernetes-validations': [
+      {
+        rule: `self.matches('${cronPattern}')`,
+        message: `${what} must be a cron expression of five fields (minute hour day-of-month month day-of-week), e.g. "0 */6 * * *", or one of @hourly, @daily, @weekly, @monthly, @yearly`,
+      },
+    ],
+    description,
+  });
+
+const BackupVerify = Type.Object(
+  {
+    schedule: Type.Optional(
+      cronSchedule(
+        'When to run a restore drill of the newest Succeeded backup, in cron syntax (e.g. "30 3 * * *"), in UTC. Without it, drills run only on request (the etcd.homeostat.dev/verify-backup annotation).',
+        'verify.schedule',
+      ),
+    ),
+    timeoutSeconds: Type.Integer({
+      minimum: 60,
+      maximum: 86400,
+      default: 1800,
+      description:
+        'A drill not done by then (a pod that cannot be scheduled, an image that cannot be pulled, a restore that hangs) fails with DrillTimedOut and its pod and claim are deleted.',
+    }),
+  },
+  {
+    description:
+      "Restore drills: the newest Succeeded backup is restored into a short-lived single-member etcd (its own pod and claim, reachable by no Service) and its HashKV compared with the one recorded at backup time. Reported in status.lastVerifiedBackup and the BackupVerified condition. The cluster's own members, claims and Services are never touched.",
+  },
+);
+
 const Backup = Type.Object(
   {
     schedule: Type.Optional(
-      Type.String({
-        maxLength: 128,
-        'x-kubernetes-validations': [
-          {
-            rule: `self.matches('${cronPattern}')`,
-            message:
-              'schedule must be a cron expression of five fields (minute hour day-of-month month day-of-week), e.g. "0 */6 * * *", or one of @hourly, @daily, @weekly, @monthly, @yearly',
-          },
-        ],
-        description:
-          'When to take scheduled backups, in cron syntax (e.g. "0 */6 * * *", or @daily), in UTC. No scheduled backups when empty.',
-      }),
+      cronSchedule(
+        'When to take scheduled backups, in cron syntax (e.g. "0 */6 * * *", or @daily), in UTC. No scheduled backups when empty.',
+        'schedule',
+      ),
     ),
     keep: Type.Integer({
       minimum: 1,
@@ -206,6 +234,7 @@ const Backup = Type.Object(
         'Scheduled backups to keep: older ones (objects and files) are deleted. Backups you create yourself are never deleted.',
     }),
     destination: BackupDestination,
+    verify: Type.Optional(BackupVerify),
   },
   {
     description:
@@ -436,7 +465,7 @@ export const EtcdClusterStatus = Type.Object({
   observedGeneration: observedGenerationField(),
   phase: phaseField(phases, 'One word for the state; the conditions say why.'),
   conditions: conditionsField(
-    'Available, Progressing, Degraded, Scaling, Upgrading, Restoring, QuorumLost, Recovering (KEP-1623 conditions; see the guide).',
+    'Available, Progressing, Degraded, Scaling, Upgrading, Restoring, QuorumLost, Recovering, BackupVerified (KEP-1623 conditions; see the guide).',
   ),
   clusterId: Type.Optional(
     Type.String({
@@ -481,6 +510,30 @@ export const EtcdClusterStatus = Type.Object({
     }),
   ),
   recovery: Type.Optional(RecoveryStatus),
+  lastVerifiedBackup: Type.Optional(
+    Type.Object(
+      {
+        ...verifiedBackupProperties,
+        revision: Type.String({ description: 'The revision whose HashKV the restored copy matched.' }),
+        hashKV: Type.String({
+          description: "etcd's HashKV at that revision, equal in the backup and the restored copy.",
+        }),
+      },
+      { description: 'The newest backup a restore drill proved (spec.backup.verify).' },
+    ),
+  ),
+  lastBackupDrillTime: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description:
+        'When the last restore drill started, whatever it found (the BackupVerified condition says what).',
+    }),
+  ),
+  lastBackupDrillRequest: Type.Optional(
+    Type.String({
+      description: 'The etcd.homeostat.dev/verify-backup annotation value the last drill answered.',
+    }),
+  ),
   lastSuccessfulBackupTime: Type.Optional(
     Type.String({
       format: 'date-time',
