@@ -8,6 +8,10 @@ import {
 } from './controllers/postgres-cluster-controller.ts';
 import { operatorName } from './controllers/operand-labels.ts';
 import { addPostgresBackupController } from './controllers/backup/postgres-backup-controller.ts';
+import {
+  addRestoreDrillController,
+  type RestoreDrillControllerOptions,
+} from './controllers/backup/restore-drill-controller.ts';
 
 /** Builds (but does not start) the PostgreSQL operator's manager. `controller` overrides options for tests. */
 export function postgresOperator(
@@ -15,6 +19,7 @@ export function postgresOperator(
   config: OperatorConfig,
   extras: ManagerExtras = {},
   controller: Partial<PostgresClusterControllerOptions> = {},
+  drills: Partial<RestoreDrillControllerOptions> = {},
 ): Manager {
   const manager = operatorManager(kubeConfig, operatorName, config, extras);
   const images = { 17: config.postgres17Image, 18: config.postgres18Image } as const;
@@ -28,5 +33,6 @@ export function postgresOperator(
     imageFor: (version) => images[version],
     maxConcurrentReconciles: config.maxConcurrentReconciles,
   });
+  addRestoreDrillController(manager, { imageFor: (version) => images[version], ...drills });
   return manager;
 }

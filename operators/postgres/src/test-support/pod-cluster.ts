@@ -7,6 +7,7 @@ import { builtin, type KubeClient, type Manager } from '@homeostat/reconcile';
 import { postgresBackupCrd } from '../api/postgres-backup-crd.ts';
 import { postgresClusterCrd } from '../api/postgres-cluster-crd.ts';
 import { postgresClusters, type PostgresCluster } from '../api/postgres-cluster-types.ts';
+import type { RestoreDrillControllerOptions } from '../controllers/backup/restore-drill-controller.ts';
 import type { PostgresClusterControllerOptions } from '../controllers/postgres-cluster-controller.ts';
 import type { PodProcesses } from './pod-processes.ts';
 import { testOperator } from './test-operator.ts';
@@ -25,13 +26,21 @@ export function podOperator(
   log: Logger,
   pods: PodProcesses,
   controller: Partial<PostgresClusterControllerOptions> = {},
+  drills: Partial<RestoreDrillControllerOptions> = {},
 ): Manager {
-  return testOperator(kubeConfig, namespace, log, {
-    instanceEndpoint: (_cluster, instance) => pods.endpoint(instance),
-    connect: { connectTimeoutMs: 1000, statementTimeoutMs: 5000 },
-    probeIntervalMs: 250,
-    ...controller,
-  });
+  return testOperator(
+    kubeConfig,
+    namespace,
+    log,
+    {
+      instanceEndpoint: (_cluster, instance) => pods.endpoint(instance),
+      connect: { connectTimeoutMs: 1000, statementTimeoutMs: 5000 },
+      probeIntervalMs: 250,
+      ...controller,
+    },
+    {},
+    drills,
+  );
 }
 
 /** A cluster with `spec` as a user writes it, partial: the API server fills in the defaults. */
