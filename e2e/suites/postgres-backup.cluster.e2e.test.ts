@@ -114,6 +114,22 @@ describe('PostgreSQL base backup and point-in-time recovery through the in-clust
     },
   });
 
+  /**
+   * Waits until the -rw Service of `name` takes a connection. A new Service's ClusterIP refuses
+   * connections until kube-proxy has its ready endpoint, which can be a moment after the pod is
+   * Ready (seen: ECONNREFUSED right after Available); an application's pool retries the same way.
+   */
+  const rwAnswers = (name: string) =>
+    waitUntil(
+      `${name}-rw answers`,
+      async () =>
+        queryOnce(await pgc(name).readWriteTarget(), 'SELECT 1').then(
+          () => true,
+          () => false,
+        ),
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+
   /** Waits until `name` is Available (its primary takes writes) and every instance is ready. */
   const waitRecovered = async (name: string, instances: number) => {
     let last: PostgresClusterObject | undefined;
@@ -125,7 +141,8 @@ describe('PostgreSQL base backup and point-in-time recovery through the in-clust
       },
       { timeoutMs: 600_000, intervalMs: 2000, describe: () => JSON.stringify(last?.status) },
     );
-    return pgc(name).waitHealthy(instances, 'healthy after recovery');
+    await pgc(name).waitHealthy(instances, 'healthy after recovery');
+    await rwAnswers(name);
   };
 
   beforeAll(async () => {
@@ -161,6 +178,7 @@ describe('PostgreSQL base backup and point-in-time recovery through the in-clust
   it('archives the WAL of a two-instance cluster to the S3 server over https: ContinuousArchiving True', async () => {
     await apply([clusterObject(source, 2, { backup: { destination } })]);
     await pgc(source).waitHealthy(2);
+    await rwAnswers(source);
     let archiving: { status: string; message: string } | undefined;
     await waitUntil(
       'ContinuousArchiving True',
