@@ -1,6 +1,6 @@
 // The ContinuousArchiving condition, status.backup and the Events, from what pg_stat_archiver says.
 import { describe, expect, it } from 'vitest';
-import type { ArchiverStatus } from '../observe.ts';
+import type { ArchiverStatus } from '../instance/observe.ts';
 import { storedCluster } from '../test-support/cluster-fixtures.ts';
 import { archivedRecordIntervalMs, archivingReport } from './archiving-status.ts';
 

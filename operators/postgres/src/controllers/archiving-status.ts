@@ -9,7 +9,7 @@ import {
   type BackupStatusFields,
   type PostgresCluster,
 } from '../api/postgres-cluster-types.ts';
-import type { ArchiverStatus, InstanceStatus } from '../observe.ts';
+import type { ArchiverStatus, InstanceStatus } from '../instance/observe.ts';
 
 /** How stale status.backup.lastArchivedTime may get while segments keep being archived. */
 export const archivedRecordIntervalMs = 10_000;

@@ -13,7 +13,7 @@ import { builtin, findCondition, KubeClient, type Manager } from '@homeostat/rec
 import { memoryLogger } from '@homeostat/reconcile/testing';
 import { postgresBackups, type PostgresBackup } from '../api/postgres-backup-types.ts';
 import { postgresClusters } from '../api/postgres-cluster-types.ts';
-import { defaultConnectOptions, withConnection, type Credentials } from '../instance.ts';
+import { defaultConnectOptions, withConnection, type Credentials } from '../instance/instance.ts';
 import { PodProcesses } from '../test-support/pod-processes.ts';
 import { startS3Repository, type S3Repository } from '../test-support/s3-repository.ts';
 import { clusterReader, createCluster, podOperator, prepareNamespace } from '../test-support/pod-cluster.ts';

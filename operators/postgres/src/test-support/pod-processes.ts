@@ -19,7 +19,7 @@ import {
   type ManagedProcess,
   type TcpProxy,
 } from '@homeostat/testing';
-import type { Credentials, InstanceEndpoint } from '../instance.ts';
+import type { Credentials, InstanceEndpoint } from '../instance/instance.ts';
 import { secretNames, tlsSecretNames } from '../controllers/cluster-names.ts';
 import { backupPodPaths, backupPodSelector } from '../controllers/backup/backup-pod.ts';
 import { drillLabel, drillSelector } from '../controllers/backup/drill-pod.ts';

@@ -32,7 +32,7 @@ import {
 import { postgresClusters, type PostgresCluster } from '../../api/postgres-cluster-types.ts';
 import type { MajorVersion } from '../../api/postgres-versions.ts';
 import { parseRepositoryInfo, type BackupRecord } from '../../backup/repository-info.ts';
-import { formatLsn } from '../../lsn.ts';
+import { formatLsn } from '../../instance/lsn.ts';
 import { stanzaOf } from '../desired-backup.ts';
 import { ensureBackupClientCertificate } from './backup-client-tls.ts';
 import { backupPodLabel, backupPodName, backupPodSelector, desiredBackupPod } from './backup-pod.ts';

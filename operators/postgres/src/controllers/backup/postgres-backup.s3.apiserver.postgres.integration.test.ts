@@ -14,7 +14,7 @@ import { sharedKubeConfig } from '@homeostat/testing/shared';
 import { builtin, findCondition, KubeClient, type Manager } from '@homeostat/reconcile';
 import { memoryLogger } from '@homeostat/reconcile/testing';
 import { postgresBackups, type PostgresBackup } from '../../api/postgres-backup-types.ts';
-import { defaultConnectOptions, withConnection } from '../../instance.ts';
+import { defaultConnectOptions, withConnection } from '../../instance/instance.ts';
 import { PodProcesses } from '../../test-support/pod-processes.ts';
 import { startS3Repository, type S3Repository } from '../../test-support/s3-repository.ts';
 import {
