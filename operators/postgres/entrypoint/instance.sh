@@ -248,7 +248,9 @@ recovery_description() {
 # Restores the backup PG_RECOVERY_* names into an emptied $PGDATA (pgBackRest chooses it for a
 # time or LSN target, and writes the recovery settings), lets <settings> write the server's
 # configuration, and starts a private server (no TCP, the socket in <dir>, archiving off: nothing
-# it does reaches any repository) that replays to the target and is promoted; returns once it is,
+# it does reaches any repository; no hot standby, which would stop the replay at the first setting
+# below the source's, such as a smaller max_connections) that replays to the target and is
+# promoted; returns once it is,
 # the server still running. Sets restored_label. On failure returns 1 with $PGDATA emptied and
 # replay_failure saying why (credential values taken out). Used by the first instance of a
 # recovered cluster (ADR 0217) and by a restore drill (ADR 0218).
@@ -280,7 +282,8 @@ restore_and_replay() { # restore_and_replay <settings function> <dir>
   "$settings"
   log "recovery: replaying the archived WAL (a private server on $dir)"
   pg_ctl -D "$PGDATA" -l "$dir/server.log" -w -t 3600 \
-    -o "-c listen_addresses='' -c unix_socket_directories='$dir' -c archive_mode=off" start >/dev/null 2>&1 || true
+    -o "-c listen_addresses='' -c unix_socket_directories='$dir' -c archive_mode=off -c hot_standby=off" \
+    start >/dev/null 2>&1 || true
   while :; do
     state="$(pg_controldata -D "$PGDATA" 2>/dev/null | sed -n 's/^Database cluster state: *//p')"
     [[ "$state" == "in production" ]] && return 0

@@ -197,6 +197,21 @@ describe('bootstrap.recovery: real kube-apiserver, real PostgreSQL and pgBackRes
     expect(message).not.toContain(repository.s3.secretAccessKey);
   }, 300_000);
 
+  it('to a time past the end of the archive: refused, and the status says why', async () => {
+    const tomorrow = new Date(Date.now() + 24 * 3600_000).toISOString();
+    await recover('too-late', { target: { time: tomorrow } });
+    const reader = clusterReader(client, namespace, 'too-late', lines);
+    await waitUntil(
+      'Degraded naming the cause',
+      async () =>
+        findCondition((await reader.get()).status?.conditions, 'Degraded')?.message?.includes(
+          'recovery ended before configured recovery target was reached',
+        ) === true,
+      reader.slow,
+    );
+    expect(findCondition((await reader.get()).status?.conditions, 'Available')?.status).not.toBe('True');
+  }, 300_000);
+
   it('refuses at the API server a recovery that would archive into its own source, or two targets', async () => {
     await expect(
       createCluster(client, namespace, 'selfie', {
