@@ -11,6 +11,7 @@ import {
   requestsWithinLimitsRules,
   resourceRequirementsSchema,
 } from '@homeostat/reconcile';
+import { cronScheduleField } from '@homeostat/operator-kit/api';
 import { BackupDestination } from './destination-schema.ts';
 import { supportedVersions } from './etcd-versions.ts';
 
@@ -180,23 +181,10 @@ const Tls = Type.Object(
 // Five fields (minute hour day-of-month month day-of-week) or a macro; the operator parses it fully
 // and reports what this pattern lets through as a condition.
 // (no backslashes: the pattern sits in a CEL string literal).
-const cronPattern = '^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|[^ ]+( +[^ ]+){4})$';
-
 const Backup = Type.Object(
   {
-    schedule: Type.Optional(
-      Type.String({
-        maxLength: 128,
-        'x-kubernetes-validations': [
-          {
-            rule: `self.matches('${cronPattern}')`,
-            message:
-              'schedule must be a cron expression of five fields (minute hour day-of-month month day-of-week), e.g. "0 */6 * * *", or one of @hourly, @daily, @weekly, @monthly, @yearly',
-          },
-        ],
-        description:
-          'When to take scheduled backups, in cron syntax (e.g. "0 */6 * * *", or @daily), in UTC. No scheduled backups when empty.',
-      }),
+    schedule: cronScheduleField(
+      'When to take scheduled backups, in cron syntax (e.g. "0 */6 * * *", or @daily), in UTC. No scheduled backups when empty.',
     ),
     keep: Type.Integer({
       minimum: 1,
