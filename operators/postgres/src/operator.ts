@@ -8,13 +8,21 @@ import {
 } from './controllers/postgres-cluster-controller.ts';
 import { operatorName } from './controllers/operand-labels.ts';
 import { addPostgresBackupController } from './controllers/backup/postgres-backup-controller.ts';
+import {
+  addBackupScheduleController,
+  type BackupScheduleOptions,
+} from './controllers/backup/backup-schedule-controller.ts';
 
-/** Builds (but does not start) the PostgreSQL operator's manager. `controller` overrides options for tests. */
+/**
+ * Builds (but does not start) the PostgreSQL operator's manager. `controller` and `schedule`
+ * override options for tests (the schedule's clock).
+ */
 export function postgresOperator(
   kubeConfig: ClusterSource,
   config: OperatorConfig,
   extras: ManagerExtras = {},
   controller: Partial<PostgresClusterControllerOptions> = {},
+  schedule: Partial<BackupScheduleOptions> = {},
 ): Manager {
   const manager = operatorManager(kubeConfig, operatorName, config, extras);
   const images = { 17: config.postgres17Image, 18: config.postgres18Image } as const;
@@ -28,5 +36,6 @@ export function postgresOperator(
     imageFor: (version) => images[version],
     maxConcurrentReconciles: config.maxConcurrentReconciles,
   });
+  addBackupScheduleController(manager, { imageFor: (version) => images[version], ...schedule });
   return manager;
 }

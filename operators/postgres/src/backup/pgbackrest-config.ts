@@ -171,6 +171,21 @@ export function renderPgBackRestConfig(settings: PgBackRestSettings): string {
   return [`[global]`, ...global, '', `[${settings.stanza}]`, ...stanza, ''].join('\n');
 }
 
+/** Everything the configuration of a pod that only works on the repository (expire, info) needs. */
+export interface RepositoryOnlySettings {
+  readonly destination: S3Destination;
+  readonly workDir: string;
+}
+
+/**
+ * The configuration of a pod that expires backups: the repository and nothing of the instances,
+ * since expiring reads and deletes only what is in the bucket.
+ */
+export function renderRepositoryOnlyConfig(settings: RepositoryOnlySettings): string {
+  // No stanza section: the stanza is named on the command line, and it has no options of its own here.
+  return ['[global]', ...repositoryLines(settings.destination, settings.workDir, 'info'), ''].join('\n');
+}
+
 /**
  * The configuration of a backup pod: the repository, and each instance as a pgBackRest host
  * reached over TLS (pgN-host-type=tls) with the cluster's client certificate. It prints what it

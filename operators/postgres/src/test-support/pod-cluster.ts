@@ -8,6 +8,7 @@ import { postgresBackupCrd } from '../api/postgres-backup-crd.ts';
 import { postgresClusterCrd } from '../api/postgres-cluster-crd.ts';
 import { postgresClusters, type PostgresCluster } from '../api/postgres-cluster-types.ts';
 import type { PostgresClusterControllerOptions } from '../controllers/postgres-cluster-controller.ts';
+import type { BackupScheduleOptions } from '../controllers/backup/backup-schedule-controller.ts';
 import type { PodProcesses } from './pod-processes.ts';
 import { testOperator } from './test-operator.ts';
 
@@ -25,13 +26,21 @@ export function podOperator(
   log: Logger,
   pods: PodProcesses,
   controller: Partial<PostgresClusterControllerOptions> = {},
+  schedule: Partial<BackupScheduleOptions> = {},
 ): Manager {
-  return testOperator(kubeConfig, namespace, log, {
-    instanceEndpoint: (_cluster, instance) => pods.endpoint(instance),
-    connect: { connectTimeoutMs: 1000, statementTimeoutMs: 5000 },
-    probeIntervalMs: 250,
-    ...controller,
-  });
+  return testOperator(
+    kubeConfig,
+    namespace,
+    log,
+    {
+      instanceEndpoint: (_cluster, instance) => pods.endpoint(instance),
+      connect: { connectTimeoutMs: 1000, statementTimeoutMs: 5000 },
+      probeIntervalMs: 250,
+      ...controller,
+    },
+    {},
+    schedule,
+  );
 }
 
 /** A cluster with `spec` as a user writes it, partial: the API server fills in the defaults. */

@@ -22,6 +22,7 @@ import {
 import type { Credentials, InstanceEndpoint } from '../instance.ts';
 import { secretNames, tlsSecretNames } from '../controllers/cluster-names.ts';
 import { backupPodPaths, backupPodSelector } from '../controllers/backup/backup-pod.ts';
+import { expirePodSelector } from '../controllers/backup/expire-pod.ts';
 import { backupCaMountPath } from '../controllers/desired-backup.ts';
 import { instancePaths, tlsVolume } from '../controllers/desired-pod.ts';
 import { annotationKeys, labelKeys } from '../controllers/operand-labels.ts';
@@ -292,19 +293,22 @@ export class PodProcesses {
   }
 
   /**
-   * Runs the cluster's backup pods (a PostgreSQLBackup's) as their entrypoint would run in them,
+   * Runs the cluster's backup pods (a PostgreSQLBackup's) and expire pods (retention's) as their
+   * entrypoint would run in them,
    * once each: the client certificate's Secret written where its volume would be, and each
    * instance the pod's configuration names (its DNS name, port, data and run directories)
    * replaced by where it runs in the bed, as cluster DNS and the pod's mounts would resolve them.
    * Its end is reported as a kubelet does: phase Succeeded or Failed and the termination message.
    */
   async #syncBackupPods(): Promise<void> {
-    const pods = (
-      await this.#client.list(builtin.pods, {
-        namespace: this.#namespace,
-        labelSelector: `${backupPodSelector},app.kubernetes.io/instance=${this.#cluster}`,
-      })
-    ).items;
+    const podsOf = async (selector: string) =>
+      (
+        await this.#client.list(builtin.pods, {
+          namespace: this.#namespace,
+          labelSelector: `${selector},app.kubernetes.io/instance=${this.#cluster}`,
+        })
+      ).items;
+    const pods = [...(await podsOf(backupPodSelector)), ...(await podsOf(expirePodSelector))];
     const live = new Set(pods.map((p) => p.metadata?.uid ?? ''));
     for (const [uid, job] of this.#backupJobs) {
       if (live.has(uid)) continue;
@@ -316,26 +320,29 @@ export class PodProcesses {
       if (this.#backupJobs.has(uid) || this.#backupJobsDone.has(uid) || pod.metadata?.deletionTimestamp)
         continue;
       const name = pod.metadata?.name ?? '';
-      const client = await this.#client.find(
-        builtin.secrets,
-        `${this.#cluster}-backup-client`,
-        this.#namespace,
-      );
-      if (!client) continue;
-      const text = (key: string) => Buffer.from(client.data?.[key] ?? '', 'base64').toString();
-      const clientDir = this.bed.writeSecretVolume(`${name}-client-tls`, {
-        'tls.crt': text('tls.crt'),
-        'tls.key': text('tls.key'),
-        'ca.crt': text('ca.crt'),
-      });
+      // An expire pod works on the repository alone: no client certificate, no instance.
+      const command = pod.spec?.containers[0]?.name === 'expire' ? 'expire' : 'backup';
       const workDir = join(this.bed.root, name, 'work');
-      const env = await this.#resolveEnvironment(pod, 'backup', /./, name, [
-        [backupPodPaths.clientTls, clientDir],
-        [backupPodPaths.work, workDir],
-      ]);
+      const moves: [string, string][] = [[backupPodPaths.work, workDir]];
+      if (command === 'backup') {
+        const client = await this.#client.find(
+          builtin.secrets,
+          `${this.#cluster}-backup-client`,
+          this.#namespace,
+        );
+        if (!client) continue;
+        const text = (key: string) => Buffer.from(client.data?.[key] ?? '', 'base64').toString();
+        const clientDir = this.bed.writeSecretVolume(`${name}-client-tls`, {
+          'tls.crt': text('tls.crt'),
+          'tls.key': text('tls.key'),
+          'ca.crt': text('ca.crt'),
+        });
+        moves.push([backupPodPaths.clientTls, clientDir]);
+      }
+      const env = await this.#resolveEnvironment(pod, command, /./, name, moves);
       if (!env?.['PG_BACKREST_CONFIG']) continue;
-      env['PG_BACKREST_CONFIG'] = this.#instancesInBed(env['PG_BACKREST_CONFIG']);
-      const job = this.bed.runJob(name, ['backup'], env);
+      if (command === 'backup') env['PG_BACKREST_CONFIG'] = this.#instancesInBed(env['PG_BACKREST_CONFIG']);
+      const job = this.bed.runJob(name, [command], env);
       this.#backupJobs.set(uid, job);
       void job.exited.then(async (code) => {
         this.#backupJobs.delete(uid);
@@ -347,7 +354,7 @@ export class PodProcesses {
             phase: code === 0 ? 'Succeeded' : 'Failed',
             containerStatuses: [
               {
-                name: 'backup',
+                name: command,
                 image: 'postgres',
                 imageID: '',
                 ready: false,

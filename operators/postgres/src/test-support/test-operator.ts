@@ -5,6 +5,7 @@ import type { ClusterSource, Manager } from '@homeostat/reconcile';
 import { testCommonConfig } from '@homeostat/operator-kit/testing';
 import type { OperatorConfig } from '../config/operator-config.ts';
 import type { PostgresClusterControllerOptions } from '../controllers/postgres-cluster-controller.ts';
+import type { BackupScheduleOptions } from '../controllers/backup/backup-schedule-controller.ts';
 import { postgresOperator } from '../operator.ts';
 
 /** An operator configuration for tests. */
@@ -25,11 +26,13 @@ export function testOperator(
   logger: Logger,
   controller: Partial<PostgresClusterControllerOptions> = {},
   config: Partial<OperatorConfig> = {},
+  schedule: Partial<BackupScheduleOptions> = {},
 ): Manager {
   return postgresOperator(
     kubeConfig,
     testOperatorConfig({ watchNamespaces: [namespace], ...config }),
     { logger, bindAddress: '127.0.0.1' },
     controller,
+    schedule,
   );
 }
