@@ -247,8 +247,24 @@ expire_backups() {
   local tool=(pgbackrest --config="$PG_BACKREST_CONFIG_FILE" --stanza="$PG_BACKREST_STANZA")
   local info output label kept expired=()
   write_backup_config
-  read_info() { "${tool[@]}" --log-level-console=error info --output=json 2>&1; }
-  info="$(read_info)" || die "expire: reading the repository failed: $(backup_failure_reason "$info")"
+  # info exits 0 on a repository it could not read and says so in its JSON (a status code other
+  # than 0, ok, or 2, no backups): then no label can be told missing, and nothing is expired.
+  read_info() {
+    local text code message value
+    text="$("${tool[@]}" --log-level-console=error info --output=json 2>&1)" ||
+      die "expire: reading the repository failed: $(backup_failure_reason "$text")"
+    for code in $(grep -oE '"code": ?[0-9]+' <<<"$text" | grep -oE '[0-9]+$' || true); do
+      [[ "$code" == 0 || "$code" == 2 ]] && continue
+      message="$(grep -oE '"message": ?"[^"]*"' <<<"$text" | sed -E 's/^"message": ?"//; s/"$//' |
+        grep -vxE 'ok|no valid backups' | head -n1 || true)"
+      for value in "${PGBACKREST_REPO1_S3_KEY:-}" "${PGBACKREST_REPO1_S3_KEY_SECRET:-}" "${PGBACKREST_REPO1_S3_TOKEN:-}"; do
+        [[ -n "$value" ]] && message="${message//"$value"/<redacted>}"
+      done
+      die "expire: pgbackrest info could not read the repository (code $code): ${message:0:300}; nothing expired"
+    done
+    printf '%s' "$text"
+  }
+  info="$(read_info)" || exit 1
   for label in $PG_BACKREST_EXPIRE_SETS; do
     # Only a label as pgBackRest writes it reaches the command line.
     [[ "$label" =~ ^[0-9]{8}-[0-9]{6}F(_[0-9]{8}-[0-9]{6}[DI])?$ ]] || die "expire: '${label:0:40}' is not a backup label"
@@ -262,7 +278,7 @@ expire_backups() {
     expired+=("$label")
     log "expire: $label expired"
   done
-  info="$(read_info)" || die "expire: reading the repository failed: $(backup_failure_reason "$info")"
+  info="$(read_info)" || exit 1
   kept="$(grep -oE '"label": ?"' <<<"$info" | wc -l || true)"
   if ((kept > 0)); then
     # The WAL of as many full backups as are listed: the tool keeps everything from the oldest

@@ -11,7 +11,10 @@ export function scheduledName(owner: string, at: Date): string {
 }
 
 /** The scheduled time an object's annotation records, in ms since the epoch; 0 when absent or unreadable. */
-export function scheduledAtOf(annotations: Readonly<Record<string, string>> | undefined, key: string): number {
+export function scheduledAtOf(
+  annotations: Readonly<Record<string, string>> | undefined,
+  key: string,
+): number {
   return Date.parse(annotations?.[key] ?? '') || 0;
 }
 

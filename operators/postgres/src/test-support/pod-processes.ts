@@ -61,6 +61,11 @@ export class PodProcesses {
   /** Backup pods running (by uid), and those that ended. */
   readonly #backupJobs = new Map<string, ManagedProcess>();
   readonly #backupJobsDone = new Set<string>();
+  /**
+   * While true, expire pods are left unstarted, as a slow kubelet leaves them: what a test changes
+   * meanwhile (a Secret) is what the pod starts with.
+   */
+  holdExpirePods = false;
   /** Every start: pod name, role, for assertions. */
   readonly starts: { pod: string; role: string }[] = [];
 
@@ -322,6 +327,7 @@ export class PodProcesses {
       const name = pod.metadata?.name ?? '';
       // An expire pod works on the repository alone: no client certificate, no instance.
       const command = pod.spec?.containers[0]?.name === 'expire' ? 'expire' : 'backup';
+      if (command === 'expire' && this.holdExpirePods) continue;
       const workDir = join(this.bed.root, name, 'work');
       const moves: [string, string][] = [[backupPodPaths.work, workDir]];
       if (command === 'backup') {

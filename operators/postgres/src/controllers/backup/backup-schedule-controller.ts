@@ -39,7 +39,13 @@ import {
   type PostgresCluster,
 } from '../../api/postgres-cluster-types.ts';
 import type { MajorVersion } from '../../api/postgres-versions.ts';
-import { desiredExpirePod, expirePodLabel, expirePodName, expirePodSelector, expireSetsOf } from './expire-pod.ts';
+import {
+  desiredExpirePod,
+  expirePodLabel,
+  expirePodName,
+  expirePodSelector,
+  expireSetsOf,
+} from './expire-pod.ts';
 import {
   backupClusterLabel,
   isScheduled,
@@ -76,7 +82,11 @@ async function recordRetention(ctx: ReconcileContext, after: PostgresBackup, fie
       metadata: { name: after.metadata?.name ?? '', namespace: after.metadata?.namespace ?? '' },
       status: {
         ...(after.status ?? {}),
-        conditions: setCondition(after.status?.conditions, { type: retentionCondition, ...fields }, generation),
+        conditions: setCondition(
+          after.status?.conditions,
+          { type: retentionCondition, ...fields },
+          generation,
+        ),
       },
     },
     after,
@@ -227,7 +237,11 @@ export function addBackupScheduleController(
         type: postgresBackups,
         map: (b) => [{ namespace: b.metadata?.namespace ?? '', name: b.spec.clusterName }],
       }),
-      watch({ type: builtin.pods, labelSelector: expirePodSelector, map: mapToLabelledOwner(expirePodLabel) }),
+      watch({
+        type: builtin.pods,
+        labelSelector: expirePodSelector,
+        map: mapToLabelledOwner(expirePodLabel),
+      }),
     ],
     async reconcile({ object: cluster }, ctx): Promise<ReconcileResult> {
       if (!cluster || isBeingDeleted(cluster)) return {};

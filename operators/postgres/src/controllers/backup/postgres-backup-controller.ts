@@ -310,7 +310,11 @@ export function addPostgresBackupController(
         );
         await ctx.events.warning(backup, error.reason, 'Backup', error.message);
         // A scheduled backup's failure is also the cluster's: no one watches objects nobody created.
-        const cluster = ctx.cache.get(postgresClusters, backup.spec.clusterName, backup.metadata?.namespace ?? '');
+        const cluster = ctx.cache.get(
+          postgresClusters,
+          backup.spec.clusterName,
+          backup.metadata?.namespace ?? '',
+        );
         if (cluster && isScheduled(backup)) {
           await ctx.events.warning(
             cluster,

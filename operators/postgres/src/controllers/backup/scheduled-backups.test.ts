@@ -88,7 +88,13 @@ describe('retention of scheduled backups', () => {
       status: {
         ...newest.status,
         conditions: [
-          { type: 'Retention', status: 'False', reason: 'ExpireFailed', message: 'x', lastTransitionTime: '' },
+          {
+            type: 'Retention',
+            status: 'False',
+            reason: 'ExpireFailed',
+            message: 'x',
+            lastTransitionTime: '',
+          },
         ],
       },
     };

@@ -94,7 +94,10 @@ export type ScheduleStatusFields = Pick<
 >;
 
 /** What status.backup says of the base backups of a cluster (all of them) and of its schedule. */
-export function scheduleStatus(backups: readonly PostgresBackup[], next: Date | undefined): ScheduleStatusFields {
+export function scheduleStatus(
+  backups: readonly PostgresBackup[],
+  next: Date | undefined,
+): ScheduleStatusFields {
   const newest = backups
     .filter((b) => b.status?.phase === 'Succeeded' && b.status.finishedAt)
     .sort((a, b) => finishedAt(b) - finishedAt(a))[0];
