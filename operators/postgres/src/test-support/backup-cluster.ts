@@ -19,6 +19,17 @@ import type { PodProcesses } from './pod-processes.ts';
 export const secretData = (values: Record<string, string>): Record<string, string> =>
   Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
 
+/** Sets the secret key in the cluster's credentials Secret (a wrong one, or the right one back). */
+export async function setSecretKey(client: KubeClient, namespace: string, secretAccessKey: string) {
+  await client.patch(
+    builtin.secrets,
+    's3-credentials',
+    namespace,
+    { data: secretData({ secretAccessKey }) },
+    { patchType: 'merge' },
+  );
+}
+
 export interface BackupClusterOptions {
   readonly kubeConfig: KubeConfig;
   readonly client: KubeClient;

@@ -20,7 +20,7 @@ import {
   createBackup,
   finishedBackup,
   repositoryBackupLabels,
-  secretData,
+  setSecretKey,
   startBackupCluster,
   type BackupCluster,
 } from '../../test-support/backup-cluster.ts';
@@ -205,13 +205,7 @@ describe('scheduled PostgreSQLBackups and retention: real API server, PostgreSQL
       slow,
     );
     const wrongSecret = 'wrong-secret-key-for-the-expire';
-    await client.patch(
-      builtin.secrets,
-      's3-credentials',
-      namespace,
-      { data: secretData({ secretAccessKey: wrongSecret }) },
-      { patchType: 'merge' },
-    );
+    await setSecretKey(client, namespace, wrongSecret);
     pods.holdExpirePods = false;
     try {
       const condition = await retentionAfter(fifth);
@@ -249,13 +243,7 @@ describe('scheduled PostgreSQLBackups and retention: real API server, PostgreSQL
         expect(everything.includes(value), 'a credential value in status, Events or logs').toBe(false);
       }
     } finally {
-      await client.patch(
-        builtin.secrets,
-        's3-credentials',
-        namespace,
-        { data: secretData({ secretAccessKey: bed.s3.secretAccessKey }) },
-        { patchType: 'merge' },
-      );
+      await setSecretKey(client, namespace, bed.s3.secretAccessKey);
     }
   }, 200_000);
 });

@@ -17,7 +17,7 @@ import { defaultConnectOptions, withConnection } from '../../instance.ts';
 import {
   createBackup as create,
   finishedBackup,
-  secretData,
+  setSecretKey,
   startBackupCluster,
   type BackupCluster,
 } from '../../test-support/backup-cluster.ts';
@@ -135,13 +135,7 @@ describe('PostgreSQLBackup: real kube-apiserver, real PostgreSQL and pgBackRest 
   it('a wrong secret key: Failed with pgBackRest error code, and no credential value anywhere', async () => {
     const { s3 } = bed;
     const wrongSecret = `wrong${s3.secretAccessKey.slice(5)}x`;
-    await client.patch(
-      builtin.secrets,
-      's3-credentials',
-      namespace,
-      { data: secretData({ secretAccessKey: wrongSecret }) },
-      { patchType: 'merge' },
-    );
+    await setSecretKey(client, namespace, wrongSecret);
     try {
       await createBackup('refused', { clusterName: cluster });
       const backup = await finished('refused');
@@ -164,13 +158,7 @@ describe('PostgreSQLBackup: real kube-apiserver, real PostgreSQL and pgBackRest 
         expect(everything.includes(value), 'a credential value in status, Events or logs').toBe(false);
       }
     } finally {
-      await client.patch(
-        builtin.secrets,
-        's3-credentials',
-        namespace,
-        { data: secretData({ secretAccessKey: s3.secretAccessKey }) },
-        { patchType: 'merge' },
-      );
+      await setSecretKey(client, namespace, s3.secretAccessKey);
     }
   }, 200_000);
 
