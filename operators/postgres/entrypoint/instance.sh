@@ -190,7 +190,8 @@ backup_failure_reason() {
   local line value
   line="$(grep -m1 -oE 'ERROR: \[[0-9]+\]: [^<]*' <<<"$1" || true)"
   [[ -n "$line" ]] || line="no reason printed"
-  for value in "${PGBACKREST_REPO1_S3_KEY:-}" "${PGBACKREST_REPO1_S3_KEY_SECRET:-}" "${PGBACKREST_REPO1_S3_TOKEN:-}"; do
+  for value in "${PGBACKREST_REPO1_S3_KEY:-}" "${PGBACKREST_REPO1_S3_KEY_SECRET:-}" "${PGBACKREST_REPO1_S3_TOKEN:-}" \
+    "${PGBACKREST_REPO2_S3_KEY:-}" "${PGBACKREST_REPO2_S3_KEY_SECRET:-}" "${PGBACKREST_REPO2_S3_TOKEN:-}"; do
     [[ -n "$value" ]] && line="${line//"$value"/<redacted>}"
   done
   printf '%s' "${line:0:240}"
@@ -325,6 +326,7 @@ ready_marker="$PGDATA/homeostat.ready"
 # be re-cloned, and the marker of a pg_rewind under way (outside $PGDATA, which pg_rewind rewrites).
 kept_dir="${PGDATA%/}.before-clone"
 rewinding_marker="${PGDATA%/}.rewinding"
+recovering_marker="${PGDATA%/}.recovering"
 
 mkdir -p "$run_dir"
 # A passfile keeps the replication password out of primary_conninfo, so neither SHOW nor
@@ -487,6 +489,53 @@ write_standby_settings() {
   touch "$PGDATA/standby.signal"
 }
 
+# The roles the cluster's Secrets name, as SQL for single-user mode (statements end with a blank
+# line). `create`: a new cluster, the roles made. `ensure`: data from a backup (recovery), whose
+# roles may exist with another cluster's passwords: each made when missing, its password and
+# attributes set to this cluster's either way. The replication role gets the four functions
+# pg_rewind needs on a source and a checkpoint (short of superuser).
+roles_sql() {
+  local mode="$1" su_user="$2" su_password="$3"
+  role_sql() { # role_sql <name> <attributes> <password>
+    if [[ "$mode" == "ensure" ]]; then
+      # shellcheck disable=SC2016 # $homeostat$ quotes the DO block's body in SQL; nothing to expand
+      printf 'DO $homeostat$ BEGIN IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = %s) THEN CREATE ROLE %s; END IF; END $homeostat$;\n\nALTER ROLE %s WITH %s PASSWORD %s;\n\n' \
+        "$(sql_literal "$1")" "$(sql_identifier "$1")" "$(sql_identifier "$1")" "$2" "$(sql_literal "$3")"
+    else
+      printf 'CREATE ROLE %s WITH %s PASSWORD %s;\n\n' "$(sql_identifier "$1")" "$2" "$(sql_literal "$3")"
+    fi
+  }
+  [[ "$mode" == "ensure" ]] && role_sql "$su_user" "SUPERUSER LOGIN" "$su_password"
+  role_sql "$repl_user" "LOGIN REPLICATION" "$repl_password"
+  local fn
+  for fn in 'pg_ls_dir(text, boolean, boolean)' 'pg_stat_file(text, boolean)' 'pg_read_binary_file(text)' \
+    'pg_read_binary_file(text, bigint, bigint, boolean)'; do
+    printf 'GRANT EXECUTE ON FUNCTION pg_catalog.%s TO %s;\n\n' "$fn" "$(sql_identifier "$repl_user")"
+  done
+  printf 'GRANT pg_checkpoint TO %s;\n\n' "$(sql_identifier "$repl_user")"
+  if [[ -n "${PG_APP_SECRET_DIR:-}" ]]; then
+    role_sql "$(read_secret "$PG_APP_SECRET_DIR" username)" "LOGIN" "$(read_secret "$PG_APP_SECRET_DIR" password)"
+  fi
+}
+
+# Single-user mode runs bootstrap SQL without opening any socket; exit_on_error turns any failed
+# statement into a non-zero exit. The SQL holds passwords in clear (bash cannot compute a SCRAM
+# verifier), so nothing may log a statement: the user's parameters are not included yet
+# (write_server_config comes later), and the command line turns off every setting that logs a
+# statement's text, a failing one's included, whatever postgresql.conf says. Prints the output.
+single_user_sql() { # single_user_sql <sql> <what, for the error>
+  local output
+  if ! output="$(postgres --single -j -D "$PGDATA" -c exit_on_error=on -c log_statement=none \
+    -c log_min_duration_statement=-1 -c log_min_duration_sample=-1 -c log_min_error_statement=panic \
+    -c log_duration=off -c debug_print_parse=off -c debug_print_rewritten=off \
+    -c debug_print_plan=off -c shared_preload_libraries= -c archive_mode=off postgres <<<"$1" 2>&1)"; then
+    grep -E '(ERROR|FATAL|LOG):' <<<"$output" >&2 || true
+    wipe_data_dir
+    die "$2 failed: $(grep -m1 -E '(ERROR|FATAL):' <<<"$output" | sed -E 's/^.*(ERROR|FATAL): +//')"
+  fi
+  printf '%s' "$output"
+}
+
 initdb_primary() {
   require PG_SUPERUSER_SECRET_DIR
   local su_user su_password_file
@@ -506,46 +555,89 @@ initdb_primary() {
     wipe_data_dir
     die "initdb failed: $(tail -n 3 <<<"$output" | paste -sd ' ' -)"
   fi
-  # pg_rewind on a former primary needs these four functions on the source, and a checkpoint
-  # there first; granting them keeps the replication user short of superuser.
   local sql
-  sql="CREATE ROLE $(sql_identifier "$repl_user") WITH LOGIN REPLICATION PASSWORD $(sql_literal "$repl_password");
-
-GRANT EXECUTE ON FUNCTION pg_catalog.pg_ls_dir(text, boolean, boolean) TO $(sql_identifier "$repl_user");
-
-GRANT EXECUTE ON FUNCTION pg_catalog.pg_stat_file(text, boolean) TO $(sql_identifier "$repl_user");
-
-GRANT EXECUTE ON FUNCTION pg_catalog.pg_read_binary_file(text) TO $(sql_identifier "$repl_user");
-
-GRANT EXECUTE ON FUNCTION pg_catalog.pg_read_binary_file(text, bigint, bigint, boolean) TO $(sql_identifier "$repl_user");
-
-GRANT pg_checkpoint TO $(sql_identifier "$repl_user");
-"
+  sql="$(roles_sql create "$su_user" "")"
   if [[ -n "${PG_APP_SECRET_DIR:-}" ]]; then
-    local app_user app_password app_db="${PG_APP_DATABASE:-app}"
-    app_user="$(read_secret "$PG_APP_SECRET_DIR" username)"
-    app_password="$(read_secret "$PG_APP_SECRET_DIR" password)"
     sql+="
-CREATE ROLE $(sql_identifier "$app_user") WITH LOGIN PASSWORD $(sql_literal "$app_password");
 
-CREATE DATABASE $(sql_identifier "$app_db") OWNER $(sql_identifier "$app_user");
+CREATE DATABASE $(sql_identifier "${PG_APP_DATABASE:-app}") OWNER $(sql_identifier "$(read_secret "$PG_APP_SECRET_DIR" username)");
 "
   fi
-  # Single-user mode runs the bootstrap SQL without opening any socket; exit_on_error turns any
-  # failed statement into a non-zero exit. The SQL holds passwords in clear (bash cannot compute a
-  # SCRAM verifier), so nothing may log a statement: the user's parameters are not included yet
-  # (write_server_config comes later), and the command line turns off every setting that logs a
-  # statement's text, a failing one's included, whatever postgresql.conf says.
-  if ! output="$(postgres --single -j -D "$PGDATA" -c exit_on_error=on -c log_statement=none \
-    -c log_min_duration_statement=-1 -c log_min_duration_sample=-1 -c log_min_error_statement=panic \
-    -c log_duration=off -c debug_print_parse=off -c debug_print_rewritten=off \
-    -c debug_print_plan=off -c shared_preload_libraries= postgres <<<"$sql" 2>&1 >/dev/null)"; then
-    [[ -n "$output" ]] && printf '%s\n' "$output" >&2
-    wipe_data_dir
-    die "bootstrap SQL (roles, grants, database) failed: $(grep -m1 -E '(ERROR|FATAL):' <<<"$output" | sed -E 's/^.*(ERROR|FATAL): +//')"
-  fi
-  [[ -n "$output" ]] && printf '%s\n' "$output" >&2
+  single_user_sql "$sql" "bootstrap SQL (roles, grants, database)" >/dev/null
   return 0
+}
+
+# spec.bootstrap.recovery (ADR 0217): the first primary's data comes from a backup of another (or
+# an earlier) cluster and the WAL archived after it, instead of initdb. pgBackRest restores the
+# backup the target needs from the source repository (repo2 in its own configuration file, its
+# credentials in PGBACKREST_REPO2_*, never the cluster's own) and writes the recovery settings; a
+# private server (no TCP, a socket of its own, so neither the probes nor the operator see it)
+# replays to the target and promotes; its recovery settings are then removed, so that no later
+# standby of this data stops at the target, and the roles get this cluster's passwords. A marker
+# beside the data directory says a restore is under way: one interrupted at any step starts over.
+recover_primary() {
+  require PG_SUPERUSER_SECRET_DIR
+  require PG_RECOVERY_CONFIG_FILE
+  require PG_RECOVERY_STANZA
+  local type="${PG_RECOVERY_TARGET_TYPE:-default}" output
+  local tool=(pgbackrest --config="$PG_RECOVERY_CONFIG_FILE" --stanza="$PG_RECOVERY_STANZA")
+  local args=(restore)
+  [[ -n "${PG_RECOVERY_SET:-}" ]] && args+=(--set="$PG_RECOVERY_SET")
+  case "$type" in
+    default) ;;
+    time | lsn | name)
+      require PG_RECOVERY_TARGET
+      args+=(--type="$type" --target="$PG_RECOVERY_TARGET" --target-action=promote)
+      ;;
+    *) die "PG_RECOVERY_TARGET_TYPE must be default, time, lsn or name, not '$type'" ;;
+  esac
+  local what="${PG_RECOVERY_SET:-the newest backup that fits} of $PG_RECOVERY_STANZA, to ${PG_RECOVERY_TARGET:-the end of its archive}"
+  log "recovery: restoring $what"
+  touch "$recovering_marker"
+  wipe_data_dir
+  mkdir -p "$(dirname "$PG_RECOVERY_CONFIG_FILE")"
+  printf '%s\n' "$PG_RECOVERY_CONFIG" >"$PG_RECOVERY_CONFIG_FILE"
+  if ! output="$("${tool[@]}" "${args[@]}" 2>&1)"; then
+    wipe_data_dir
+    rm -f "$recovering_marker"
+    die "recovery from $PG_RECOVERY_STANZA failed: $(backup_failure_reason "$output"). bootstrap cannot change: delete this PostgreSQLCluster and create it again with another bootstrap.recovery"
+  fi
+  write_server_config
+  local replay_dir="$run_dir/recovery" replay_log="$run_dir/recovery.log" state
+  mkdir -p "$replay_dir"
+  log "recovery: replaying the archived WAL (a private server on $replay_dir; its log: $replay_log)"
+  pg_ctl -D "$PGDATA" -l "$replay_log" -w -t 3600 \
+    -o "-c listen_addresses='' -c unix_socket_directories='$replay_dir' -c archive_mode=off" start >/dev/null 2>&1 || true
+  while :; do
+    state="$(pg_controldata -D "$PGDATA" 2>/dev/null | sed -n 's/^Database cluster state: *//p')"
+    [[ "$state" == "in production" ]] && break
+    if ! pg_ctl -D "$PGDATA" status >/dev/null 2>&1; then
+      local fatal
+      fatal="$(grep -E '(FATAL|PANIC):' "$replay_log" | tail -1 | sed -E 's/^.*(FATAL|PANIC): +//')"
+      cat "$replay_log" >&2 || true
+      wipe_data_dir
+      rm -f "$recovering_marker"
+      die "recovery of $what stopped before promotion: ${fatal:-the server exited}. bootstrap cannot change: delete this PostgreSQLCluster and create it again with another bootstrap.recovery"
+    fi
+    nap 1
+  done
+  pg_ctl -D "$PGDATA" -m fast -w -t 600 stop >/dev/null
+  cat "$replay_log" >&2 || true
+  local auto="$PGDATA/postgresql.auto.conf" kept
+  kept="$(grep -Ev '^[[:space:]]*(restore_command|recovery_target[a-z_]*)[[:space:]]*=' "$auto" || true)"
+  printf '%s\n' "$kept" >"$auto.tmp" && mv "$auto.tmp" "$auto"
+  rm -f "$PGDATA/recovery.signal" "$PGDATA/standby.signal" "$ready_marker"
+  single_user_sql "$(roles_sql ensure "$(read_secret "$PG_SUPERUSER_SECRET_DIR" username)" \
+    "$(read_secret "$PG_SUPERUSER_SECRET_DIR" password)")" "setting this cluster's roles on the recovered data" >/dev/null
+  if [[ -n "${PG_APP_SECRET_DIR:-}" ]]; then
+    local db="${PG_APP_DATABASE:-app}"
+    output="$(single_user_sql "SELECT 1 AS present FROM pg_catalog.pg_database WHERE datname = $(sql_literal "$db");" "looking up the database $db")"
+    if ! grep -q 'present = "1"' <<<"$output"; then
+      single_user_sql "CREATE DATABASE $(sql_identifier "$db") OWNER $(sql_identifier "$(read_secret "$PG_APP_SECRET_DIR" username)");" "creating the database $db" >/dev/null
+    fi
+  fi
+  rm -f "$recovering_marker"
+  log "recovery: $what done; the recovered data is this cluster's first primary"
 }
 
 slot_wal_bound_mb() { # a quarter of the data volume's size, at least 256 MB (wal_keep_size)
@@ -758,13 +850,17 @@ is_complete() { [[ "$(cat "$ready_marker" 2>/dev/null)" == "$INSTANCE_NAME" ]]; 
 mark_complete() { echo "$INSTANCE_NAME" >"$ready_marker"; }
 
 if [[ "$INSTANCE_ROLE" == "primary" ]]; then
+  if [[ -e "$recovering_marker" ]]; then
+    log "recovery: an earlier restore was interrupted; starting it again"
+    wipe_data_dir
+  fi
   if ! has_cluster; then
     # The operator refuses initdb once the cluster has had a primary (PG_INITDB=refused): an empty
     # volume then means this instance's data was lost, and a new empty primary would be followed
     # by the replicas that still hold the data, and found empty by the application.
     [[ "${PG_INITDB:-allowed}" == "allowed" ]] ||
       die "$PGDATA is empty but this cluster was bootstrapped before: refusing to make a new, empty primary (the data is on the replicas, or in a backup); the operator promotes a replica instead"
-    initdb_primary
+    if [[ -n "${PG_RECOVERY_CONFIG:-}" ]]; then recover_primary; else initdb_primary; fi
     mark_complete
   elif ! is_complete; then
     die "$PGDATA holds an incomplete cluster (interrupted clone or rewind); start this instance as a replica to re-clone it"

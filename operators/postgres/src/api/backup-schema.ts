@@ -147,3 +147,71 @@ export const BackupStatus = Type.Object(
       "The WAL archive, as the primary's archiver reports it (pg_stat_archiver), and the base backups: the newest one and the schedule's.",
   },
 );
+
+export const RecoveryTarget = Type.Object(
+  {
+    time: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description:
+          'Replay every transaction committed up to this moment (RFC 3339, e.g. 2026-11-27T04:40:50Z), and none after.',
+      }),
+    ),
+    lsn: Type.Optional(
+      Type.String({
+        pattern: '^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$',
+        description: 'Replay up to this WAL position (e.g. 0/3000028), included.',
+      }),
+    ),
+    restorePoint: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 63,
+        description:
+          "Replay up to the restore point of this name (made with pg_create_restore_point('name')).",
+      }),
+    ),
+  },
+  {
+    description: 'Where the replay stops; unset: at the end of the archive, every archived commit back.',
+    'x-kubernetes-validations': [
+      {
+        rule: '(has(self.time) ? 1 : 0) + (has(self.lsn) ? 1 : 0) + (has(self.restorePoint) ? 1 : 0) == 1',
+        message: 'bootstrap.recovery.target takes exactly one of time, lsn or restorePoint',
+      },
+    ],
+  },
+);
+
+export const Recovery = Type.Object(
+  {
+    source: Type.Object(
+      {
+        clusterName: Type.String({
+          minLength: 1,
+          maxLength: 63,
+          pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+          description:
+            "The cluster the backups were taken of (its name is the repository's stanza); it need not exist any more.",
+        }),
+        destination: Type.Object(
+          { s3: PostgresS3Destination },
+          { description: "Where that cluster's backup.destination put its repository. Only read." },
+        ),
+      },
+      { description: 'The repository to recover from.' },
+    ),
+    backup: Type.Optional(
+      Type.String({
+        pattern: '^[0-9]{8}-[0-9]{6}F$',
+        description:
+          "The backup to start from, by its label (a PostgreSQLBackup's status.label). Unset: the newest that ended before the target (the newest of all without a target).",
+      }),
+    ),
+    target: Type.Optional(RecoveryTarget),
+  },
+  {
+    description:
+      "Make the new cluster from a backup of another (or an earlier) cluster and the WAL archived after it, up to a target, instead of an empty database. The first instance restores and replays, then is promoted; the others clone it. The roles' passwords are this cluster's Secrets'.",
+  },
+);

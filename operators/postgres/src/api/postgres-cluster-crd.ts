@@ -28,6 +28,14 @@ export const postgresClusterCrd = buildCrd({
         specRequiredRule,
         dnsLabelNameRule('it names Services and pods'),
         {
+          // Archiving into the repository being recovered from would mix two clusters' WAL under
+          // one stanza: the source's own history could no longer be restored.
+          rule: "!has(self.spec.bootstrap) || !has(self.spec.bootstrap.recovery) || !has(self.spec.backup) || self.spec.bootstrap.recovery.source.clusterName != self.metadata.name || self.spec.backup.destination.s3.bucket != self.spec.bootstrap.recovery.source.destination.s3.bucket || (has(self.spec.backup.destination.s3.prefix) ? self.spec.backup.destination.s3.prefix : '') != (has(self.spec.bootstrap.recovery.source.destination.s3.prefix) ? self.spec.bootstrap.recovery.source.destination.s3.prefix : '')",
+          message:
+            'spec.backup.destination is the repository spec.bootstrap.recovery reads from, under the same cluster name: the recovered cluster would archive into its source. Give spec.backup.destination another prefix (or bucket)',
+          fieldPath: '.spec.backup.destination',
+        },
+        {
           rule: "!has(self.spec.primary) || (self.spec.primary.startsWith(self.metadata.name + '-') && self.spec.primary.substring(size(self.metadata.name) + 1).matches('^[0-9]$') && int(self.spec.primary.substring(size(self.metadata.name) + 1)) < self.spec.instances)",
           message:
             "spec.primary must name one of this cluster's instances: the cluster's name, '-' and a number below instances (mycluster-0 to mycluster-2 for 3 instances)",

@@ -16,7 +16,7 @@ import {
   operatorOwnedParameterNames,
   operatorOwnedParameters,
 } from './operator-owned-parameters.ts';
-import { Backup, BackupStatus } from './backup-schema.ts';
+import { Backup, BackupStatus, Recovery } from './backup-schema.ts';
 import { operatorRoleNames } from './operator-roles.ts';
 import { defaultMajorVersion, supportedMajorVersions } from './postgres-versions.ts';
 
@@ -173,6 +173,7 @@ export const Bootstrap = Type.Object(
       'The role that owns the application database; its credentials are in the Secret <cluster>-app.',
       'app',
     ),
+    recovery: Type.Optional(Recovery),
   },
   {
     default: { database: 'app', owner: 'app' },

@@ -3,6 +3,8 @@ import {
   credentialEnvironment,
   renderCredentialsConfig,
   renderPgBackRestConfig,
+  renderRecoveryConfig,
+  renderRepositoryHostConfig,
 } from './pgbackrest-config.ts';
 import { archiveCommand, confLine, restoreCommand } from './wal-commands.ts';
 
@@ -83,5 +85,79 @@ describe('pgBackRest configuration', () => {
       'pgbackrest --config=/etc/pgbackrest/pgbackrest.conf --stanza=cluster-a \'--pg1-path=/data/x y\' archive-get %f "%p"',
     );
     expect(confLine('restore_command', "a 'b'")).toBe("restore_command = 'a ''b'''");
+  });
+
+  it("serves an instance's files over TLS to the backup client alone, for its own stanza", () => {
+    const text = renderPgBackRestConfig({
+      stanza: 'ledger',
+      destination,
+      instance,
+      workDir: '/w',
+      tlsServer: {
+        address: '0.0.0.0',
+        port: 8432,
+        certFile: '/tls/tls.crt',
+        keyFile: '/tls/tls.key',
+        caFile: '/tls/ca.crt',
+        clientCommonName: 'homeostat-backup',
+      },
+    });
+    expect(text).toContain('tls-server-port=8432\ntls-server-cert-file=/tls/tls.crt\n');
+    expect(text).toContain('tls-server-auth=homeostat-backup=ledger\n');
+    const render = (clientCommonName: string) =>
+      renderPgBackRestConfig({
+        stanza: 'ledger',
+        destination,
+        instance,
+        workDir: '/w',
+        tlsServer: { address: '0.0.0.0', port: 1, certFile: '', keyFile: '', caFile: '', clientCommonName },
+      });
+    expect(() => render('a=b,c')).toThrow('is not a plain name');
+  });
+
+  it('names each instance as a TLS host of the backup pod, and copies from a standby only when told', () => {
+    const hosts = renderRepositoryHostConfig({
+      stanza: 'ledger',
+      destination,
+      workDir: '/tmp/pgbackrest',
+      instances: [
+        { host: 'ledger-0.ledger-instances.shop.svc', ...instance },
+        { host: 'ledger-1.ledger-instances.shop.svc', ...instance },
+      ],
+      client: { certFile: '/c/tls.crt', keyFile: '/c/tls.key', caFile: '/c/ca.crt' },
+      serverPort: 8432,
+      fromStandby: true,
+    });
+    expect(hosts).toContain('backup-standby=y\n');
+    expect(hosts).toContain(
+      'pg1-host=ledger-0.ledger-instances.shop.svc\npg1-host-type=tls\npg1-host-port=8432\n',
+    );
+    expect(hosts).toContain('pg2-host=ledger-1.ledger-instances.shop.svc\n');
+    expect(hosts).toContain('pg2-host-key-file=/c/tls.key\n');
+    expect(hosts).not.toContain('AKIA');
+    expect(() =>
+      renderRepositoryHostConfig({
+        stanza: 'ledger',
+        destination,
+        workDir: '/w',
+        instances: [],
+        client: { certFile: '', keyFile: '', caFile: '' },
+        serverPort: 8432,
+        fromStandby: false,
+      }),
+    ).toThrow('at least one instance');
+  });
+
+  it("reads a recovery source as repo2, so its credentials never mix with the cluster's own", () => {
+    const text = renderRecoveryConfig({
+      stanza: 'old',
+      destination,
+      workDir: '/run/r',
+      dataDir: '/data/pgdata',
+    });
+    expect(text).toContain('repo2-type=s3\nrepo2-s3-endpoint=s3.internal\n');
+    expect(text).toContain('repo2-storage-ca-file=/etc/homeostat/s3-ca/ca.crt\n');
+    expect(text).not.toContain('repo1-');
+    expect(text).toContain('[old]\npg1-path=/data/pgdata\n');
   });
 });

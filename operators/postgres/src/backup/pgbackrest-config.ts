@@ -107,26 +107,32 @@ function line(option: string, value: string | number): string {
   return `${option}=${text}`;
 }
 
-/** The repository and the tool's own settings, which every configuration shares. */
+/**
+ * The repository and the tool's own settings, which every configuration shares. `repo` is the
+ * repository's index: 1 for the cluster's own; 2 for the one a new cluster is recovered from,
+ * whose credentials then come from the PGBACKREST_REPO2_* variables and never mix with its own.
+ */
 function repositoryLines(
   destination: S3Destination,
   workDir: string,
   consoleLog: 'warn' | 'off' | 'info',
+  repo: 1 | 2 = 1,
 ): string[] {
   const endpoint = s3Endpoint(destination);
+  const r = `repo${repo}`;
   return [
-    line('repo1-type', 's3'),
-    line('repo1-s3-endpoint', endpoint.host),
-    line('repo1-storage-port', endpoint.port),
-    line('repo1-s3-bucket', destination.bucket),
-    line('repo1-s3-region', destination.region),
-    line('repo1-s3-uri-style', destination.forcePathStyle ? 'path' : 'host'),
-    line('repo1-path', repositoryPath(destination)),
-    ...(destination.caFile ? [line('repo1-storage-ca-file', destination.caFile)] : []),
+    line(`${r}-type`, 's3'),
+    line(`${r}-s3-endpoint`, endpoint.host),
+    line(`${r}-storage-port`, endpoint.port),
+    line(`${r}-s3-bucket`, destination.bucket),
+    line(`${r}-s3-region`, destination.region),
+    line(`${r}-s3-uri-style`, destination.forcePathStyle ? 'path' : 'host'),
+    line(`${r}-path`, repositoryPath(destination)),
+    ...(destination.caFile ? [line(`${r}-storage-ca-file`, destination.caFile)] : []),
     // Retention is decided by this layer (retention.ts) and applied backup by backup; the tool's
     // own count is set to its maximum so that it never expires anything on its own.
-    line('repo1-retention-full-type', 'count'),
-    line('repo1-retention-full', 9999999),
+    line(`${r}-retention-full-type`, 'count'),
+    line(`${r}-retention-full`, 9999999),
     // zstd: a fraction of gzip's CPU for a similar ratio (docs/benchmarks.md).
     line('compress-type', 'zst'),
     line('start-fast', 'y'),
@@ -184,6 +190,33 @@ export interface RepositoryOnlySettings {
 export function renderRepositoryOnlyConfig(settings: RepositoryOnlySettings): string {
   // No stanza section: the stanza is named on the command line, and it has no options of its own here.
   return ['[global]', ...repositoryLines(settings.destination, settings.workDir, 'info'), ''].join('\n');
+}
+
+/** Everything the configuration a new cluster is recovered with is rendered from. */
+export interface RecoverySourceSettings {
+  /** The stanza in the source repository: the name of the cluster the backups were taken of. */
+  readonly stanza: string;
+  readonly destination: S3Destination;
+  readonly workDir: string;
+  /** The new instance's data directory, which the restore fills. */
+  readonly dataDir: string;
+}
+
+/**
+ * The configuration a new cluster's first instance restores with, and replays the source's WAL
+ * with until it is promoted (spec.bootstrap.recovery): the source repository alone, as repo2, so
+ * its credentials (PGBACKREST_REPO2_*) and the cluster's own (PGBACKREST_REPO1_*, for archiving)
+ * can sit in the same environment, and nothing the new cluster archives can reach the source.
+ */
+export function renderRecoveryConfig(settings: RecoverySourceSettings): string {
+  return [
+    '[global]',
+    ...repositoryLines(settings.destination, settings.workDir, 'warn', 2),
+    '',
+    `[${settings.stanza}]`,
+    line('pg1-path', settings.dataDir),
+    '',
+  ].join('\n');
 }
 
 /**

@@ -71,7 +71,9 @@ describe('the instance pod with spec.backup', () => {
     });
     const plain = backupPodParts(noCa, paths);
     expect(plain.volumes).toEqual([]);
-    expect(plain.env.find((e) => e.name === 'PG_BACKREST_CONFIG')?.value).not.toContain('repo1-storage-ca-file');
+    expect(plain.env.find((e) => e.name === 'PG_BACKREST_CONFIG')?.value).not.toContain(
+      'repo1-storage-ca-file',
+    );
     expect(plain.env.find((e) => e.name === 'PG_ARCHIVE_TIMEOUT')?.value).toBe('300');
   });
 

@@ -43,34 +43,55 @@ export function archiveTimeoutSeconds(archiveTimeout: string): number {
   return Number(match[1]) * (seconds[match[2] ?? 's'] ?? 1);
 }
 
-/** pgBackRest's option variables for the credentials, each from its key in the user's Secret. */
-const credentialVariables = [
-  { name: 'PGBACKREST_REPO1_S3_KEY', key: s3CredentialKeys.accessKeyId, optional: false },
-  { name: 'PGBACKREST_REPO1_S3_KEY_SECRET', key: s3CredentialKeys.secretAccessKey, optional: false },
-  { name: 'PGBACKREST_REPO1_S3_TOKEN', key: s3CredentialKeys.sessionToken, optional: true },
-] as const;
+/** pgBackRest's option variables for the credentials of repository `repo`, each from its key in the user's Secret. */
+const credentialVariables = (repo: 1 | 2) =>
+  [
+    { name: `PGBACKREST_REPO${repo}_S3_KEY`, key: s3CredentialKeys.accessKeyId, optional: false },
+    { name: `PGBACKREST_REPO${repo}_S3_KEY_SECRET`, key: s3CredentialKeys.secretAccessKey, optional: false },
+    { name: `PGBACKREST_REPO${repo}_S3_TOKEN`, key: s3CredentialKeys.sessionToken, optional: true },
+  ] as const;
 
 type S3Spec = BackupSpecFields['destination']['s3'];
 
+/**
+ * How a pod reaches one repository: pgBackRest's index for it (1: the cluster's own; 2: the one a
+ * new cluster is recovered from), and the volume and path of its CA.
+ */
+export interface RepositoryAccess {
+  readonly repo: 1 | 2;
+  readonly caVolume: string;
+  readonly caMountPath: string;
+}
+
+/** The cluster's own repository (archiving and base backups). */
+export const ownRepository: RepositoryAccess = {
+  repo: 1,
+  caVolume: 'backup-ca',
+  caMountPath: backupCaMountPath,
+};
+
 /** The destination as pgBackRest's configuration takes it (the CA where the pod mounts it). */
-export function s3DestinationOf(s3: S3Spec): S3Destination {
+export function s3DestinationOf(s3: S3Spec, access: RepositoryAccess = ownRepository): S3Destination {
   return {
     bucket: s3.bucket,
     ...(s3.prefix !== undefined ? { prefix: s3.prefix } : {}),
     ...(s3.endpoint !== undefined ? { endpoint: s3.endpoint } : {}),
     region: s3.region,
     forcePathStyle: s3.forcePathStyle,
-    ...(s3.ca ? { caFile: `${backupCaMountPath}/${s3.ca.key}` } : {}),
+    ...(s3.ca ? { caFile: `${access.caMountPath}/${s3.ca.key}` } : {}),
   };
 }
 
-/** What every pod that reaches the repository needs: the credentials (read by the kubelet) and the CA. */
-export function repositoryAccessParts(s3: S3Spec): {
+/** What every pod that reaches a repository needs: the credentials (read by the kubelet) and the CA. */
+export function repositoryAccessParts(
+  s3: S3Spec,
+  access: RepositoryAccess = ownRepository,
+): {
   env: V1EnvVar[];
   volumes: V1Volume[];
   mounts: V1VolumeMount[];
 } {
-  const env = credentialVariables.map(({ name, key, optional }) => ({
+  const env = credentialVariables(access.repo).map(({ name, key, optional }) => ({
     name,
     valueFrom: { secretKeyRef: { name: s3.credentialsSecretName, key, ...(optional ? { optional } : {}) } },
   }));
@@ -79,7 +100,7 @@ export function repositoryAccessParts(s3: S3Spec): {
     env,
     volumes: [
       {
-        name: 'backup-ca',
+        name: access.caVolume,
         secret: {
           secretName: s3.ca.secretName,
           defaultMode: 0o444,
@@ -87,7 +108,7 @@ export function repositoryAccessParts(s3: S3Spec): {
         },
       },
     ],
-    mounts: [{ name: 'backup-ca', mountPath: backupCaMountPath, readOnly: true }],
+    mounts: [{ name: access.caVolume, mountPath: access.caMountPath, readOnly: true }],
   };
 }
 

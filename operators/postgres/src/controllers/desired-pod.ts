@@ -10,6 +10,7 @@ import type {
 import type { PostgresCluster } from '../api/postgres-cluster-types.ts';
 import { postgresPort, readWriteHost, secretNames, serviceNames, tlsSecretNames } from './cluster-names.ts';
 import { backupPodParts } from './desired-backup.ts';
+import { recoveryPodParts } from './desired-recovery.ts';
 import { annotationKeys, clusterSelector, labelKeys, ownedObjectMeta } from './operand-labels.ts';
 import { renderParameters } from './postgres-parameters.ts';
 
@@ -258,6 +259,11 @@ export function specHash(spec: V1PodSpec): string {
 export function desiredInstancePod(cluster: PostgresCluster, instance: string, inputs: PodInputs): V1Pod {
   const shared = instancePodSpec(cluster, inputs.image);
   const meta = ownedObjectMeta(cluster, instance);
+  // Only a pod that may bootstrap the cluster restores it from a backup.
+  const recovery =
+    inputs.initdb === 'allowed' && inputs.role === 'primary'
+      ? recoveryPodParts(cluster, paths)
+      : { env: [], volumes: [], mounts: [] };
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -281,12 +287,18 @@ export function desiredInstancePod(cluster: PostgresCluster, instance: string, i
                 ...(c.env ?? []),
                 { name: 'PG_INITDB', value: inputs.initdb },
                 ...(inputs.retained ? [{ name: 'PG_RETAINED', value: 'true' }] : []),
+                ...recovery.env,
               ],
+              volumeMounts: [...(c.volumeMounts ?? []), ...recovery.mounts],
             }
           : c,
       ),
       hostname: instance,
-      volumes: [{ name: 'data', persistentVolumeClaim: { claimName: instance } }, ...(shared.volumes ?? [])],
+      volumes: [
+        { name: 'data', persistentVolumeClaim: { claimName: instance } },
+        ...(shared.volumes ?? []),
+        ...recovery.volumes,
+      ],
     },
   };
 }

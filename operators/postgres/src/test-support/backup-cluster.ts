@@ -1,34 +1,19 @@
-// What the base-backup controller tests share: a real S3 server (versitygw over TLS) with its
-// credentials and CA in Secrets, the operator, and a two-instance cluster archiving to the bucket
-// with a primary and a streaming standby ready; then PostgreSQLBackups created, waited for, and
+// What the base-backup controller tests share: the S3 repository (s3-repository.ts), the operator,
+// and a two-instance cluster archiving to the bucket with a primary and a streaming standby ready; then PostgreSQLBackups created, waited for, and
 // the repository read where versitygw keeps it (objects are files under its rootDir).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { waitUntil } from '@homeostat/testing';
-import { startS3Server, type S3TestServer } from '@homeostat/testing/s3';
-import { builtin, type KubeClient, type Manager } from '@homeostat/reconcile';
+import type { S3TestServer } from '@homeostat/testing/s3';
+import type { KubeClient, Manager } from '@homeostat/reconcile';
 import { postgresBackups, type PostgresBackup } from '../api/postgres-backup-types.ts';
 import { postgresClusters, type PostgresCluster } from '../api/postgres-cluster-types.ts';
 import type { BackupScheduleOptions } from '../controllers/backup/backup-schedule-controller.ts';
 import { createCluster, podOperator, prepareNamespace } from './pod-cluster.ts';
 import type { PodProcesses } from './pod-processes.ts';
-
-/** A Secret's data from plain values. */
-export const secretData = (values: Record<string, string>): Record<string, string> =>
-  Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
-
-/** Sets the secret key in the cluster's credentials Secret (a wrong one, or the right one back). */
-export async function setSecretKey(client: KubeClient, namespace: string, secretAccessKey: string) {
-  await client.patch(
-    builtin.secrets,
-    's3-credentials',
-    namespace,
-    { data: secretData({ secretAccessKey }) },
-    { patchType: 'merge' },
-  );
-}
+import { startS3Repository, type S3Repository } from './s3-repository.ts';
 
 export interface BackupClusterOptions {
   readonly kubeConfig: KubeConfig;
@@ -49,6 +34,8 @@ export interface BackupClusterOptions {
 /** The running S3 server and operator of a backup test. */
 export interface BackupCluster {
   readonly s3: S3TestServer;
+  /** The bucket's Secrets (setSecretKey for a wrong key, or the right one back). */
+  readonly s3Repository: S3Repository;
   /** The operator, started; replaced by `restartOperator`. */
   manager: Manager;
   /** Stops the operator and starts a new one (same options): nothing of the first is remembered. */
@@ -61,16 +48,14 @@ export interface BackupCluster {
 /** Starts the S3 server and the operator, and a two-instance cluster archiving to the bucket, ready. */
 export async function startBackupCluster(options: BackupClusterOptions): Promise<BackupCluster> {
   const { client, namespace, cluster, pods } = options;
-  const s3 = await startS3Server({ buckets: [options.bucket], tls: true });
   await prepareNamespace(options.kubeConfig, client, namespace);
-  const secret = (name: string, values: Record<string, string>) =>
-    client.create(builtin.secrets, { metadata: { name, namespace }, data: secretData(values) });
-  await secret('s3-credentials', { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey });
-  await secret('s3-ca', { 'ca.crt': readFileSync(s3.caFile ?? '', 'utf8') });
+  const s3Repository = await startS3Repository(client, namespace, options.bucket);
+  const { s3 } = s3Repository;
   const operator = () =>
     podOperator(options.kubeConfig, namespace, options.log, pods, {}, options.schedule ?? {});
   const bed: BackupCluster = {
     s3,
+    s3Repository,
     manager: operator(),
     repository: join(s3.rootDir, options.bucket, options.prefix),
     async restartOperator() {
@@ -81,24 +66,14 @@ export async function startBackupCluster(options: BackupClusterOptions): Promise
     async stop() {
       await bed.manager.stop();
       await pods.stop();
-      await s3.stop();
+      await s3Repository.stop();
     },
   };
   await bed.manager.start();
   await createCluster(client, namespace, cluster, {
     instances: 2,
     backup: {
-      destination: {
-        s3: {
-          bucket: options.bucket,
-          prefix: options.prefix,
-          endpoint: s3.endpoint,
-          region: s3.region,
-          forcePathStyle: true,
-          credentialsSecretName: 's3-credentials',
-          ca: { secretName: 's3-ca' },
-        },
-      },
+      destination: { s3: s3Repository.destination(options.prefix) },
       ...options.backup,
     },
   });

@@ -1,7 +1,17 @@
 // PostgreSQLClusters for tests: as the API server stores them (the schema's defaults applied).
+import { FormatRegistry } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { PostgresClusterSpec } from '../api/postgres-cluster-schema.ts';
 import type { PostgresCluster, PostgresClusterSpecFields } from '../api/postgres-cluster-types.ts';
+
+// The API server checks `format: date-time` (bootstrap.recovery.target.time); TypeBox knows no
+// format until one is registered.
+if (!FormatRegistry.Has('date-time')) {
+  FormatRegistry.Set(
+    'date-time',
+    (value) => /^\d{4}-\d\d-\d\dT/.test(value) && !Number.isNaN(Date.parse(value)),
+  );
+}
 
 /** A spec as a user writes it: any subset of the fields, nested objects partial too. */
 export type PartialSpec = { [K in keyof PostgresClusterSpecFields]?: unknown };

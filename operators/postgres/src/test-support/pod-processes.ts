@@ -23,7 +23,8 @@ import type { Credentials, InstanceEndpoint } from '../instance.ts';
 import { secretNames, tlsSecretNames } from '../controllers/cluster-names.ts';
 import { backupPodPaths, backupPodSelector } from '../controllers/backup/backup-pod.ts';
 import { expirePodSelector } from '../controllers/backup/expire-pod.ts';
-import { backupCaMountPath } from '../controllers/desired-backup.ts';
+import { ownRepository } from '../controllers/desired-backup.ts';
+import { sourceRepository } from '../controllers/desired-recovery.ts';
 import { instancePaths, tlsVolume } from '../controllers/desired-pod.ts';
 import { annotationKeys, labelKeys } from '../controllers/operand-labels.ts';
 import { PostgresTestBed, type TestInstance } from './postgres-processes.ts';
@@ -226,7 +227,7 @@ export class PodProcesses {
     const env = await this.#resolveEnvironment(
       pod,
       'postgres',
-      /^(PG_BACKREST_|PG_ARCHIVE_|PGBACKREST_)/,
+      /^(PG_BACKREST_|PG_ARCHIVE_|PGBACKREST_|PG_RECOVERY_)/,
       name,
       [
         [instancePaths.pgdata, dataDir],
@@ -262,11 +263,12 @@ export class PodProcesses {
     const container = pod.spec?.containers.find((c) => c.name === containerName);
     const vars = (container?.env ?? []).filter((e) => only.test(e.name));
     if (vars.length === 0) return {};
-    const caVolume = pod.spec?.volumes?.find((v) => v.name === 'backup-ca')?.secret;
-    if (caVolume?.secretName) {
+    for (const { caVolume: volumeName, caMountPath } of [ownRepository, sourceRepository]) {
+      const caVolume = pod.spec?.volumes?.find((v) => v.name === volumeName)?.secret;
+      if (!caVolume?.secretName) continue;
       const secret = await this.#client.find(builtin.secrets, caVolume.secretName, this.#namespace);
       if (!secret) return undefined;
-      const caDir = join(this.bed.root, `${volumePrefix}-backup-ca`);
+      const caDir = join(this.bed.root, `${volumePrefix}-${volumeName}`);
       mkdirSync(caDir, { recursive: true });
       chmodSync(caDir, 0o755);
       for (const item of caVolume.items ?? []) {
@@ -274,7 +276,7 @@ export class PodProcesses {
         writeFileSync(file, Buffer.from(secret.data?.[item.key] ?? '', 'base64'));
         chmodSync(file, 0o644);
       }
-      moves = [...moves, [backupCaMountPath, caDir]];
+      moves = [...moves, [caMountPath, caDir]];
     }
     const inBed = (value: string) => moves.reduce((v, [from, to]) => v.split(from).join(to), value);
     const env: Record<string, string> = {};

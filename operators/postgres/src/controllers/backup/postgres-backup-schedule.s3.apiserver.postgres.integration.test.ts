@@ -20,7 +20,6 @@ import {
   createBackup,
   finishedBackup,
   repositoryBackupLabels,
-  setSecretKey,
   startBackupCluster,
   type BackupCluster,
 } from '../../test-support/backup-cluster.ts';
@@ -205,7 +204,7 @@ describe('scheduled PostgreSQLBackups and retention: real API server, PostgreSQL
       slow,
     );
     const wrongSecret = 'wrong-secret-key-for-the-expire';
-    await setSecretKey(client, namespace, wrongSecret);
+    await bed.s3Repository.setSecretKey(wrongSecret);
     pods.holdExpirePods = false;
     try {
       const condition = await retentionAfter(fifth);
@@ -243,7 +242,7 @@ describe('scheduled PostgreSQLBackups and retention: real API server, PostgreSQL
         expect(everything.includes(value), 'a credential value in status, Events or logs').toBe(false);
       }
     } finally {
-      await setSecretKey(client, namespace, bed.s3.secretAccessKey);
+      await bed.s3Repository.setSecretKey(bed.s3.secretAccessKey);
     }
   }, 200_000);
 });

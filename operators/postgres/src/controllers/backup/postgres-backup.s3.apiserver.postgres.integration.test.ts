@@ -17,7 +17,6 @@ import { defaultConnectOptions, withConnection } from '../../instance.ts';
 import {
   createBackup as create,
   finishedBackup,
-  setSecretKey,
   startBackupCluster,
   type BackupCluster,
 } from '../../test-support/backup-cluster.ts';
@@ -135,7 +134,7 @@ describe('PostgreSQLBackup: real kube-apiserver, real PostgreSQL and pgBackRest 
   it('a wrong secret key: Failed with pgBackRest error code, and no credential value anywhere', async () => {
     const { s3 } = bed;
     const wrongSecret = `wrong${s3.secretAccessKey.slice(5)}x`;
-    await setSecretKey(client, namespace, wrongSecret);
+    await bed.s3Repository.setSecretKey(wrongSecret);
     try {
       await createBackup('refused', { clusterName: cluster });
       const backup = await finished('refused');
@@ -158,7 +157,7 @@ describe('PostgreSQLBackup: real kube-apiserver, real PostgreSQL and pgBackRest 
         expect(everything.includes(value), 'a credential value in status, Events or logs').toBe(false);
       }
     } finally {
-      await setSecretKey(client, namespace, s3.secretAccessKey);
+      await bed.s3Repository.setSecretKey(s3.secretAccessKey);
     }
   }, 200_000);
 
