@@ -25,7 +25,8 @@
   resources: [etcdbackups/finalizers]
   verbs: [update]
 # Member pods and their claims are made and deleted one at a time; a pod is patched only to change
-# its etcd image in a rolling upgrade (the one field of a pod that can change).
+# its etcd image in a rolling upgrade (the one field of a pod that can change). A restore drill
+# makes and deletes a pod and a claim of its own (ADR 0311).
 - apiGroups: [""]
   resources: [pods]
   verbs: [get, list, watch, create, delete, patch]

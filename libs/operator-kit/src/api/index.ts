@@ -1,8 +1,9 @@
 // @homeostat/operator-kit/api: CRD schema pieces more than one operator's API uses.
-export { cronScheduleField, cronSchedulePattern } from './cron-schedule-schema.ts';
+export { cronSchedule, cronSchedulePattern } from './cron-schedule-schema.ts';
 export {
   dnsSubdomainName,
   S3Destination,
   s3CredentialKeys,
   s3DestinationProperties,
 } from './s3-destination-schema.ts';
+export { verifiedBackupProperties } from './verified-backup-schema.ts';

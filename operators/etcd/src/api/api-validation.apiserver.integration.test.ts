@@ -251,6 +251,65 @@ describe('EtcdCluster and EtcdBackup CRDs on a real kube-apiserver', () => {
     });
   });
 
+  it('takes restore drills on a cron schedule with a default timeout, and refuses a bad schedule or timeout', async () => {
+    const created = await client.create(
+      clusters,
+      cluster('drilled', { backup: { destination: { s3 }, verify: { schedule: '30 3 * * *' } } }),
+    );
+    expect(created.spec?.['backup']).toMatchObject({
+      verify: { schedule: '30 3 * * *', timeoutSeconds: 1800 },
+    });
+    // On request only: no schedule.
+    const onRequest = await client.create(
+      clusters,
+      cluster('on-request', { backup: { destination: { s3 }, verify: {} } }),
+    );
+    expect(onRequest.spec?.['backup']).toMatchObject({ verify: { timeoutSeconds: 1800 } });
+    const create = (name: string, verify: Record<string, unknown>) => () =>
+      client.create(clusters, cluster(name, { backup: { destination: { s3 }, verify } }));
+    expect(await refusal(create('drill-cron', { schedule: 'nightly' }))).toContain(
+      'verify.schedule must be a cron expression of five fields',
+    );
+    expect(await refusal(create('drill-short', { timeoutSeconds: 10 }))).toContain(
+      'spec.backup.verify.timeoutSeconds: Invalid value: 10',
+    );
+    expect(await refusal(create('drill-long', { timeoutSeconds: 100_000 }))).toContain(
+      'spec.backup.verify.timeoutSeconds: Invalid value: 100000',
+    );
+    // The status a drill writes is what the schema describes (the shared lastVerifiedBackup shape).
+    const written = await client.patch(
+      clusters,
+      'drilled',
+      namespace,
+      {
+        status: {
+          lastVerifiedBackup: {
+            backup: 'drilled-202611270300',
+            restorePoint: '2026-11-27T03:00:04Z',
+            verifiedAt: '2026-11-27T03:30:09Z',
+            restoreSeconds: 5.2,
+            recoveryPointSeconds: 1796,
+            revision: '4711',
+            hashKV: '3767145427',
+          },
+        },
+      },
+      { subresource: 'status' },
+    );
+    expect(written.status?.['lastVerifiedBackup']).toMatchObject({ restoreSeconds: 5.2, revision: '4711' });
+    expect(
+      await refusal(() =>
+        client.patch(
+          clusters,
+          'drilled',
+          namespace,
+          { status: { lastVerifiedBackup: { backup: 'x', restoreSeconds: -1 } } },
+          { subresource: 'status' },
+        ),
+      ),
+    ).toContain('lastVerifiedBackup.restoreSeconds');
+  });
+
   it('takes an EtcdBackup once: a cluster name and an optional destination, immutable after', async () => {
     const created = await client.create(backups, {
       metadata: { name: 'once', namespace },

@@ -64,6 +64,19 @@ export const EtcdBackupStatus = Type.Object({
     }),
   ),
   revision: Type.Optional(Type.String({ description: 'The etcd revision the snapshot holds.' })),
+  hashKV: Type.Optional(
+    Type.String({
+      pattern: '^[0-9]{1,10}$',
+      description:
+        "etcd's HashKV of the source member at revision, read once the snapshot was taken: a restore drill restores the snapshot and compares the restored copy's HashKV at the same revision with it.",
+    }),
+  ),
+  compactRevision: Type.Optional(
+    Type.String({
+      pattern: '^-?[0-9]{1,20}$',
+      description: 'The compaction revision hashKV was counted from (-1: never compacted).',
+    }),
+  ),
   etcdVersion: Type.Optional(
     Type.String({ description: 'Version of the member the snapshot was taken from.' }),
   ),

@@ -80,6 +80,13 @@ export function etcdClusterCrdFor(crdGroup: string, versions: readonly string[])
           { name: 'Leader', type: 'string', jsonPath: '.status.leader', priority: 1 },
           { name: 'Endpoint', type: 'string', jsonPath: '.status.clientEndpoint', priority: 1 },
           { name: 'Last Backup', type: 'date', jsonPath: '.status.lastSuccessfulBackupTime', priority: 1 },
+          {
+            name: 'Backup Verified',
+            type: 'string',
+            jsonPath: ".status.conditions[?(@.type=='BackupVerified')].status",
+            description: 'What the last restore drill found (the BackupVerified condition)',
+            priority: 1,
+          },
           { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
         ],
       },

@@ -11,7 +11,7 @@ import {
   requestsWithinLimitsRules,
   resourceRequirementsSchema,
 } from '@homeostat/reconcile';
-import { cronScheduleField } from '@homeostat/operator-kit/api';
+import { cronSchedule, verifiedBackupProperties } from '@homeostat/operator-kit/api';
 import { BackupDestination } from './destination-schema.ts';
 import { supportedVersions } from './etcd-versions.ts';
 
@@ -178,13 +178,37 @@ const Tls = Type.Object(
   },
 );
 
-// Five fields (minute hour day-of-month month day-of-week) or a macro; the operator parses it fully
-// and reports what this pattern lets through as a condition.
-// (no backslashes: the pattern sits in a CEL string literal).
+// The schedules are five cron fields or a macro (cronSchedule, shared with the PostgreSQL operator);
+// the operator parses them fully and reports what the API server's pattern lets through.
+const BackupVerify = Type.Object(
+  {
+    schedule: Type.Optional(
+      cronSchedule(
+        'When to run a restore drill of the newest Succeeded backup, in cron syntax (e.g. "30 3 * * *"), in UTC. Without it, drills run only on request (the etcd.homeostat.dev/verify-backup annotation).',
+        'verify.schedule',
+      ),
+    ),
+    timeoutSeconds: Type.Integer({
+      minimum: 60,
+      maximum: 86400,
+      default: 1800,
+      description:
+        'A drill not done by then (a pod that cannot be scheduled, an image that cannot be pulled, a restore that hangs) fails with DrillTimedOut and its pod and claim are deleted.',
+    }),
+  },
+  {
+    description:
+      "Restore drills: the newest Succeeded backup is restored into a short-lived single-member etcd (its own pod and claim, reachable by no Service) and its HashKV compared with the one recorded at backup time. Reported in status.lastVerifiedBackup and the BackupVerified condition. The cluster's own members, claims and Services are never touched.",
+  },
+);
+
 const Backup = Type.Object(
   {
-    schedule: cronScheduleField(
-      'When to take scheduled backups, in cron syntax (e.g. "0 */6 * * *", or @daily), in UTC. No scheduled backups when empty.',
+    schedule: Type.Optional(
+      cronSchedule(
+        'When to take scheduled backups, in cron syntax (e.g. "0 */6 * * *", or @daily), in UTC. No scheduled backups when empty.',
+        'schedule',
+      ),
     ),
     keep: Type.Integer({
       minimum: 1,
@@ -194,6 +218,7 @@ const Backup = Type.Object(
         'Scheduled backups to keep: older ones (objects and files) are deleted. Backups you create yourself are never deleted.',
     }),
     destination: BackupDestination,
+    verify: Type.Optional(BackupVerify),
   },
   {
     description:
@@ -424,7 +449,7 @@ export const EtcdClusterStatus = Type.Object({
   observedGeneration: observedGenerationField(),
   phase: phaseField(phases, 'One word for the state; the conditions say why.'),
   conditions: conditionsField(
-    'Available, Progressing, Degraded, Scaling, Upgrading, Restoring, QuorumLost, Recovering (KEP-1623 conditions; see the guide).',
+    'Available, Progressing, Degraded, Scaling, Upgrading, Restoring, QuorumLost, Recovering, BackupVerified (KEP-1623 conditions; see the guide).',
   ),
   clusterId: Type.Optional(
     Type.String({
@@ -469,6 +494,30 @@ export const EtcdClusterStatus = Type.Object({
     }),
   ),
   recovery: Type.Optional(RecoveryStatus),
+  lastVerifiedBackup: Type.Optional(
+    Type.Object(
+      {
+        ...verifiedBackupProperties,
+        revision: Type.String({ description: 'The revision whose HashKV the restored copy matched.' }),
+        hashKV: Type.String({
+          description: "etcd's HashKV at that revision, equal in the backup and the restored copy.",
+        }),
+      },
+      { description: 'The newest backup a restore drill proved (spec.backup.verify).' },
+    ),
+  ),
+  lastBackupDrillTime: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description:
+        'When the last restore drill started, whatever it found (the BackupVerified condition says what).',
+    }),
+  ),
+  lastBackupDrillRequest: Type.Optional(
+    Type.String({
+      description: 'The etcd.homeostat.dev/verify-backup annotation value the last drill answered.',
+    }),
+  ),
   lastSuccessfulBackupTime: Type.Optional(
     Type.String({
       format: 'date-time',

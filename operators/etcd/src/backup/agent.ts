@@ -1,6 +1,8 @@
 // The commands the operator image runs in pods the operator makes (docs/adr/0302), instead of the
-// operator: the restore steps of a restored member, and a backup written into, or deleted from, a claim.
+// operator: the restore steps of a restored member, a backup written into, or deleted from, a
+// claim, and the check of a restore drill's scratch etcd.
 import { backupToClaim } from './claim-backup-agent.ts';
+import { checkRestoredBackup } from './restored-hash-agent.ts';
 import { deleteClaimBackup } from './claim-delete-agent.ts';
 import { writeFile } from 'node:fs/promises';
 import { messageOf } from '../errors.ts';
@@ -14,6 +16,7 @@ export const agentCommands = [
   'backup-to-claim',
   'verify-claim-backup',
   'delete-claim-backup',
+  'check-restored-backup',
 ];
 
 /** Runs one agent command line (`--name=value` flags; S3 credentials from the environment). */
@@ -41,6 +44,17 @@ export async function runAgent(argv: readonly string[], env: NodeJS.ProcessEnv):
         name: required('name'),
         resultFile: required('result-file'),
         ...(tlsDir ? { tlsDir } : {}),
+      }),
+    );
+    return;
+  }
+  if (command === 'check-restored-backup') {
+    log(
+      await checkRestoredBackup({
+        endpoint: required('endpoint'),
+        revision: required('revision'),
+        waitSeconds: Number(flags.get('wait-seconds') ?? '600'),
+        resultFile: required('result-file'),
       }),
     );
     return;

@@ -12,6 +12,10 @@ export interface BackupRecord {
   readonly revision: string;
   /** True when `revision` was read from the snapshot itself, false when it is a lower bound read before streaming. */
   readonly revisionExact: boolean;
+  /** etcd's HashKV at `revision` on the source member (a uint32 in decimal): what a restore drill compares. */
+  readonly hashKV?: string;
+  /** The compaction revision that HashKV started from (a restored copy must start from the same). */
+  readonly compactRevision?: string;
   readonly memberId: string;
   readonly memberName: string;
   readonly etcdVersion: string;

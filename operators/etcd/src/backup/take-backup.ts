@@ -1,6 +1,7 @@
 import { withMemberClient, type EtcdConnection } from '../connection.ts';
 import { EtcdEngineError, messageOf } from '../errors.ts';
 import { readClusterHealth, type ClusterHealth } from '../health/cluster-health.ts';
+import { memberHashKV } from '../health/hash-kv.ts';
 import type { MemberHealth } from '../health/member-status.ts';
 import { describeMember } from '../membership/members.ts';
 import { readSnapshotRevision } from './snapshot-revision.ts';
@@ -18,7 +19,7 @@ export interface BackupOptions {
 }
 
 /** The steps of takeBackup, in order. */
-export type BackupPhase = 'choose source' | 'stream' | 'verify' | 'flush' | 'revision' | 'commit';
+export type BackupPhase = 'choose source' | 'stream' | 'verify' | 'flush' | 'revision' | 'hash' | 'commit';
 
 /** Runs `work`, then tells `onPhase` how long it took (when there is one to tell). */
 async function phase<T>(
@@ -56,6 +57,31 @@ async function currentRevision(connection: EtcdConnection, clientUrl: string): P
     });
     return response.header.revision;
   });
+}
+
+/** How long the member may take to hash its key space. */
+const hashTimeoutMs = 60_000;
+
+/**
+ * The member's HashKV at `revision`, which a restore drill compares with the restored copy's. A
+ * revision compacted away meanwhile (a lower bound read before the stream, then compacted) has no
+ * hash: the backup is as good without it, and a drill then says it could not compare.
+ */
+async function hashAtRevision(
+  connection: EtcdConnection,
+  clientUrl: string,
+  revision: string,
+): Promise<{ hashKV: string; compactRevision: string } | undefined> {
+  // HashKV reads the whole key bucket: a large database takes longer than the usual call deadline.
+  const patient: EtcdConnection = { ...connection, callTimeoutMs: hashTimeoutMs };
+  try {
+    const { hash, compactRevision } = await withMemberClient(patient, clientUrl, (client) =>
+      memberHashKV(client, revision),
+    );
+    return { hashKV: hash, compactRevision };
+  } catch {
+    return undefined;
+  }
 }
 
 /** An auth token for the snapshot stream, when the connection authenticates (etcd3 does it for other calls). */
@@ -169,12 +195,17 @@ export async function takeBackup(
     const exactRevision = localPath
       ? await phase(onPhase, 'revision', () => readFileRevision(localPath, memberName))
       : undefined;
+    // One of the two is always there: the file's revision with a local copy, the lower bound without.
+    const revision = exactRevision ?? revisionBefore ?? '0';
+    // HashKV counts every revision from the compaction up to `revision`, which the snapshot holds
+    // (exact or a lower bound): a restored copy of it gives the same hash at the same revision.
+    const hashed = await phase(onPhase, 'hash', () => hashAtRevision(connection, clientUrl, revision));
     const record: Omit<BackupRecord, 'location'> = {
       sizeBytes: verified.sizeBytes,
       sha256: verified.sha256,
-      // One of the two is always there: the file's revision with a local copy, the lower bound without.
-      revision: exactRevision ?? revisionBefore ?? '0',
+      revision,
       revisionExact: exactRevision !== undefined,
+      ...(hashed ?? {}),
       memberId: source.member.id,
       memberName,
       etcdVersion: source.status?.version ?? '',

@@ -350,4 +350,28 @@ describe('EtcdCluster status', () => {
     const second = clusterStatus(cluster({}, first), observed, new Date('2026-01-01T01:00:00Z'));
     expect(second).toEqual(first);
   });
+
+  it("carries only its own conditions: BackupVerified is the drill controller's, never applied again from here", () => {
+    const observed = observation({
+      health: health(member(0, { leader: true }), member(1), member(2)),
+      step: { kind: 'converged', unhealthy: [] },
+    });
+    const first = clusterStatus(cluster(), observed, new Date('2026-01-01T00:00:00Z'));
+    const drilled = {
+      ...first,
+      conditions: [
+        ...(first.conditions ?? []),
+        {
+          type: 'BackupVerified',
+          status: 'True' as const,
+          reason: 'BackupRestored',
+          message: '',
+          lastTransitionTime: '2026-01-01T00:30:00Z',
+        },
+      ],
+    };
+    const second = clusterStatus(cluster({}, drilled), observed, new Date('2026-01-01T01:00:00Z'));
+    expect(condition(second, 'BackupVerified')).toBeUndefined();
+    expect(second).toEqual(first);
+  });
 });

@@ -346,7 +346,9 @@ export function clusterStatus(
   ]) {
     inputs[input.type] = input;
   }
-  let conditions = cluster.status?.conditions;
+  // Only the conditions computed here are carried: another controller's (BackupVerified, written
+  // under its own field manager) would otherwise be applied again from a cache that may be behind.
+  let conditions = cluster.status?.conditions?.filter((c) => c.type in inputs);
   for (const input of Object.values(inputs)) conditions = setCondition(conditions, input, generation, now);
   const currentVersion = oldestVersion(members);
   // Kept as last read while no member answers: the API server's downgrade rule reads it.

@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Container, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { repoRoot } from '@homeostat/testing';
 import { builtin, type KubeClient } from '@homeostat/reconcile';
 import { terminationLog } from '../backup/claim-backup-agent.ts';
@@ -14,13 +14,39 @@ import { backupPodLabel } from '../controllers/backup/claim-backup-pod.ts';
 
 export const isAgentPod = (pod: V1Pod): boolean => pod.metadata?.labels?.[backupPodLabel] !== undefined;
 
-function run(args: readonly string[]): Promise<{ code: number; stderr: string }> {
+/** Runs the operator image's agent (this workspace's main.ts) once, to its end. */
+export function runAgentProgram(args: readonly string[]): Promise<{ code: number; stderr: string }> {
   const main = join(repoRoot, 'operators', 'etcd', 'src', 'main.ts');
   return new Promise((resolve) => {
     execFile(process.execPath, [main, ...args], { timeout: 120_000 }, (error, _stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stderr });
     });
   });
+}
+
+/**
+ * What the kubelet reports as a finished container's message: its termination-log file, or with
+ * FallbackToLogsOnError the log's tail when a failed container left the file empty.
+ */
+export async function terminationMessage(resultFile: string, code: number, stderr: string): Promise<string> {
+  const written = await readFile(resultFile, 'utf8').catch(() => '');
+  return written || (code === 0 ? '' : stderr.slice(-2000));
+}
+
+/** A container's status once it ended with `exitCode`, as the kubelet reports it. */
+export function terminatedStatus(
+  container: V1Container | undefined,
+  exitCode: number,
+  message: string,
+): V1ContainerStatus {
+  return {
+    name: container?.name ?? '',
+    image: container?.image ?? '',
+    imageID: '',
+    ready: false,
+    restartCount: 0,
+    state: { terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', message } },
+  };
 }
 
 export class AgentPods {
@@ -53,22 +79,11 @@ export class AgentPods {
       for (const [mountPath, dir] of mounts) local = local.replace(`=${mountPath}`, `=${dir}`);
       return local;
     });
-    const { code, stderr } = await run(args);
-    // As the kubelet: the termination-log file, or with FallbackToLogsOnError the log's tail when
-    // a failed container left the file empty.
-    const written = await readFile(resultFile, 'utf8').catch(() => '');
-    const message = written || (code === 0 ? '' : stderr.slice(-2000));
+    const { code, stderr } = await runAgentProgram(args);
     await this.#client.patchStatus(builtin.pods, name, this.#namespace, {
       phase: code === 0 ? 'Succeeded' : 'Failed',
       containerStatuses: [
-        {
-          name: container?.name ?? '',
-          image: container?.image ?? '',
-          imageID: '',
-          ready: false,
-          restartCount: 0,
-          state: { terminated: { exitCode: code, reason: code === 0 ? 'Completed' : 'Error', message } },
-        },
+        terminatedStatus(container, code, await terminationMessage(resultFile, code, stderr)),
       ],
     });
   }

@@ -4,7 +4,8 @@
 // tested), with a data directory per claim that outlives the pod, as a volume does, and the
 // Secrets it mounts written out as files where the flags expect them, after its init containers
 // (init-containers.ts), and written again when a Secret changes (as the kubelet refreshes a
-// mounted Secret: all its files swapped at once); a run-to-completion backup pod runs its agent once (agent-pods.ts). It reports
+// mounted Secret: all its files swapped at once); a run-to-completion backup pod runs its agent once (agent-pods.ts), a restore drill's pod its
+// restore, scratch etcd and check (drill-pods.ts). It reports
 // readiness from etcd's /readyz into the pod status, restarts a process that exits while its pod
 // exists (restartPolicy Always), restarts it on the new binary when the pod's image changes (as
 // the kubelet restarts a container whose image was changed: the etcd release the image's tag
@@ -19,6 +20,7 @@ import { managedSelector } from '../controllers/cluster-names.ts';
 import { dataDir, podImage } from '../controllers/desired-member-pod.ts';
 import { versionOfImage } from '../controllers/rolling-upgrade.ts';
 import { AgentPods, isAgentPod } from './agent-pods.ts';
+import { DrillPods, isDrillPod } from './drill-pods.ts';
 import { runInitContainers } from './init-containers.ts';
 
 interface Running {
@@ -50,6 +52,8 @@ export class MemberPodRunner {
   readonly #workDir: string;
   readonly #running = new Map<string, Running>();
   readonly #agents: AgentPods;
+  /** Restore drill pods: init containers, a scratch etcd and its check (drill-pods.ts). */
+  readonly drills: DrillPods;
   /** Secret volume directory → the resourceVersion of the Secret written there. */
   readonly #secretVersions = new Map<string, string>();
   #secretWrites = 0;
@@ -73,6 +77,7 @@ export class MemberPodRunner {
     this.#namespace = namespace;
     this.#workDir = workDir;
     this.#agents = new AgentPods(client, namespace, workDir);
+    this.drills = new DrillPods(client, namespace, workDir);
   }
 
   /** The directory that stands for a claim's volume. */
@@ -155,6 +160,7 @@ export class MemberPodRunner {
     this.#stopped = true;
     clearTimeout(this.#timer);
     await this.#tick;
+    await this.drills.stop();
     await Promise.all([...this.#running.values()].map((r) => r.process.stop(2000)));
     this.#running.clear();
   }
@@ -181,6 +187,7 @@ export class MemberPodRunner {
         this.#running.delete(uid);
       }
     }
+    await this.drills.reap(new Set(live.keys()));
     for (const [uid, pod] of live) {
       // One pod that cannot run (an agent whose Secret is gone) waits for the next sync without
       // holding the others back, as the kubelet works on each pod apart.
@@ -192,6 +199,10 @@ export class MemberPodRunner {
   }
 
   async #syncPod(uid: string, pod: V1Pod): Promise<void> {
+    if (isDrillPod(pod)) {
+      this.drills.start(uid, pod, (claim) => this.volumeDir(claim));
+      return;
+    }
     if (isAgentPod(pod)) {
       // A finished agent's Secrets are not read again (they may be gone by now).
       if (!this.#agents.ran(uid)) await this.#agents.run(uid, pod, await this.#agentMounts(uid, pod));

@@ -3,7 +3,7 @@
 // operator shares (libs/operator-kit/src/api), plus what pgBackRest needs on top: https, and the
 // CA of a server whose certificate a private CA signed.
 import { Type } from '@sinclair/typebox';
-import { cronScheduleField, dnsSubdomainName, s3DestinationProperties } from '@homeostat/operator-kit/api';
+import { cronSchedule, dnsSubdomainName, s3DestinationProperties } from '@homeostat/operator-kit/api';
 
 /** Bounds of archiveTimeout, the longest an idle primary's last commits wait before they are archived. */
 export const archiveTimeoutBounds = { min: '30s', max: '1h', default: '5m' } as const;
@@ -84,8 +84,10 @@ export const Backup = Type.Object(
       { s3: PostgresS3Destination },
       { description: 'Where the WAL archive and the base backups go.' },
     ),
-    schedule: cronScheduleField(
-      'When to take scheduled base backups (PostgreSQLBackups named <cluster>-<yyyymmddhhmm>, target PreferStandby), in cron syntax, in UTC: e.g. "0 3 * * *", or @daily. Unset: backups are taken only when you create a PostgreSQLBackup.',
+    schedule: Type.Optional(
+      cronSchedule(
+        'When to take scheduled base backups (PostgreSQLBackups named <cluster>-<yyyymmddhhmm>, target PreferStandby), in cron syntax, in UTC: e.g. "0 3 * * *", or @daily. Unset: backups are taken only when you create a PostgreSQLBackup.',
+      ),
     ),
     retention: Retention,
     archiveTimeout: Type.String({

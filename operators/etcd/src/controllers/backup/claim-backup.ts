@@ -18,6 +18,8 @@ const PodResult = Type.Object({
   sizeBytes: Type.Integer(),
   sha256: Type.String({ pattern: '^[0-9a-f]{64}$' }),
   revision: Type.String(),
+  hashKV: Type.Optional(Type.String({ pattern: '^[0-9]{1,10}$' })),
+  compactRevision: Type.Optional(Type.String({ pattern: '^-?[0-9]{1,20}$' })),
   memberName: Type.String(),
   etcdVersion: Type.String(),
   finishedAt: Type.String(),

@@ -155,6 +155,8 @@ interface Taken extends Origin {
   readonly sizeBytes: number;
   readonly sha256: string;
   readonly revision: string;
+  readonly hashKV?: string | undefined;
+  readonly compactRevision?: string | undefined;
   readonly etcdVersion: string;
   readonly memberName: string;
   readonly startedAt: string;
@@ -177,6 +179,8 @@ async function recordSuccess(ctx: ReconcileContext, backup: EtcdBackup, taken: T
         sizeBytes: taken.sizeBytes,
         sha256: taken.sha256,
         revision: taken.revision,
+        ...(taken.hashKV ? { hashKV: taken.hashKV } : {}),
+        ...(taken.compactRevision ? { compactRevision: taken.compactRevision } : {}),
         etcdVersion: taken.etcdVersion,
         member: taken.memberName,
         startedAt: taken.startedAt,

@@ -36,13 +36,30 @@ export function restoreInitContainers(
   source: RestoreSource,
   images: { readonly operator: string; readonly etcd: string },
 ): V1Container[] {
-  // Security context and resources are the etcd container's (withRestore copies them).
+  // The same token the member's etcd is given: the restored cluster is a new one.
+  return restoreStepsInto({ member, peerUrl: urls.peerUrl, token: clusterToken(cluster) }, source, images);
+}
+
+/** Who etcdutl makes the restored data a one-member cluster of: the member, its peer URL, a token. */
+export interface RestoredMember {
+  readonly member: string;
+  readonly peerUrl: string;
+  readonly token: string;
+}
+
+/**
+ * The three steps into the volume mounted at the data path (a member's claim, or a restore
+ * drill's own), restored as `target`. Security context and resources are the caller's (a
+ * member's are its etcd container's: withRestore copies them).
+ */
+export function restoreStepsInto(
+  target: RestoredMember,
+  source: RestoreSource,
+  images: { readonly operator: string; readonly etcd: string },
+): V1Container[] {
   const base = { volumeMounts: [{ name: 'data', mountPath: dataMountPath }] };
   const paths = [`--data-dir=${dataDir}`, `--work-dir=${restoreWorkDir}`];
-  return [
-    fetchContainer(source, images.operator, paths, base),
-    ...restoreSteps(cluster, member, urls, images, paths, base),
-  ];
+  return [fetchContainer(source, images.operator, paths, base), ...restoreSteps(target, images, paths, base)];
 }
 
 /** Where the claim of a backup restored from a claim is mounted (read-only) in the member's pod. */
@@ -94,9 +111,7 @@ function fetchContainer(
 
 /** etcdutl's restore in the member's etcd image, then the operator image moving it into place. */
 function restoreSteps(
-  cluster: EtcdCluster,
-  member: string,
-  urls: MemberUrls,
+  { member, peerUrl, token }: RestoredMember,
   images: { readonly operator: string; readonly etcd: string },
   paths: readonly string[],
   base: Pick<V1Container, 'volumeMounts'>,
@@ -111,10 +126,9 @@ function restoreSteps(
         'restore',
         `${restoreWorkDir}/snapshot.db`,
         `--name=${member}`,
-        `--initial-cluster=${member}=${urls.peerUrl}`,
-        // The same token the member's etcd is given: the restored cluster is a new one.
-        `--initial-cluster-token=${clusterToken(cluster)}`,
-        `--initial-advertise-peer-urls=${urls.peerUrl}`,
+        `--initial-cluster=${member}=${peerUrl}`,
+        `--initial-cluster-token=${token}`,
+        `--initial-advertise-peer-urls=${peerUrl}`,
         `--data-dir=${restoreWorkDir}/data`,
       ],
       ...base,

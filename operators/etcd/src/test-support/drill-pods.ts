@@ -1,0 +1,145 @@
+// The stand-in kubelet's restore drill pods (see member-pod-runner.ts): the pod's init containers
+// run as the real programs (init-containers.ts: the agent from this workspace's main.ts, etcdutl
+// from the pinned build) into the directory that stands for the drill's claim, then its etcd
+// container runs as a real etcd process on that directory and its check container as the real
+// agent beside it, each reported in the pod's status as a kubelet does (a failed init container
+// fails the pod with its message; the check's termination message; etcd left running until the
+// pod is deleted, as a kubelet would leave it). The pod's loopback URLs are moved to free ports:
+// every pod here shares this machine's network, where a pod has its own.
+import { join } from 'node:path';
+import type { V1Pod } from '@kubernetes/client-node';
+import {
+  etcdBinaryPath,
+  etcdVersion,
+  freeLoopbackPort,
+  startProcess,
+  type ManagedProcess,
+} from '@homeostat/testing';
+import { builtin, type KubeClient } from '@homeostat/reconcile';
+import { terminationLog } from '../backup/claim-backup-agent.ts';
+import { drillClientUrl, drillLabel, drillPeerUrl } from '../controllers/backup/drill-pod.ts';
+import { dataDir } from '../controllers/desired-member-pod.ts';
+import { versionOfImage } from '../controllers/rolling-upgrade.ts';
+import { runAgentProgram, terminatedStatus, terminationMessage } from './agent-pods.ts';
+import { runInitContainers } from './init-containers.ts';
+
+export const isDrillPod = (pod: V1Pod): boolean => pod.metadata?.labels?.[drillLabel] !== undefined;
+
+/** What a drill run measured from outside, for a test to print. */
+export interface DrillRun {
+  readonly pod: string;
+  readonly uid: string;
+  /** Seconds from the start of the init containers to the check's end. */
+  readonly seconds: number;
+  readonly outcome: 'succeeded' | 'init-failed' | 'check-failed';
+}
+
+export class DrillPods {
+  readonly #client: KubeClient;
+  readonly #namespace: string;
+  readonly #workDir: string;
+  readonly #started = new Set<string>();
+  readonly #etcd = new Map<string, ManagedProcess>();
+  readonly #running = new Set<Promise<void>>();
+  readonly runs: DrillRun[] = [];
+
+  constructor(client: KubeClient, namespace: string, workDir: string) {
+    this.#client = client;
+    this.#namespace = namespace;
+    this.#workDir = workDir;
+  }
+
+  /**
+   * While true, drill pods are left unstarted, as a kubelet leaves a pod it cannot run (no node
+   * fits, an image that cannot be pulled): the operator must end the drill by its timeout.
+   */
+  held = false;
+
+  /** Starts the pod's drill once, in the background (the member pods' sync goes on meanwhile). */
+  start(uid: string, pod: V1Pod, volumeDir: (claim: string) => string): void {
+    if (this.held || this.#started.has(uid)) return;
+    this.#started.add(uid);
+    const run = this.#run(uid, pod, volumeDir).catch(() => undefined);
+    this.#running.add(run);
+    void run.finally(() => this.#running.delete(run));
+  }
+
+  /** Stops the etcd of each drill pod no longer in `live` (deleted by the operator). */
+  async reap(live: ReadonlySet<string>): Promise<void> {
+    for (const [uid, process] of this.#etcd) {
+      if (live.has(uid)) continue;
+      this.#etcd.delete(uid);
+      await process.stop(2000);
+    }
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.#running]);
+    await Promise.all([...this.#etcd.values()].map((p) => p.stop(2000)));
+    this.#etcd.clear();
+  }
+
+  async #run(uid: string, pod: V1Pod, volumeDir: (claim: string) => string): Promise<void> {
+    const name = pod.metadata?.name ?? '';
+    const began = Date.now();
+    const claim = pod.spec?.volumes?.find((v) => v.name === 'data')?.persistentVolumeClaim?.claimName ?? '';
+    const volume = volumeDir(claim);
+    try {
+      await runInitContainers(pod, volume, this.#client, this.#namespace, volumeDir);
+    } catch (error) {
+      const message = String(error instanceof Error ? error.message : error).slice(-2000);
+      // The init container that failed: runInitContainers names the command; the first whose
+      // name appears is reported, as the kubelet reports the one that exited.
+      const failed =
+        pod.spec?.initContainers?.find((c) => message.includes(` ${c.args?.[0] ?? c.name} `)) ??
+        pod.spec?.initContainers?.[0];
+      await this.#client.patchStatus(builtin.pods, name, this.#namespace, {
+        phase: 'Failed',
+        initContainerStatuses: [terminatedStatus(failed, 1, message)],
+      });
+      this.runs.push({ pod: name, uid, seconds: (Date.now() - began) / 1000, outcome: 'init-failed' });
+      return;
+    }
+    const [client, peer] = [await freeLoopbackPort(), await freeLoopbackPort()];
+    const local = (arg: string) =>
+      arg
+        .replaceAll(drillClientUrl, `http://127.0.0.1:${client}`)
+        .replaceAll(drillPeerUrl, `http://127.0.0.1:${peer}`)
+        .replace(`=${dataDir}`, `=${join(volume, 'data')}`);
+    const [etcd, check] = pod.spec?.containers ?? [];
+    const version = versionOfImage(etcd?.image);
+    this.#etcd.set(
+      uid,
+      startProcess({
+        name: `etcd drill pod ${name}`,
+        command: etcdBinaryPath('etcd', version ? `v${version}` : etcdVersion),
+        args: [...(etcd?.args ?? []).map(local), '--unsafe-no-fsync', '--log-level=warn'],
+        logFile: join(this.#workDir, `${name}.log`),
+      }),
+    );
+    const resultFile = join(this.#workDir, `${name}-${uid.slice(0, 8)}.termination-log`);
+    const args = (check?.args ?? []).map((a) => local(a).replace(`=${terminationLog}`, `=${resultFile}`));
+    const { code, stderr } = await runAgentProgram(args);
+    const message = await terminationMessage(resultFile, code, stderr);
+    await this.#client.patchStatus(builtin.pods, name, this.#namespace, {
+      phase: 'Running',
+      containerStatuses: [
+        {
+          name: 'etcd',
+          image: etcd?.image ?? '',
+          imageID: '',
+          ready: true,
+          restartCount: 0,
+          state: { running: { startedAt: new Date(began).toISOString() } },
+        },
+        terminatedStatus(check, code, message),
+      ],
+    });
+    this.runs.push({
+      pod: name,
+      uid,
+      seconds: (Date.now() - began) / 1000,
+      outcome: code === 0 ? 'succeeded' : 'check-failed',
+    });
+  }
+}
