@@ -3,7 +3,12 @@
 // backend on an emptyDir, in a namespace of its own with a Service, its root credentials in a
 // Secret there. Suites get a credentials Secret in their own namespace and can change an object's
 // bytes in place (to see a corrupted backup refused).
+//
+// With `tls`, it serves https only, with a certificate for the Service's DNS names from a CA made
+// here for this server alone (pgBackRest speaks S3 over https and nothing else); suites put that
+// CA into a Secret of their own namespace, as a user with a private CA would.
 import { randomBytes } from 'node:crypto';
+import { createCertificateAuthority, issueCertificate } from '@homeostat/operator-kit/tls';
 import { suiteImages } from '../images/image-names.ts';
 import { apply, kubectl } from './cluster-access.ts';
 import { createTestNamespace } from './test-namespace.ts';
@@ -11,16 +16,27 @@ import { restrictedSecurityContext, servedDeployment, waitForDeployment } from '
 
 const port = 7070;
 const dataDir = '/data';
+const tlsDir = '/etc/s3-tls';
 const uid = 65532;
+/** Long enough for any run; the CA lives only as long as the server's namespace. */
+const validDays = 7;
 
 export interface ClusterS3Server {
   /** The server's own namespace. */
   readonly namespace: string;
-  /** http://s3.<namespace>.svc:7070: buckets are addressed path-style (`forcePathStyle`). */
+  /**
+   * http://s3.<namespace>.svc:7070, or https:// with `tls`: buckets are addressed path-style
+   * (`forcePathStyle`).
+   */
   readonly endpoint: string;
   readonly region: string;
   /** A Secret `name` in `namespace` with accessKeyId and secretAccessKey, as backup destinations read it. */
   credentialsSecret(namespace: string, name: string): Promise<void>;
+  /**
+   * With `tls`: a Secret `name` in `namespace` whose key `ca.crt` is the CA (PEM) the server's
+   * certificate chains to. Without `tls` it throws: there is no CA.
+   */
+  caSecret(namespace: string, name: string): Promise<void>;
   /** The sha256 (hex) of an object's bytes without the last `trimBytes` (etcd's trailer: 32). */
   objectSha256(bucket: string, key: string, trimBytes?: number): Promise<string>;
   /** Inverts every bit of the object's byte at its middle; returns that offset. */
@@ -29,10 +45,32 @@ export interface ClusterS3Server {
   remove(): Promise<void>;
 }
 
+export interface S3ServerOptions {
+  /** Serve https only, with a certificate for the Service's DNS names from a CA of its own. */
+  readonly tls?: boolean;
+}
+
 /** Deploys the server with `buckets` made empty, and waits until it serves. */
-export async function deployS3Server(buckets: readonly string[]): Promise<ClusterS3Server> {
+export async function deployS3Server(
+  buckets: readonly string[],
+  options: S3ServerOptions = {},
+): Promise<ClusterS3Server> {
   const space = await createTestNamespace('e2e-s3');
   const namespace = space.name;
+  const serviceHost = `s3.${namespace}.svc`;
+  // The names a client in the cluster may use; pgBackRest checks the endpoint's host against them.
+  const tls = options.tls
+    ? await (async () => {
+        const ca = await createCertificateAuthority(`e2e-s3-ca-${namespace}`, validDays);
+        const server = await issueCertificate(ca, {
+          commonName: serviceHost,
+          dnsNames: ['s3', `s3.${namespace}`, serviceHost, `${serviceHost}.cluster.local`],
+          usages: ['server'],
+          validDays,
+        });
+        return { ca: ca.certificate, server };
+      })()
+    : undefined;
   const accessKeyId = `e2e${randomBytes(6).toString('hex')}`;
   const secretAccessKey = randomBytes(20).toString('hex');
   const region = 'us-east-1';
@@ -49,6 +87,17 @@ export async function deployS3Server(buckets: readonly string[]): Promise<Cluste
         metadata: { name: 's3-root', namespace },
         stringData: { accessKeyId, secretAccessKey },
       },
+      ...(tls
+        ? [
+            {
+              apiVersion: 'v1',
+              kind: 'Secret',
+              metadata: { name: 's3-tls', namespace },
+              type: 'kubernetes.io/tls',
+              stringData: { 'tls.crt': tls.server.certificate, 'tls.key': tls.server.privateKey },
+            },
+          ]
+        : []),
       ...servedDeployment({
         name: 's3',
         namespace,
@@ -60,7 +109,7 @@ export async function deployS3Server(buckets: readonly string[]): Promise<Cluste
           command: [
             'sh',
             '-c',
-            `mkdir -p ${buckets.map((b) => `${dataDir}/${b}`).join(' ')} && exec /app/versitygw --port :${port} --region ${region} posix ${dataDir}`,
+            `mkdir -p ${buckets.map((b) => `${dataDir}/${b}`).join(' ')} && exec /app/versitygw --port :${port} --region ${region}${tls ? ` --cert ${tlsDir}/tls.crt --key ${tlsDir}/tls.key` : ''} posix ${dataDir}`,
           ],
           env: [
             secretEnv('ROOT_ACCESS_KEY_ID', 'accessKeyId'),
@@ -70,9 +119,19 @@ export async function deployS3Server(buckets: readonly string[]): Promise<Cluste
           readinessProbe: { tcpSocket: { port }, periodSeconds: 2 },
           securityContext: restrictedSecurityContext(uid),
           resources: { requests: { cpu: '20m', memory: '32Mi' } },
-          volumeMounts: [{ name: 'data', mountPath: dataDir }],
+          volumeMounts: [
+            { name: 'data', mountPath: dataDir },
+            ...(tls ? [{ name: 'tls', mountPath: tlsDir, readOnly: true }] : []),
+          ],
         },
-        podSpec: { securityContext: { fsGroup: uid }, volumes: [{ name: 'data', emptyDir: {} }] },
+        podSpec: {
+          securityContext: { fsGroup: uid },
+          volumes: [
+            { name: 'data', emptyDir: {} },
+            // Group-readable: the files are root's, the server runs as fsGroup's member.
+            ...(tls ? [{ name: 'tls', secret: { secretName: 's3-tls', defaultMode: 0o440 } }] : []),
+          ],
+        },
         ports: [{ name: 's3', port, targetPort: port }],
       }),
     ]);
@@ -100,7 +159,7 @@ export async function deployS3Server(buckets: readonly string[]): Promise<Cluste
 
   return {
     namespace,
-    endpoint: `http://s3.${namespace}.svc:${port}`,
+    endpoint: `${tls ? 'https' : 'http'}://${serviceHost}:${port}`,
     region,
     credentialsSecret: (target, name) =>
       apply([
@@ -111,6 +170,17 @@ export async function deployS3Server(buckets: readonly string[]): Promise<Cluste
           stringData: { accessKeyId, secretAccessKey },
         },
       ]),
+    caSecret: async (target, name) => {
+      if (!tls) throw new Error('this S3 server serves plain http: deploy it with { tls: true } for a CA');
+      await apply([
+        {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name, namespace: target },
+          stringData: { 'ca.crt': tls.ca },
+        },
+      ]);
+    },
     objectSha256: async (bucket, key, trimBytes = 0) =>
       (await inObject(bucket, key, 'head -c -"$2" "$1" | sha256sum', String(trimBytes))).split(' ')[0] ?? '',
     flipByte: async (bucket, key) => {

@@ -296,6 +296,134 @@ if [[ "${1:-}" == "expire" ]]; then
   exit 0
 fi
 
+wipe_data_dir() {
+  mkdir -p "$PGDATA"
+  find "$PGDATA" -mindepth 1 -delete
+  chmod 700 "$PGDATA"
+}
+
+# What a restore from PG_RECOVERY_* restores, in words.
+recovery_description() {
+  printf '%s of %s, to %s' "${PG_RECOVERY_SET:-the newest backup that fits}" "$PG_RECOVERY_STANZA" \
+    "${PG_RECOVERY_TARGET:-the end of its archive}"
+}
+
+# Restores the backup PG_RECOVERY_* names into an emptied $PGDATA (pgBackRest chooses it for a
+# time or LSN target, and writes the recovery settings), lets <settings> write the server's
+# configuration, and starts a private server (no TCP, the socket in <dir>, archiving off: nothing
+# it does reaches any repository) that replays to the target and is promoted; returns once it is,
+# the server still running. Sets restored_label. On failure returns 1 with $PGDATA emptied and
+# replay_failure saying why (credential values taken out). Used by the first instance of a
+# recovered cluster (ADR 0217) and by a restore drill (ADR 0218).
+restore_and_replay() { # restore_and_replay <settings function> <dir>
+  local settings="$1" dir="$2" type="${PG_RECOVERY_TARGET_TYPE:-default}" output state fatal
+  require PG_RECOVERY_CONFIG
+  require PG_RECOVERY_CONFIG_FILE
+  require PG_RECOVERY_STANZA
+  local tool=(pgbackrest --config="$PG_RECOVERY_CONFIG_FILE" --stanza="$PG_RECOVERY_STANZA")
+  local args=(restore --log-level-console=info)
+  [[ -n "${PG_RECOVERY_SET:-}" ]] && args+=(--set="$PG_RECOVERY_SET")
+  case "$type" in
+    default) ;;
+    time | lsn | name)
+      require PG_RECOVERY_TARGET
+      args+=(--type="$type" --target="$PG_RECOVERY_TARGET" --target-action=promote)
+      ;;
+    *) die "PG_RECOVERY_TARGET_TYPE must be default, time, lsn or name, not '$type'" ;;
+  esac
+  wipe_data_dir
+  mkdir -p "$(dirname "$PG_RECOVERY_CONFIG_FILE")" "$dir"
+  printf '%s\n' "$PG_RECOVERY_CONFIG" >"$PG_RECOVERY_CONFIG_FILE"
+  if ! output="$("${tool[@]}" "${args[@]}" 2>&1)"; then
+    wipe_data_dir
+    replay_failure="recovery from $PG_RECOVERY_STANZA failed: $(backup_failure_reason "$output")"
+    return 1
+  fi
+  restored_label="$(grep -m1 -oE 'restore backup set [0-9A-Za-z_-]+' <<<"$output" | awk '{print $NF}' || true)"
+  "$settings"
+  log "recovery: replaying the archived WAL (a private server on $dir)"
+  pg_ctl -D "$PGDATA" -l "$dir/server.log" -w -t 3600 \
+    -o "-c listen_addresses='' -c unix_socket_directories='$dir' -c archive_mode=off" start >/dev/null 2>&1 || true
+  while :; do
+    state="$(pg_controldata -D "$PGDATA" 2>/dev/null | sed -n 's/^Database cluster state: *//p')"
+    [[ "$state" == "in production" ]] && return 0
+    if ! pg_ctl -D "$PGDATA" status >/dev/null 2>&1; then
+      fatal="$(grep -E '(FATAL|PANIC):' "$dir/server.log" | tail -1 | sed -E 's/^.*(FATAL|PANIC): +//')"
+      cat "$dir/server.log" >&2 || true
+      wipe_data_dir
+      replay_failure="recovery of $(recovery_description) stopped before promotion: ${fatal:-the server exited}"
+      return 1
+    fi
+    nap 1
+  done
+}
+
+# A restore drill (ADR 0218), run as `homeostat-instance drill` by a short-lived pod with a claim of
+# its own: the newest backup of the cluster's own repository and every archived segment after it
+# are restored and replayed in a private server, as a recovery would; then the replay must have
+# reached the archive's last segment (a missing or unreadable segment stops it earlier, and is
+# named), pg_amcheck must find every table and index sound, and each database's tables and rows
+# are counted. The answer is the termination message: a JSON record, or why the drill failed.
+# Nothing leaves the pod: no TCP, archiving off, the repository only read.
+drill_settings() { # the restored copy's own server settings, last, over whatever the backup holds
+  local conf="$PGDATA/homeostat.conf"
+  {
+    echo "# Written by a homeostat restore drill."
+    echo "listen_addresses = ''"
+    echo "ssl = off"
+    echo "archive_mode = off"
+    # Nothing connects before the promotion; on, the replay would stop at the first setting below
+    # the source's (max_connections, max_wal_senders...), which this file no longer sets.
+    echo "hot_standby = off"
+    echo "logging_collector = off"
+    echo "shared_preload_libraries = ''"
+  } >"$conf"
+  grep -q "^include_if_exists = 'homeostat.conf'" "$PGDATA/postgresql.conf" ||
+    echo "include_if_exists = 'homeostat.conf'" >>"$PGDATA/postgresql.conf"
+  # Only this pod's own socket, and nothing else, reaches the private server.
+  printf 'local all all trust\n' >"$PGDATA/pg_hba.conf"
+}
+run_drill() {
+  require PGDATA
+  require PG_DRILL_USER
+  local dir="${PG_RUN_DIR:-/tmp}/drill" started=$SECONDS port="${PGPORT:-5432}" restore_seconds
+  log "drill: restoring $(recovery_description)"
+  restore_and_replay drill_settings "$dir" || die "drill failed: $replay_failure"
+  restore_seconds=$((SECONDS - started))
+  local psql=(psql -X -q -At -v ON_ERROR_STOP=1 -h "$dir" -p "$port" -U "$PG_DRILL_USER")
+  local replayed archive_end restored_to info
+  replayed="$("${psql[@]}" -d postgres -c "SELECT pg_walfile_name(pg_last_wal_replay_lsn())")"
+  restored_to="$("${psql[@]}" -d postgres -c "SELECT coalesce(to_char(pg_last_xact_replay_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), '')")"
+  info="$(pgbackrest --config="$PG_RECOVERY_CONFIG_FILE" --stanza="$PG_RECOVERY_STANZA" --log-level-console=error info --output=json 2>&1)" ||
+    die "drill failed: reading the archive's range: $(backup_failure_reason "$info")"
+  archive_end="$(grep -oE '"max":"[0-9A-F]{24}"' <<<"$info" | tail -1 | cut -d'"' -f4)"
+  # The same segment number (the last 16 hex digits) on any timeline: the replay ends on the
+  # promoted copy's new timeline, the archive on the source's.
+  if [[ -n "$archive_end" && "${replayed: -16}" < "${archive_end: -16}" ]]; then
+    local next
+    next="$(printf '%08X%08X' "$((16#${replayed:8:8} + (16#${replayed:16:8} == 255 ? 1 : 0)))" "$(((16#${replayed:16:8} + 1) % 256))")"
+    die "drill failed: the replay stopped in WAL segment ${replayed:0:8}${replayed:8:16} but the archive goes to $archive_end: segment ${archive_end:0:8}$next is missing or unreadable, so nothing after it can be restored"
+  fi
+  local check
+  if ! check="$(pg_amcheck -h "$dir" -p "$port" -U "$PG_DRILL_USER" --all --install-missing 2>&1)"; then
+    die "drill failed: pg_amcheck found damage: $(head -c 600 <<<"$check" | tr '\n' ' ')"
+  fi
+  local databases="" db tables rows
+  while IFS= read -r db; do
+    [[ -n "$db" ]] || continue
+    read -r tables rows < <("${psql[@]}" -d "$db" -F ' ' -c "SELECT count(*), coalesce(sum((xpath('/row/n/text()', query_to_xml(format('SELECT count(*) AS n FROM %I.%I', schemaname, relname), false, true, '')))[1]::text::bigint), 0) FROM pg_stat_user_tables")
+    databases+="${databases:+,}{\"name\":\"$db\",\"tables\":$tables,\"rows\":$rows}"
+  done < <("${psql[@]}" -d postgres -c "SELECT datname FROM pg_database WHERE datallowconn AND NOT datistemplate ORDER BY datname LIMIT 20")
+  pg_ctl -D "$PGDATA" -m immediate -w stop >/dev/null 2>&1 || true
+  printf '{"backup":"%s","restoredTo":"%s","replayedThrough":"%s","archiveEnd":"%s","restoreSeconds":%d,"databases":[%s]}' \
+    "$restored_label" "$restored_to" "$replayed" "$archive_end" "$restore_seconds" "$databases" >"${PG_TERMINATION_LOG:-/dev/termination-log}"
+  log "drill: $restored_label restored to ${restored_to:-its end} in ${restore_seconds}s, every table and index sound"
+}
+if [[ "${1:-}" == "drill" ]]; then
+  run_drill
+  exit 0
+fi
+
 # Until `exec postgres` (which resets the trap), a pod deleted while this script waits (for its
 # primary, for the network after a self-fence) ends the script at once.
 stop_on_signal entrypoint
@@ -385,11 +513,6 @@ ensure_slot_on_primary() { # idempotent: a re-clone or a rejoin reuses the slot 
     >/dev/null || die "could not create replication slot $slot_name on the primary"
 }
 
-wipe_data_dir() {
-  mkdir -p "$PGDATA"
-  find "$PGDATA" -mindepth 1 -delete
-  chmod 700 "$PGDATA"
-}
 
 # A former primary that pg_rewind could not bring back is re-cloned, and its data may hold commits
 # no other instance has (the asynchronous tail): it is moved aside (a rename, no copy) instead of
@@ -577,52 +700,16 @@ CREATE DATABASE $(sql_identifier "${PG_APP_DATABASE:-app}") OWNER $(sql_identifi
 # beside the data directory says a restore is under way: one interrupted at any step starts over.
 recover_primary() {
   require PG_SUPERUSER_SECRET_DIR
-  require PG_RECOVERY_CONFIG_FILE
-  require PG_RECOVERY_STANZA
-  local type="${PG_RECOVERY_TARGET_TYPE:-default}" output
-  local tool=(pgbackrest --config="$PG_RECOVERY_CONFIG_FILE" --stanza="$PG_RECOVERY_STANZA")
-  local args=(restore)
-  [[ -n "${PG_RECOVERY_SET:-}" ]] && args+=(--set="$PG_RECOVERY_SET")
-  case "$type" in
-    default) ;;
-    time | lsn | name)
-      require PG_RECOVERY_TARGET
-      args+=(--type="$type" --target="$PG_RECOVERY_TARGET" --target-action=promote)
-      ;;
-    *) die "PG_RECOVERY_TARGET_TYPE must be default, time, lsn or name, not '$type'" ;;
-  esac
-  local what="${PG_RECOVERY_SET:-the newest backup that fits} of $PG_RECOVERY_STANZA, to ${PG_RECOVERY_TARGET:-the end of its archive}"
+  local what output again="bootstrap cannot change: delete this PostgreSQLCluster and create it again with another bootstrap.recovery"
+  what="$(recovery_description)"
   log "recovery: restoring $what"
   touch "$recovering_marker"
-  wipe_data_dir
-  mkdir -p "$(dirname "$PG_RECOVERY_CONFIG_FILE")"
-  printf '%s\n' "$PG_RECOVERY_CONFIG" >"$PG_RECOVERY_CONFIG_FILE"
-  if ! output="$("${tool[@]}" "${args[@]}" 2>&1)"; then
-    wipe_data_dir
+  if ! restore_and_replay write_server_config "$run_dir/recovery"; then
     rm -f "$recovering_marker"
-    die "recovery from $PG_RECOVERY_STANZA failed: $(backup_failure_reason "$output"). bootstrap cannot change: delete this PostgreSQLCluster and create it again with another bootstrap.recovery"
+    die "$replay_failure. $again"
   fi
-  write_server_config
-  local replay_dir="$run_dir/recovery" replay_log="$run_dir/recovery.log" state
-  mkdir -p "$replay_dir"
-  log "recovery: replaying the archived WAL (a private server on $replay_dir; its log: $replay_log)"
-  pg_ctl -D "$PGDATA" -l "$replay_log" -w -t 3600 \
-    -o "-c listen_addresses='' -c unix_socket_directories='$replay_dir' -c archive_mode=off" start >/dev/null 2>&1 || true
-  while :; do
-    state="$(pg_controldata -D "$PGDATA" 2>/dev/null | sed -n 's/^Database cluster state: *//p')"
-    [[ "$state" == "in production" ]] && break
-    if ! pg_ctl -D "$PGDATA" status >/dev/null 2>&1; then
-      local fatal
-      fatal="$(grep -E '(FATAL|PANIC):' "$replay_log" | tail -1 | sed -E 's/^.*(FATAL|PANIC): +//')"
-      cat "$replay_log" >&2 || true
-      wipe_data_dir
-      rm -f "$recovering_marker"
-      die "recovery of $what stopped before promotion: ${fatal:-the server exited}. bootstrap cannot change: delete this PostgreSQLCluster and create it again with another bootstrap.recovery"
-    fi
-    nap 1
-  done
   pg_ctl -D "$PGDATA" -m fast -w -t 600 stop >/dev/null
-  cat "$replay_log" >&2 || true
+  cat "$run_dir/recovery/server.log" >&2 || true
   local auto="$PGDATA/postgresql.auto.conf" kept
   kept="$(grep -Ev '^[[:space:]]*(restore_command|recovery_target[a-z_]*)[[:space:]]*=' "$auto" || true)"
   printf '%s\n' "$kept" >"$auto.tmp" && mv "$auto.tmp" "$auto"

@@ -9,19 +9,24 @@ import {
 import { operatorName } from './controllers/operand-labels.ts';
 import { addPostgresBackupController } from './controllers/backup/postgres-backup-controller.ts';
 import {
+  addRestoreDrillController,
+  type RestoreDrillControllerOptions,
+} from './controllers/backup/restore-drill-controller.ts';
+import {
   addBackupScheduleController,
   type BackupScheduleOptions,
 } from './controllers/backup/backup-schedule-controller.ts';
 
 /**
- * Builds (but does not start) the PostgreSQL operator's manager. `controller` and `schedule`
- * override options for tests (the schedule's clock).
+ * Builds (but does not start) the PostgreSQL operator's manager. `controller`, `drills` and
+ * `schedule` override options for tests (the schedule's clock).
  */
 export function postgresOperator(
   kubeConfig: ClusterSource,
   config: OperatorConfig,
   extras: ManagerExtras = {},
   controller: Partial<PostgresClusterControllerOptions> = {},
+  drills: Partial<RestoreDrillControllerOptions> = {},
   schedule: Partial<BackupScheduleOptions> = {},
 ): Manager {
   const manager = operatorManager(kubeConfig, operatorName, config, extras);
@@ -36,6 +41,7 @@ export function postgresOperator(
     imageFor: (version) => images[version],
     maxConcurrentReconciles: config.maxConcurrentReconciles,
   });
+  addRestoreDrillController(manager, { imageFor: (version) => images[version], ...drills });
   addBackupScheduleController(manager, { imageFor: (version) => images[version], ...schedule });
   return manager;
 }

@@ -3,7 +3,12 @@
 // operator shares (libs/operator-kit/src/api), plus what pgBackRest needs on top: https, and the
 // CA of a server whose certificate a private CA signed.
 import { Type } from '@sinclair/typebox';
-import { cronSchedule, dnsSubdomainName, s3DestinationProperties } from '@homeostat/operator-kit/api';
+import {
+  cronSchedule,
+  dnsSubdomainName,
+  s3DestinationProperties,
+  verifiedBackupProperties,
+} from '@homeostat/operator-kit/api';
 
 /** Bounds of archiveTimeout, the longest an idle primary's last commits wait before they are archived. */
 export const archiveTimeoutBounds = { min: '30s', max: '1h', default: '5m' } as const;
@@ -78,6 +83,22 @@ export const PostgresS3Destination = Type.Object(
   },
 );
 
+export const BackupVerify = Type.Object(
+  {
+    schedule: Type.String({
+      minLength: 9,
+      maxLength: 100,
+      pattern: '^[-0-9*/,A-Za-z]+( +[-0-9*/,A-Za-z?]+){4}$',
+      description:
+        'When to run a restore drill: five cron fields in UTC (e.g. "0 4 * * 0", Sundays at 04:00). Each drill restores the newest base backup and every WAL segment archived after it into a pod and a claim of its own, checks it, and removes both.',
+    }),
+  },
+  {
+    description:
+      'Restore drills that prove the backups can be restored (status.lastVerifiedBackup and the BackupVerified condition). A drill reads the repository only; it never touches the cluster.',
+  },
+);
+
 export const Backup = Type.Object(
   {
     destination: Type.Object(
@@ -101,6 +122,7 @@ export const Backup = Type.Object(
         },
       ],
     }),
+    verify: Type.Optional(BackupVerify),
   },
   {
     description:
@@ -216,4 +238,46 @@ export const Recovery = Type.Object(
     description:
       "Make the new cluster from a backup of another (or an earlier) cluster and the WAL archived after it, up to a target, instead of an empty database. The first instance restores and replays, then is promoted; the others clone it. The roles' passwords are this cluster's Secrets'.",
   },
+);
+
+export const VerifiedBackup = Type.Object(
+  {
+    // The shape every Homeostat operator reports a drill in, with PostgreSQL's own meaning of each.
+    ...verifiedBackupProperties,
+    backup: Type.String({
+      maxLength: 253,
+      description: "The backup the drill restored (pgBackRest's label).",
+    }),
+    restorePoint: Type.String({
+      format: 'date-time',
+      description:
+        'The last transaction the restored copy holds: the newest backup plus every WAL segment archived after it.',
+    }),
+    recoveryPointSeconds: Type.Number({
+      minimum: 0,
+      description:
+        'From restorePoint to the end of the drill: what a restore then would have lost (RPO), measured. On an idle cluster it grows with the idle time, not with any loss.',
+    }),
+    replayedThrough: Type.String({ description: 'The last WAL segment the drill replayed.' }),
+    databases: Type.Array(
+      Type.Object({
+        name: Type.String(),
+        tables: Type.Integer({ minimum: 0 }),
+        rows: Type.Integer({ minimum: 0 }),
+      }),
+      {
+        maxItems: 20,
+        description: 'Each database of the restored copy, with its tables and rows (the first 20).',
+      },
+    ),
+  },
+  { description: 'The last restore drill that succeeded.' },
+);
+
+export const RestoreDrill = Type.Object(
+  {
+    startedAt: Type.String({ format: 'date-time', description: 'When the last drill started.' }),
+    pod: Type.Optional(Type.String({ description: 'The pod of the drill under way.' })),
+  },
+  { description: 'The restore drill under way, or the last one: when the schedule ran last.' },
 );

@@ -16,7 +16,7 @@ import {
   operatorOwnedParameterNames,
   operatorOwnedParameters,
 } from './operator-owned-parameters.ts';
-import { Backup, BackupStatus, Recovery } from './backup-schema.ts';
+import { Backup, BackupStatus, Recovery, RestoreDrill, VerifiedBackup } from './backup-schema.ts';
 import { operatorRoleNames } from './operator-roles.ts';
 import { defaultMajorVersion, supportedMajorVersions } from './postgres-versions.ts';
 
@@ -445,6 +445,8 @@ export const PostgresClusterStatus = Type.Object({
     Type.String({ description: 'Label selector of the instance pods (the scale subresource reads this).' }),
   ),
   backup: Type.Optional(BackupStatus),
+  lastVerifiedBackup: Type.Optional(VerifiedBackup),
+  restoreDrill: Type.Optional(RestoreDrill),
   conditions: conditionsField(
     'Available, Progressing and Degraded, and ContinuousArchiving while spec.backup is set (KEP-1623 conditions).',
   ),

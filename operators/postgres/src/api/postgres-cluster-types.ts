@@ -42,4 +42,6 @@ export const conditionTypes = {
   degraded: 'Degraded',
   /** spec.backup is set and the primary archives its WAL (False: the reason names the failing segment). */
   continuousArchiving: 'ContinuousArchiving',
+  /** spec.backup.verify is set and the last restore drill restored and checked the newest backup (False: why it did not). */
+  backupVerified: 'BackupVerified',
 } as const;

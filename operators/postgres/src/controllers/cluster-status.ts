@@ -215,7 +215,9 @@ export function clusterStatus(
   const primaryUp = Boolean(
     primary?.reachable && primary.role === 'primary' && !readOnly && !observed.state?.operation,
   );
-  let conditions = cluster.status?.conditions;
+  // BackupVerified is the restore drill controller's, under its own field manager: carrying it
+  // here would make this writer co-own it and put back a value the drill has since changed.
+  let conditions = cluster.status?.conditions?.filter((c) => c.type !== conditionTypes.backupVerified);
   for (const condition of [
     available(observed, primaryUp, readOnly),
     progressing(cluster, observed),

@@ -31,6 +31,27 @@ export const instancePaths = {
   tls: '/etc/homeostat/tls',
 } as const;
 
+/**
+ * Every pod of a cluster (instances, backups, drills) runs as the image's postgres user, which owns
+ * the data and reads the Secrets through the pod's group (restricted Pod Security).
+ */
+export const postgresPodSecurity = {
+  runAsNonRoot: true,
+  runAsUser: postgresUserId,
+  runAsGroup: postgresUserId,
+  fsGroup: postgresUserId,
+  fsGroupChangePolicy: 'OnRootMismatch',
+  seccompProfile: { type: 'RuntimeDefault' },
+} as const;
+
+/** Each container of those pods: no privilege, a read-only root filesystem, no capability. */
+export const restrictedContainerSecurity = {
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  runAsNonRoot: true,
+  capabilities: { drop: ['ALL'] },
+};
+
 /** The volume of the server certificate: a pod that has it serves TLS only. */
 export const tlsVolume = 'tls';
 const paths = instancePaths;
@@ -119,12 +140,7 @@ export function instancePodSpec(cluster: PostgresCluster, image: string): V1PodS
   const resources = resourcesOf(cluster);
   const tolerations = spec.scheduling.tolerations as V1Toleration[] | undefined;
   const nodeSelector = spec.scheduling.nodeSelector;
-  const restricted = {
-    allowPrivilegeEscalation: false,
-    readOnlyRootFilesystem: true,
-    runAsNonRoot: true,
-    capabilities: { drop: ['ALL'] },
-  };
+  const restricted = restrictedContainerSecurity;
   return {
     subdomain: serviceNames(name).instances,
     // The self-fence container stops a cut-off primary's postgres (pg_ctl signals its process).
@@ -132,14 +148,7 @@ export function instancePodSpec(cluster: PostgresCluster, image: string): V1PodS
     automountServiceAccountToken: false,
     enableServiceLinks: false,
     terminationGracePeriodSeconds: 30,
-    securityContext: {
-      runAsNonRoot: true,
-      runAsUser: postgresUserId,
-      runAsGroup: postgresUserId,
-      fsGroup: postgresUserId,
-      fsGroupChangePolicy: 'OnRootMismatch',
-      seccompProfile: { type: 'RuntimeDefault' },
-    },
+    securityContext: postgresPodSecurity,
     containers: [
       {
         name: 'postgres',

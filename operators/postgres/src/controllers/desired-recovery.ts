@@ -5,7 +5,7 @@
 // only while the cluster has never had a primary (with PG_INITDB=allowed), and outside the pod
 // spec's hash: a cluster that exists is never rolled for its bootstrap.
 import type { V1EnvVar, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
-import type { PostgresCluster } from '../api/postgres-cluster-types.ts';
+import type { BackupSpecFields, PostgresCluster } from '../api/postgres-cluster-types.ts';
 import { renderRecoveryConfig } from '../backup/pgbackrest-config.ts';
 import { repositoryAccessParts, s3DestinationOf, type RepositoryAccess } from './desired-backup.ts';
 
@@ -24,16 +24,21 @@ export function recoveryTime(rfc3339: string): string {
   return `${at.toISOString().replace('T', ' ').replace('Z', '')}+00`;
 }
 
-/** The variables, volume and mount of the restore; nothing when the cluster is not made from a backup. */
-export function recoveryPodParts(
-  cluster: PostgresCluster,
+/** What to restore: a repository's stanza, the backup (or the newest that fits) and the target. */
+export interface RestoreRequest {
+  readonly stanza: string;
+  readonly s3: BackupSpecFields['destination']['s3'];
+  readonly backup?: string;
+  readonly target?: { readonly time?: string; readonly lsn?: string; readonly restorePoint?: string };
+}
+
+/** The variables, volume and mount the entrypoint restores with (restore_and_replay). */
+export function restorePodParts(
+  request: RestoreRequest,
   paths: { readonly pgdata: string; readonly run: string },
 ): { env: V1EnvVar[]; volumes: V1Volume[]; mounts: V1VolumeMount[] } {
-  const recovery = cluster.spec.bootstrap.recovery;
-  if (!recovery) return { env: [], volumes: [], mounts: [] };
-  const { s3 } = recovery.source.destination;
   const workDir = `${paths.run}/pgbackrest-recovery`;
-  const target = recovery.target;
+  const { target } = request;
   const [type, value] = target?.time
     ? ['time', recoveryTime(target.time)]
     : target?.lsn
@@ -41,26 +46,44 @@ export function recoveryPodParts(
       : target?.restorePoint
         ? ['name', target.restorePoint]
         : ['default', ''];
-  const access = repositoryAccessParts(s3, sourceRepository);
+  const access = repositoryAccessParts(request.s3, sourceRepository);
   return {
     env: [
       {
         name: 'PG_RECOVERY_CONFIG',
         value: renderRecoveryConfig({
-          stanza: recovery.source.clusterName,
-          destination: s3DestinationOf(s3, sourceRepository),
+          stanza: request.stanza,
+          destination: s3DestinationOf(request.s3, sourceRepository),
           workDir,
           dataDir: paths.pgdata,
         }),
       },
       { name: 'PG_RECOVERY_CONFIG_FILE', value: `${workDir}/pgbackrest.conf` },
-      { name: 'PG_RECOVERY_STANZA', value: recovery.source.clusterName },
+      { name: 'PG_RECOVERY_STANZA', value: request.stanza },
       { name: 'PG_RECOVERY_TARGET_TYPE', value: type },
       ...(value ? [{ name: 'PG_RECOVERY_TARGET', value }] : []),
-      ...(recovery.backup ? [{ name: 'PG_RECOVERY_SET', value: recovery.backup }] : []),
+      ...(request.backup ? [{ name: 'PG_RECOVERY_SET', value: request.backup }] : []),
       ...access.env,
     ],
     volumes: access.volumes,
     mounts: access.mounts,
   };
+}
+
+/** The variables, volume and mount of the restore; nothing when the cluster is not made from a backup. */
+export function recoveryPodParts(
+  cluster: PostgresCluster,
+  paths: { readonly pgdata: string; readonly run: string },
+): { env: V1EnvVar[]; volumes: V1Volume[]; mounts: V1VolumeMount[] } {
+  const recovery = cluster.spec.bootstrap.recovery;
+  if (!recovery) return { env: [], volumes: [], mounts: [] };
+  return restorePodParts(
+    {
+      stanza: recovery.source.clusterName,
+      s3: recovery.source.destination.s3,
+      ...(recovery.backup ? { backup: recovery.backup } : {}),
+      ...(recovery.target ? { target: recovery.target } : {}),
+    },
+    paths,
+  );
 }

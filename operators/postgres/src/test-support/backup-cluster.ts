@@ -52,7 +52,7 @@ export async function startBackupCluster(options: BackupClusterOptions): Promise
   const s3Repository = await startS3Repository(client, namespace, options.bucket);
   const { s3 } = s3Repository;
   const operator = () =>
-    podOperator(options.kubeConfig, namespace, options.log, pods, {}, options.schedule ?? {});
+    podOperator(options.kubeConfig, namespace, options.log, pods, {}, {}, options.schedule ?? {});
   const bed: BackupCluster = {
     s3,
     s3Repository,

@@ -7,6 +7,7 @@ import { builtin, type KubeClient, type Manager } from '@homeostat/reconcile';
 import { postgresBackupCrd } from '../api/postgres-backup-crd.ts';
 import { postgresClusterCrd } from '../api/postgres-cluster-crd.ts';
 import { postgresClusters, type PostgresCluster } from '../api/postgres-cluster-types.ts';
+import type { RestoreDrillControllerOptions } from '../controllers/backup/restore-drill-controller.ts';
 import type { PostgresClusterControllerOptions } from '../controllers/postgres-cluster-controller.ts';
 import type { BackupScheduleOptions } from '../controllers/backup/backup-schedule-controller.ts';
 import type { PodProcesses } from './pod-processes.ts';
@@ -26,6 +27,7 @@ export function podOperator(
   log: Logger,
   pods: PodProcesses,
   controller: Partial<PostgresClusterControllerOptions> = {},
+  drills: Partial<RestoreDrillControllerOptions> = {},
   schedule: Partial<BackupScheduleOptions> = {},
 ): Manager {
   return testOperator(
@@ -39,6 +41,7 @@ export function podOperator(
       ...controller,
     },
     {},
+    drills,
     schedule,
   );
 }

@@ -22,6 +22,7 @@ import {
 import type { Credentials, InstanceEndpoint } from '../instance.ts';
 import { secretNames, tlsSecretNames } from '../controllers/cluster-names.ts';
 import { backupPodPaths, backupPodSelector } from '../controllers/backup/backup-pod.ts';
+import { drillLabel, drillSelector } from '../controllers/backup/drill-pod.ts';
 import { expirePodSelector } from '../controllers/backup/expire-pod.ts';
 import { ownRepository } from '../controllers/desired-backup.ts';
 import { sourceRepository } from '../controllers/desired-recovery.ts';
@@ -59,9 +60,9 @@ export class PodProcesses {
   #stopping = false;
   /** The loopback port of each instance's pgBackRest TLS server. */
   readonly #backupServerPorts = new Map<string, number>();
-  /** Backup pods running (by uid), and those that ended. */
-  readonly #backupJobs = new Map<string, ManagedProcess>();
-  readonly #backupJobsDone = new Set<string>();
+  /** Run-to-completion pods (backups, drills) running, by uid, and those that ended. */
+  readonly #jobs = new Map<string, ManagedProcess>();
+  readonly #jobsDone = new Set<string>();
   /**
    * While true, expire pods are left unstarted, as a slow kubelet leaves them: what a test changes
    * meanwhile (a Secret) is what the pod starts with.
@@ -137,7 +138,7 @@ export class PodProcesses {
       while (!this.#stopping) {
         try {
           await this.#sync();
-          await this.#syncBackupPods();
+          await this.#syncJobPods();
         } catch (error) {
           console.warn(`pod-processes: ${String(error)}`);
         }
@@ -300,89 +301,126 @@ export class PodProcesses {
   }
 
   /**
-   * Runs the cluster's backup pods (a PostgreSQLBackup's) and expire pods (retention's) as their
-   * entrypoint would run in them,
-   * once each: the client certificate's Secret written where its volume would be, and each
-   * instance the pod's configuration names (its DNS name, port, data and run directories)
-   * replaced by where it runs in the bed, as cluster DNS and the pod's mounts would resolve them.
-   * Its end is reported as a kubelet does: phase Succeeded or Failed and the termination message.
+   * Runs the cluster's run-to-completion pods as their entrypoint would run in them, once each,
+   * and reports each end as a kubelet does (phase Succeeded or Failed, the termination message):
+   * a PostgreSQLBackup's pod (`backup`: the client certificate's Secret written where its volume
+   * would be, and each instance its configuration names, by DNS name, port, data and run
+   * directories, replaced by where it runs in the bed, as cluster DNS and the pod's mounts would
+   * resolve them), a restore drill's (`drill`: its claim and run directory in the bed), and a
+   * retention's expire pod (`expire`: the repository alone).
    */
-  async #syncBackupPods(): Promise<void> {
-    const podsOf = async (selector: string) =>
-      (
-        await this.#client.list(builtin.pods, {
-          namespace: this.#namespace,
-          labelSelector: `${selector},app.kubernetes.io/instance=${this.#cluster}`,
-        })
-      ).items;
-    const pods = [...(await podsOf(backupPodSelector)), ...(await podsOf(expirePodSelector))];
+  async #syncJobPods(): Promise<void> {
+    const list = (selector: string) =>
+      this.#client.list(builtin.pods, { namespace: this.#namespace, labelSelector: selector });
+    const pods = [
+      ...(await list(`${backupPodSelector},app.kubernetes.io/instance=${this.#cluster}`)).items,
+      ...(await list(`${drillSelector},${drillLabel}=${this.#cluster}`)).items,
+      ...(await list(`${expirePodSelector},app.kubernetes.io/instance=${this.#cluster}`)).items,
+    ];
     const live = new Set(pods.map((p) => p.metadata?.uid ?? ''));
-    for (const [uid, job] of this.#backupJobs) {
+    for (const [uid, job] of this.#jobs) {
       if (live.has(uid)) continue;
       void job.stop(0);
-      this.#backupJobs.delete(uid);
+      this.#jobs.delete(uid);
     }
     for (const pod of pods) {
       const uid = pod.metadata?.uid ?? '';
-      if (this.#backupJobs.has(uid) || this.#backupJobsDone.has(uid) || pod.metadata?.deletionTimestamp)
-        continue;
-      const name = pod.metadata?.name ?? '';
-      // An expire pod works on the repository alone: no client certificate, no instance.
-      const command = pod.spec?.containers[0]?.name === 'expire' ? 'expire' : 'backup';
+      if (this.#jobs.has(uid) || this.#jobsDone.has(uid) || pod.metadata?.deletionTimestamp) continue;
+      const container = pod.spec?.containers[0];
+      const command = container?.command?.[1] ?? '';
       if (command === 'expire' && this.holdExpirePods) continue;
-      const workDir = join(this.bed.root, name, 'work');
-      const moves: [string, string][] = [[backupPodPaths.work, workDir]];
-      if (command === 'backup') {
-        const client = await this.#client.find(
-          builtin.secrets,
-          `${this.#cluster}-backup-client`,
-          this.#namespace,
-        );
-        if (!client) continue;
-        const text = (key: string) => Buffer.from(client.data?.[key] ?? '', 'base64').toString();
-        const clientDir = this.bed.writeSecretVolume(`${name}-client-tls`, {
-          'tls.crt': text('tls.crt'),
-          'tls.key': text('tls.key'),
-          'ca.crt': text('ca.crt'),
-        });
-        moves.push([backupPodPaths.clientTls, clientDir]);
-      }
-      const env = await this.#resolveEnvironment(pod, command, /./, name, moves);
-      if (!env?.['PG_BACKREST_CONFIG']) continue;
-      if (command === 'backup') env['PG_BACKREST_CONFIG'] = this.#instancesInBed(env['PG_BACKREST_CONFIG']);
-      const job = this.bed.runJob(name, [command], env);
-      this.#backupJobs.set(uid, job);
-      void job.exited.then(async (code) => {
-        this.#backupJobs.delete(uid);
-        this.#backupJobsDone.add(uid);
-        const file = this.bed.terminationLog(name);
-        const message = existsSync(file) ? readFileSync(file, 'utf8') : '';
-        await this.#client
-          .patchStatus(builtin.pods, name, this.#namespace, {
-            phase: code === 0 ? 'Succeeded' : 'Failed',
-            containerStatuses: [
-              {
-                name: command,
-                image: 'postgres',
-                imageID: '',
-                ready: false,
-                restartCount: 0,
-                state: {
-                  terminated: {
-                    exitCode: typeof code === 'number' ? code : 1,
-                    reason: code === 0 ? 'Completed' : 'Error',
-                    ...(message ? { message } : {}),
-                    finishedAt: new Date(),
-                  },
+      const env =
+        command === 'backup'
+          ? await this.#backupJobEnvironment(pod)
+          : command === 'expire'
+            ? await this.#expireJobEnvironment(pod)
+            : await this.#drillJobEnvironment(pod);
+      if (!env || !container) continue;
+      this.#startJob(pod, container.name, command, env);
+    }
+  }
+
+  async #backupJobEnvironment(pod: V1Pod): Promise<Record<string, string> | undefined> {
+    const name = pod.metadata?.name ?? '';
+    const client = await this.#client.find(
+      builtin.secrets,
+      `${this.#cluster}-backup-client`,
+      this.#namespace,
+    );
+    if (!client) return undefined;
+    const text = (key: string) => Buffer.from(client.data?.[key] ?? '', 'base64').toString();
+    const clientDir = this.bed.writeSecretVolume(`${name}-client-tls`, {
+      'tls.crt': text('tls.crt'),
+      'tls.key': text('tls.key'),
+      'ca.crt': text('ca.crt'),
+    });
+    const env = await this.#resolveEnvironment(pod, 'backup', /./, name, [
+      [backupPodPaths.clientTls, clientDir],
+      [backupPodPaths.work, join(this.bed.root, name, 'work')],
+    ]);
+    if (!env?.['PG_BACKREST_CONFIG']) return undefined;
+    env['PG_BACKREST_CONFIG'] = this.#instancesInBed(env['PG_BACKREST_CONFIG']);
+    return env;
+  }
+
+  /** An expire pod (retention's) works on the repository alone: no client certificate, no instance. */
+  async #expireJobEnvironment(pod: V1Pod): Promise<Record<string, string> | undefined> {
+    const name = pod.metadata?.name ?? '';
+    const env = await this.#resolveEnvironment(pod, 'expire', /./, name, [
+      [backupPodPaths.work, join(this.bed.root, name, 'work')],
+    ]);
+    return env?.['PG_BACKREST_CONFIG'] ? env : undefined;
+  }
+
+  async #drillJobEnvironment(pod: V1Pod): Promise<Record<string, string> | undefined> {
+    const name = pod.metadata?.name ?? '';
+    const { dataDir, runDir } = this.bed.instanceDirs(name);
+    const env = await this.#resolveEnvironment(pod, 'drill', /./, name, [
+      [instancePaths.pgdata, dataDir],
+      [instancePaths.run, runDir],
+    ]);
+    if (!env) return undefined;
+    // The bed has one PostgreSQL, whatever major version the pod's image would carry.
+    delete env['PG_BIN'];
+    env['PGPORT'] = String(await freeLoopbackPort());
+    return env;
+  }
+
+  #startJob(pod: V1Pod, container: string, command: string, env: Record<string, string>): void {
+    const uid = pod.metadata?.uid ?? '';
+    const name = pod.metadata?.name ?? '';
+    const job = this.bed.runJob(name, [command], env);
+    this.#jobs.set(uid, job);
+    void job.exited.then(async (code) => {
+      this.#jobs.delete(uid);
+      this.#jobsDone.add(uid);
+      const file = this.bed.terminationLog(name);
+      const message = existsSync(file) ? readFileSync(file, 'utf8') : '';
+      await this.#client
+        .patchStatus(builtin.pods, name, this.#namespace, {
+          phase: code === 0 ? 'Succeeded' : 'Failed',
+          containerStatuses: [
+            {
+              name: container,
+              image: 'postgres',
+              imageID: '',
+              ready: false,
+              restartCount: 0,
+              state: {
+                terminated: {
+                  exitCode: typeof code === 'number' ? code : 1,
+                  reason: code === 0 ? 'Completed' : 'Error',
+                  ...(message ? { message } : {}),
+                  finishedAt: new Date(),
                 },
               },
-            ],
-          })
-          .catch((error: unknown) =>
-            console.warn(`pod-processes: ${name}: status not written: ${String(error)}`),
-          );
-      });
-    }
+            },
+          ],
+        })
+        .catch((error: unknown) =>
+          console.warn(`pod-processes: ${name}: status not written: ${String(error)}`),
+        );
+    });
   }
 
   /** A backup pod's pgBackRest configuration with each instance where it runs in the bed. */
@@ -415,7 +453,7 @@ export class PodProcesses {
     this.#stopping = true;
     await this.#loop;
     await Promise.all([...this.#running.values()].map((r) => r.starting));
-    await Promise.all([...this.#backupJobs.values()].map((job) => job.stop(0)));
+    await Promise.all([...this.#jobs.values()].map((job) => job.stop(0)));
     await this.#rw?.close();
     await this.#bed?.cleanup();
   }

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { ClusterSource, Manager } from '@homeostat/reconcile';
 import { testCommonConfig } from '@homeostat/operator-kit/testing';
 import type { OperatorConfig } from '../config/operator-config.ts';
+import type { RestoreDrillControllerOptions } from '../controllers/backup/restore-drill-controller.ts';
 import type { PostgresClusterControllerOptions } from '../controllers/postgres-cluster-controller.ts';
 import type { BackupScheduleOptions } from '../controllers/backup/backup-schedule-controller.ts';
 import { postgresOperator } from '../operator.ts';
@@ -26,6 +27,7 @@ export function testOperator(
   logger: Logger,
   controller: Partial<PostgresClusterControllerOptions> = {},
   config: Partial<OperatorConfig> = {},
+  drills: Partial<RestoreDrillControllerOptions> = {},
   schedule: Partial<BackupScheduleOptions> = {},
 ): Manager {
   return postgresOperator(
@@ -33,6 +35,7 @@ export function testOperator(
     testOperatorConfig({ watchNamespaces: [namespace], ...config }),
     { logger, bindAddress: '127.0.0.1' },
     controller,
+    drills,
     schedule,
   );
 }

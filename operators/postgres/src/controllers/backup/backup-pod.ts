@@ -13,7 +13,12 @@ import type { BackupSpecFields, PostgresCluster } from '../../api/postgres-clust
 import { renderRepositoryHostConfig } from '../../backup/pgbackrest-config.ts';
 import { instanceHost, postgresPort, tlsSecretNames } from '../cluster-names.ts';
 import { backupServerPort, repositoryAccessParts, s3DestinationOf, stanzaOf } from '../desired-backup.ts';
-import { entrypointInImage, instancePaths, postgresUserId } from '../desired-pod.ts';
+import {
+  entrypointInImage,
+  instancePaths,
+  postgresPodSecurity,
+  restrictedContainerSecurity,
+} from '../desired-pod.ts';
 import { operatorName } from '../operand-labels.ts';
 
 /** Marks a backup pod; its value is the PostgreSQLBackup's name (what wakes it). */
@@ -124,13 +129,7 @@ export function repositoryToolPod(input: RepositoryToolPodInput): V1Pod {
       restartPolicy: 'Never',
       automountServiceAccountToken: false,
       enableServiceLinks: false,
-      securityContext: {
-        runAsNonRoot: true,
-        runAsUser: postgresUserId,
-        runAsGroup: postgresUserId,
-        fsGroup: postgresUserId,
-        seccompProfile: { type: 'RuntimeDefault' },
-      },
+      securityContext: postgresPodSecurity,
       containers: [
         {
           name: input.command,
@@ -141,12 +140,7 @@ export function repositoryToolPod(input: RepositoryToolPodInput): V1Pod {
           terminationMessagePolicy: 'File',
           env: [...input.env, ...access.env],
           resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { memory: '512Mi' } },
-          securityContext: {
-            allowPrivilegeEscalation: false,
-            readOnlyRootFilesystem: true,
-            runAsNonRoot: true,
-            capabilities: { drop: ['ALL'] },
-          },
+          securityContext: restrictedContainerSecurity,
           volumeMounts: [
             { name: 'tmp', mountPath: '/tmp' },
             ...(tls ? [{ name: 'client-tls', mountPath: backupPodPaths.clientTls, readOnly: true }] : []),

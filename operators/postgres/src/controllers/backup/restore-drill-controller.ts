@@ -1,0 +1,366 @@
+// Restore drills (spec.backup.verify, ADR 0218): on the cluster's schedule, a pod with a claim of
+// its own restores the newest base backup and every WAL segment archived after it, and checks the
+// copy (drill-pod.ts, the entrypoint's run_drill); the result becomes status.lastVerifiedBackup,
+// the BackupVerified condition, an Event and metrics; the pod and the claim are then deleted.
+//
+// It writes the cluster's status under a field manager of its own, and the cluster controller
+// leaves BackupVerified to it. Like a CronJob it keeps no memory: when the schedule last ran is
+// status.restoreDrill.startedAt, and the drill under way is its pod (named after the cluster), so
+// a restarted operator picks up where the last one was.
+import { CronExpressionParser } from 'cron-parser';
+import type { V1Pod } from '@kubernetes/client-node';
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import {
+  AlreadyExistsError,
+  builtin,
+  Gauge,
+  generationChanged,
+  isBeingDeleted,
+  KubeClient,
+  mapToLabelledOwner,
+  NotFoundError,
+  setCondition,
+  watch,
+  type Condition,
+  type Controller,
+  type Manager,
+  type ReconcileContext,
+  type ReconcileResult,
+} from '@homeostat/reconcile';
+import { postgresBackups } from '../../api/postgres-backup-types.ts';
+import {
+  conditionTypes,
+  postgresClusters,
+  type PostgresCluster,
+  type PostgresClusterStatusFields,
+} from '../../api/postgres-cluster-types.ts';
+import type { MajorVersion } from '../../api/postgres-versions.ts';
+import { drillClaim, drillLabel, drillName, drillPod, drillSelector } from './drill-pod.ts';
+
+/** The field manager of the drill's status fields and its condition. */
+export const drillFieldManager = 'postgres-operator-restore-drill';
+
+export interface RestoreDrillControllerOptions {
+  readonly imageFor: (version: MajorVersion) => string;
+  /** The clock (tests move the schedule instead of waiting for it). */
+  readonly now?: () => Date;
+  /** How often a cluster waiting for its next drill looks at the clock again, in ms (default 60 s). */
+  readonly pollIntervalMs?: number;
+  readonly maxConcurrentReconciles?: number;
+}
+
+/** What the drill pod reports (its termination message), checked before it is believed. */
+const DrillResult = Type.Object({
+  backup: Type.String(),
+  restoredTo: Type.String(),
+  replayedThrough: Type.String(),
+  archiveEnd: Type.String(),
+  restoreSeconds: Type.Integer({ minimum: 0 }),
+  databases: Type.Array(
+    Type.Object({
+      name: Type.String(),
+      tables: Type.Integer({ minimum: 0 }),
+      rows: Type.Integer({ minimum: 0 }),
+    }),
+  ),
+});
+type DrillResult = Static<typeof DrillResult>;
+
+function parseResult(message: string): DrillResult | undefined {
+  try {
+    const parsed: unknown = JSON.parse(message);
+    return Value.Check(DrillResult, parsed) ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+class DrillMetrics {
+  readonly #verifiedAt: Gauge;
+  readonly #restoreSeconds: Gauge;
+  readonly #failing: Gauge;
+  constructor(manager: Manager) {
+    const gauge = (name: string, help: string) =>
+      new Gauge({ name, help, labelNames: ['namespace', 'cluster'], registers: [manager.metrics.registry] });
+    this.#verifiedAt = gauge(
+      'homeostat_postgres_backup_verified_timestamp_seconds',
+      'When a restore drill last restored and checked the newest backup (Unix seconds): alert when it grows old',
+    );
+    this.#restoreSeconds = gauge(
+      'homeostat_postgres_restore_drill_duration_seconds',
+      "The last successful drill's restore and replay time: a restore's recovery time (RTO), measured",
+    );
+    this.#failing = gauge(
+      'homeostat_postgres_restore_drill_failing',
+      '1 when the last restore drill failed, else 0',
+    );
+  }
+  passed(namespace: string, cluster: string, at: Date, seconds: number): void {
+    this.#verifiedAt.set({ namespace, cluster }, at.getTime() / 1000);
+    this.#restoreSeconds.set({ namespace, cluster }, seconds);
+    this.#failing.set({ namespace, cluster }, 0);
+  }
+  failed(namespace: string, cluster: string): void {
+    this.#failing.set({ namespace, cluster }, 1);
+  }
+  forget(namespace: string, cluster: string): void {
+    for (const g of [this.#verifiedAt, this.#restoreSeconds, this.#failing]) g.remove({ namespace, cluster });
+  }
+}
+
+/** The next time the schedule runs after `after`; undefined for a schedule cron cannot read. */
+export function nextDrillTime(schedule: string, after: Date): Date | undefined {
+  try {
+    return CronExpressionParser.parse(schedule, { currentDate: after, tz: 'UTC' }).next().toDate();
+  } catch {
+    return undefined;
+  }
+}
+
+type StatusPart = Pick<PostgresClusterStatusFields, 'lastVerifiedBackup' | 'restoreDrill' | 'conditions'>;
+
+/**
+ * Applies the drill's part of the status (its fields and its condition) to this incarnation. A
+ * field this writer leaves out of an apply is removed, so what `part` does not change is carried.
+ */
+async function writeStatus(
+  client: KubeClient,
+  cluster: PostgresCluster,
+  part: Omit<StatusPart, 'conditions'>,
+  condition: Omit<Condition, 'type' | 'lastTransitionTime' | 'observedGeneration'>,
+  now: Date,
+): Promise<void> {
+  const previous = cluster.status?.conditions?.filter((c) => c.type === conditionTypes.backupVerified);
+  const conditions = setCondition(
+    previous,
+    { type: conditionTypes.backupVerified, ...condition },
+    cluster.metadata?.generation,
+    now,
+  );
+  await client.applyStatus(postgresClusters, {
+    metadata: {
+      name: cluster.metadata?.name ?? '',
+      namespace: cluster.metadata?.namespace ?? '',
+      uid: cluster.metadata?.uid ?? '',
+    },
+    status: {
+      ...(cluster.status?.restoreDrill ? { restoreDrill: cluster.status.restoreDrill } : {}),
+      ...(cluster.status?.lastVerifiedBackup
+        ? { lastVerifiedBackup: cluster.status.lastVerifiedBackup }
+        : {}),
+      ...part,
+      conditions,
+    },
+  });
+}
+
+export function addRestoreDrillController(
+  manager: Manager,
+  options: RestoreDrillControllerOptions,
+): Controller<PostgresCluster> {
+  const pods = manager.cache.informer(builtin.pods, { labelSelector: drillSelector });
+  const claims = manager.cache.informer(builtin.persistentVolumeClaims, { labelSelector: drillSelector });
+  const backups = manager.cache.informer(postgresBackups);
+  const metrics = new DrillMetrics(manager);
+  const clock = options.now ?? (() => new Date());
+
+  const remove = async (
+    ctx: ReconcileContext,
+    type: typeof builtin.pods | typeof builtin.persistentVolumeClaims,
+    namespace: string,
+    name: string,
+  ) => {
+    await ctx.client.delete(type, name, namespace).catch((error: unknown) => {
+      if (!(error instanceof NotFoundError)) throw error;
+    });
+  };
+  const ofCluster = <T extends { metadata?: { namespace?: string; labels?: Record<string, string> } }>(
+    objects: readonly T[],
+    namespace: string,
+    name: string,
+  ) => objects.filter((o) => o.metadata?.namespace === namespace && o.metadata.labels?.[drillLabel] === name);
+
+  return manager.controller({
+    name: 'postgresql-restore-drill',
+    for: postgresClusters,
+    watches: [
+      watch({ type: builtin.pods, labelSelector: drillSelector, map: mapToLabelledOwner(drillLabel) }),
+      watch({
+        type: builtin.persistentVolumeClaims,
+        labelSelector: drillSelector,
+        map: mapToLabelledOwner(drillLabel),
+      }),
+    ],
+    // The cluster's status changes with every probe; the schedule runs on timers instead.
+    predicates: [generationChanged],
+    maxConcurrentReconciles: options.maxConcurrentReconciles ?? 1,
+    async reconcile({ namespace = 'default', name, object }, ctx): Promise<ReconcileResult> {
+      if (!object || isBeingDeleted(object)) {
+        metrics.forget(namespace, name);
+        return {};
+      }
+      const cluster = await ctx.client.get(postgresClusters, name, namespace);
+      const client = new KubeClient(ctx.client.transport, { fieldManager: drillFieldManager }).withSignal(
+        ctx.signal,
+      );
+      const drillPods = ofCluster(pods.store.list(), namespace, name).filter(
+        (p) => !p.metadata?.deletionTimestamp,
+      );
+      const finishedPod = drillPods.find(
+        (p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed',
+      );
+      const runningPod = drillPods.find((p) => p !== finishedPod);
+      const verify = cluster.spec.backup?.verify;
+      const backupSpec = cluster.spec.backup;
+      const now = clock();
+
+      const pod: V1Pod | undefined = finishedPod;
+      if (pod?.status?.phase === 'Succeeded' || pod?.status?.phase === 'Failed') {
+        const message = pod.status.containerStatuses?.[0]?.state?.terminated?.message?.trim() ?? '';
+        const result = pod.status.phase === 'Succeeded' ? parseResult(message) : undefined;
+        const drill = cluster.status?.restoreDrill;
+        const started = drill ? { startedAt: drill.startedAt } : { startedAt: now.toISOString() };
+        if (result) {
+          // A copy with no transaction replayed is as old as its backup: the drill's start bounds it.
+          const restorePoint = result.restoredTo ? new Date(result.restoredTo) : new Date(started.startedAt);
+          await writeStatus(
+            client,
+            cluster,
+            {
+              restoreDrill: started,
+              lastVerifiedBackup: {
+                backup: result.backup,
+                verifiedAt: now.toISOString(),
+                restorePoint: restorePoint.toISOString(),
+                restoreSeconds: result.restoreSeconds,
+                recoveryPointSeconds: Math.max(
+                  0,
+                  Math.round((now.getTime() - restorePoint.getTime()) / 1000),
+                ),
+                replayedThrough: result.replayedThrough,
+                databases: result.databases.slice(0, 20),
+              },
+            },
+            {
+              status: 'True',
+              reason: 'DrillSucceeded',
+              message: `backup ${result.backup} and the WAL archived after it (through ${result.replayedThrough}) restored in ${result.restoreSeconds} s; every table and index sound`,
+            },
+            now,
+          );
+          metrics.passed(namespace, name, now, result.restoreSeconds);
+          await ctx.events.normal(
+            cluster,
+            'BackupVerified',
+            'RestoreDrill',
+            `restore drill: backup ${result.backup} restored to ${result.restoredTo || 'its end'} in ${result.restoreSeconds} s and checked`,
+          );
+        } else {
+          const reason =
+            message ||
+            `the drill pod ${pod.metadata?.name ?? ''} ${pod.status.phase === 'Succeeded' ? 'reported nothing readable' : 'failed'}`;
+          await writeStatus(
+            client,
+            cluster,
+            { restoreDrill: started },
+            { status: 'False', reason: 'DrillFailed', message: reason.slice(0, 1024) },
+            now,
+          );
+          metrics.failed(namespace, name);
+          await ctx.events.warning(
+            cluster,
+            'BackupVerificationFailed',
+            'RestoreDrill',
+            reason.slice(0, 1024),
+          );
+        }
+        await remove(ctx, builtin.pods, namespace, pod.metadata?.name ?? '');
+        await remove(ctx, builtin.persistentVolumeClaims, namespace, pod.metadata?.name ?? '');
+        return {};
+      }
+      if (runningPod) return {}; // under way: its end wakes this cluster
+      // Claims of drills whose pods are gone (deleted above, or by hand).
+      for (const claim of ofCluster(claims.store.list(), namespace, name)) {
+        if (!claim.metadata?.deletionTimestamp) {
+          await remove(ctx, builtin.persistentVolumeClaims, namespace, claim.metadata?.name ?? '');
+        }
+      }
+      if (!verify || !backupSpec) return {};
+
+      const last = cluster.status?.restoreDrill?.startedAt ?? cluster.metadata?.creationTimestamp;
+      const next = nextDrillTime(verify.schedule, last ? new Date(last) : now);
+      if (!next) {
+        await writeStatus(
+          client,
+          cluster,
+          {},
+          {
+            status: 'False',
+            reason: 'InvalidSchedule',
+            message: `backup.verify.schedule '${verify.schedule}' is not a cron schedule`,
+          },
+          now,
+        );
+        return {};
+      }
+      if (next.getTime() > now.getTime()) {
+        return {
+          requeueAfterMs: Math.min(next.getTime() - now.getTime() + 1000, options.pollIntervalMs ?? 60_000),
+        };
+      }
+      const hasBackup = backups.store
+        .list()
+        .some(
+          (b) =>
+            b.metadata?.namespace === namespace &&
+            b.status?.clusterUid === cluster.metadata?.uid &&
+            b.status?.phase === 'Succeeded',
+        );
+      if (!hasBackup) {
+        // The schedule moves on: the next run looks again.
+        await writeStatus(
+          client,
+          cluster,
+          { restoreDrill: { startedAt: now.toISOString() } },
+          {
+            status: 'False',
+            reason: 'NoBackup',
+            message:
+              'no base backup of this cluster to verify yet: create a PostgreSQLBackup (or a schedule)',
+          },
+          now,
+        );
+        return { requeueAfterMs: options.pollIntervalMs ?? 60_000 };
+      }
+      const image = cluster.spec.image ?? options.imageFor(cluster.spec.postgresVersion);
+      const ignoreExisting = (error: unknown) => {
+        if (!(error instanceof AlreadyExistsError)) throw error;
+      };
+      const drill = drillName(name, now);
+      await client.create(builtin.persistentVolumeClaims, drillClaim(cluster, drill)).catch(ignoreExisting);
+      await client.create(builtin.pods, drillPod(cluster, drill, backupSpec, image)).catch(ignoreExisting);
+      await writeStatus(
+        client,
+        cluster,
+        { restoreDrill: { startedAt: now.toISOString(), pod: drill } },
+        {
+          status: findVerified(cluster)?.status ?? 'Unknown',
+          reason: 'DrillRunning',
+          message: `restore drill under way in pod ${drill}`,
+        },
+        now,
+      );
+      await ctx.events.normal(
+        cluster,
+        'RestoreDrillStarted',
+        'RestoreDrill',
+        `restore drill started in pod ${drill}`,
+      );
+      return {};
+    },
+  });
+}
+
+const findVerified = (cluster: PostgresCluster) =>
+  cluster.status?.conditions?.find((c) => c.type === conditionTypes.backupVerified);

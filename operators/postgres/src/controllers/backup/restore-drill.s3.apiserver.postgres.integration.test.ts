@@ -1,0 +1,180 @@
+// Restore drills end to end (spec.backup.verify): a real kube-apiserver + etcd, the operator with
+// its clock moved to the schedule's next run, a real PostgreSQL per instance pod, pgBackRest and a
+// real S3 server (versitygw over TLS). A drill after a base backup restores it and the WAL
+// archived after it in a pod of its own, checks it and records it (lastVerifiedBackup,
+// BackupVerified True, an Event), then deletes its pod and claim. A WAL segment removed from the
+// bucket makes the next drill fail and name that segment, and the cluster itself is untouched.
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '@homeostat/testing';
+import { builtin, findCondition, KubeClient, type Manager } from '@homeostat/reconcile';
+import { memoryLogger } from '@homeostat/reconcile/testing';
+import { postgresBackups, type PostgresBackup } from '../../api/postgres-backup-types.ts';
+import { defaultConnectOptions, withConnection } from '../../instance.ts';
+import { PodProcesses } from '../../test-support/pod-processes.ts';
+import { sharedKubeConfig } from '@homeostat/testing/shared';
+import {
+  clusterReader,
+  createCluster,
+  podOperator,
+  prepareNamespace,
+} from '../../test-support/pod-cluster.ts';
+import { startS3Repository, type S3Repository } from '../../test-support/s3-repository.ts';
+import { drillSelector } from './drill-pod.ts';
+import { nextDrillTime } from './restore-drill-controller.ts';
+
+const kubeConfig = sharedKubeConfig();
+const namespace = `pg-drill-${process.pid}`;
+// A stanza name no other test file uses (pgBackRest's remote side locks in the machine's /tmp).
+const cluster = 'vault';
+const bucket = 'pg-drills';
+const prefix = 'vault';
+// Yearly, on 1 January: nothing runs until the test moves the operator's clock past it.
+const schedule = '0 0 1 1 *';
+const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
+const { log, lines } = memoryLogger();
+const { get, slow } = clusterReader(client, namespace, cluster, lines);
+
+describe('restore drills: real kube-apiserver, real PostgreSQL and pgBackRest, real S3', () => {
+  const pods = new PodProcesses(client, namespace, cluster);
+  let manager: Manager;
+  let repository: S3Repository;
+  let clockOffsetMs = 0;
+
+  /** Moves the operator's clock past the schedule's next run after the last drill. */
+  const nextDrillDue = async () => {
+    const status = (await get()).status;
+    const from = new Date(status?.restoreDrill?.startedAt ?? Date.now() + clockOffsetMs);
+    const next = nextDrillTime(schedule, from) ?? new Date();
+    clockOffsetMs = next.getTime() - Date.now() + 60_000;
+  };
+  const sql = async <T extends Record<string, unknown>>(text: string) => {
+    const primary = (await get()).status?.currentPrimary ?? '';
+    return withConnection(
+      pods.endpoint(primary),
+      pods.bed.superuser,
+      defaultConnectOptions,
+      async (c) => (await c.query<T>(text)).rows,
+    );
+  };
+  const switchAndArchive = async () => {
+    await sql("INSERT INTO marks(label) VALUES ('row ' || clock_timestamp())");
+    const [row] = await sql<{ walfile: string }>('SELECT pg_walfile_name(pg_switch_wal()) AS walfile');
+    const segment = row?.walfile ?? '';
+    await waitUntil(
+      `segment ${segment} archived`,
+      async () => ((await get()).status?.backup?.lastArchivedWal ?? '') >= segment,
+      slow,
+    );
+    return segment;
+  };
+  const verified = async () => findCondition((await get()).status?.conditions, 'BackupVerified');
+
+  beforeAll(async () => {
+    await prepareNamespace(kubeConfig, client, namespace);
+    repository = await startS3Repository(client, namespace, bucket);
+    manager = podOperator(
+      kubeConfig,
+      namespace,
+      log,
+      pods,
+      {},
+      {
+        now: () => new Date(Date.now() + clockOffsetMs),
+        pollIntervalMs: 300,
+      },
+    );
+    await manager.start();
+    await createCluster(client, namespace, cluster, {
+      instances: 1,
+      backup: { destination: { s3: repository.destination(prefix) }, verify: { schedule } },
+    });
+    await pods.start();
+    await waitUntil('the primary', async () => (await get()).status?.currentPrimary !== undefined, slow);
+    await sql('CREATE TABLE marks(id bigserial PRIMARY KEY, label text NOT NULL)');
+    await sql("INSERT INTO marks(label) SELECT 'row ' || g FROM generate_series(1, 500) g");
+    await client.create(postgresBackups, {
+      metadata: { name: 'base', namespace },
+      spec: { clusterName: cluster },
+    } as unknown as PostgresBackup);
+    await waitUntil(
+      'the base backup taken',
+      async () => (await client.get(postgresBackups, 'base', namespace)).status?.phase === 'Succeeded',
+      slow,
+    );
+    await switchAndArchive();
+  }, 300_000);
+
+  afterAll(async () => {
+    await manager?.stop();
+    await pods.stop();
+    await repository?.stop();
+    client.close();
+  });
+
+  it('restores the newest backup and the archive in a pod of its own, checks it, records it, removes its pod and claim', async () => {
+    const label = (await client.get(postgresBackups, 'base', namespace)).status?.label ?? '';
+    const primaryUid = (await client.get(builtin.pods, `${cluster}-0`, namespace)).metadata?.uid;
+    await nextDrillDue();
+    await waitUntil('BackupVerified True', async () => (await verified())?.status === 'True', slow);
+    const status = (await get()).status;
+    expect(status?.lastVerifiedBackup).toMatchObject({ backup: label });
+    expect(status?.lastVerifiedBackup?.restoreSeconds).toBeGreaterThanOrEqual(0);
+    expect(status?.lastVerifiedBackup?.recoveryPointSeconds).toBeGreaterThanOrEqual(0);
+    expect(status?.lastVerifiedBackup?.replayedThrough).toMatch(/^[0-9A-F]{24}$/);
+    const databases = status?.lastVerifiedBackup?.databases ?? [];
+    // The rows written after the backup came back through the archive.
+    expect(databases.find((d) => d.name === 'postgres')?.rows).toBeGreaterThanOrEqual(501);
+    expect(databases.map((d) => d.name)).toContain('app');
+    expect((await verified())?.message).toContain(`backup ${label}`);
+    // The claim's protection finalizer is removed by kube-controller-manager, which this control
+    // plane does not run: a claim being deleted counts as gone.
+    const drillObjects = async () => [
+      ...(await client.list(builtin.pods, { namespace, labelSelector: drillSelector })).items,
+      ...(await client.list(builtin.persistentVolumeClaims, { namespace, labelSelector: drillSelector }))
+        .items,
+    ];
+    await waitUntil(
+      'the drill pod and claim deleted',
+      async () => (await drillObjects()).every((o) => o.metadata?.deletionTimestamp),
+      slow,
+    );
+    const events = (await client.list(builtin.events, { namespace })).items.filter(
+      (e) => e.regarding?.name === cluster && e.reason === 'BackupVerified',
+    );
+    expect(events.length).toBe(1);
+    // The cluster was not touched: the same primary pod, still taking writes.
+    expect((await client.get(builtin.pods, `${cluster}-0`, namespace)).metadata?.uid).toBe(primaryUid);
+    await sql("INSERT INTO marks(label) VALUES ('after the drill')");
+  }, 300_000);
+
+  it('fails, naming the segment, when a WAL segment is missing from the bucket, and the cluster is untouched', async () => {
+    const [first, second] = [await switchAndArchive(), await switchAndArchive()];
+    await switchAndArchive();
+    // versitygw keeps each object as a file: remove the middle segment's.
+    const dir = join(repository.s3.rootDir, bucket, prefix, 'archive', cluster, '15-1', second.slice(0, 16));
+    const file = existsSync(dir) ? readdirSync(dir).find((f) => f.startsWith(`${second}-`)) : undefined;
+    expect(file, `segment ${second} in ${dir}`).toBeDefined();
+    rmSync(join(dir, file ?? ''));
+    expect(first < second).toBe(true);
+    await nextDrillDue();
+    await waitUntil('BackupVerified False', async () => (await verified())?.status === 'False', slow);
+    const condition = await verified();
+    expect(condition?.reason).toBe('DrillFailed');
+    expect(condition?.message).toContain(`segment ${second} is missing or unreadable`);
+    // The last drill that passed is still the one on record.
+    expect((await get()).status?.lastVerifiedBackup?.backup).toBeDefined();
+    expect(condition?.message).not.toContain(repository.s3.secretAccessKey);
+    await sql("INSERT INTO marks(label) VALUES ('after the failed drill')");
+  }, 300_000);
+
+  it('refuses at the API server a schedule that is not five cron fields', async () => {
+    await expect(
+      createCluster(client, namespace, 'bad-schedule', {
+        instances: 1,
+        backup: { destination: { s3: repository.destination('bad') }, verify: { schedule: 'every sunday' } },
+      }),
+    ).rejects.toThrow(/verify.schedule/);
+  });
+});
