@@ -107,4 +107,26 @@ describe('archiving status', () => {
       backup: undefined,
     });
   });
+
+  it('never carries the fields of the base backups, which the backup schedule writes, into what it applies', () => {
+    const withSchedule = {
+      ...cluster,
+      status: {
+        backup: {
+          lastArchivedWal: '000000010000000000000003',
+          lastArchivedTime: at(10).toISOString(),
+          lastBackupTime: at(5).toISOString(),
+          lastBackupLabel: '20261127-010005F',
+          lastScheduledBackup: 'orders-202611270100',
+          nextScheduledBackupTime: at(60).toISOString(),
+        },
+      },
+    };
+    const expected = { lastArchivedWal: '000000010000000000000003', lastArchivedTime: at(10).toISOString() };
+    expect(archivingReport(withSchedule, undefined).backup).toEqual(expected);
+    expect(archivingReport(withSchedule, seen(archived), at(11)).backup).toEqual(expected);
+    expect(archivingReport(withSchedule, { primary: 'orders-0', archiver: undefined }).backup).toEqual(
+      expected,
+    );
+  });
 });
