@@ -148,21 +148,12 @@ export async function deployS3Server(
     throw error;
   }
 
-  // A shell in the server's pod, with the object's path as $1 (the key never goes through the shell).
+  // A shell in the server's pod with `args` as $1... (paths and keys never go through the shell).
+  const inServer = (script: string, ...args: string[]) =>
+    kubectl(['-n', namespace, 'exec', 'deploy/s3', '--', 'bash', '-c', script, 's3-server', ...args]);
+  // The same with the object's path as $1.
   const inObject = (bucket: string, key: string, script: string, ...args: string[]) =>
-    kubectl([
-      '-n',
-      namespace,
-      'exec',
-      'deploy/s3',
-      '--',
-      'bash',
-      '-c',
-      script,
-      'object',
-      `${dataDir}/${bucket}/${key}`,
-      ...args,
-    ]);
+    inServer(script, `${dataDir}/${bucket}/${key}`, ...args);
 
   return {
     namespace,
@@ -213,19 +204,11 @@ export async function deployS3Server(
       // The listing starts at the prefix's directory, so a prefix that ends inside a file name
       // (`archive/000000010000000000000004-`) works as an S3 listing's does. versitygw keeps
       // multipart uploads in progress under .sgwtmp: they are not objects yet.
-      const out = await kubectl([
-        '-n',
-        namespace,
-        'exec',
-        'deploy/s3',
-        '--',
-        'bash',
-        '-c',
+      const out = await inServer(
         'cd "$1" && dir="$(dirname "$2")"; [[ -d "$dir" ]] || exit 0; find "$dir" -path ./.sgwtmp -prune -o -type f -print',
-        'list',
         `${dataDir}/${bucket}`,
         `./${prefix}`,
-      ]);
+      );
       return out
         .split('\n')
         .filter((line) => line !== '')

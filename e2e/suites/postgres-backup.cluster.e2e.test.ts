@@ -157,9 +157,8 @@ describe.each([18, 17] as const)(
     const sourceObject = (verify?: { schedule: string }) =>
       clusterObject(source, 2, { backup: { destination, ...(verify ? { verify } : {}) } });
 
-    /** Closes the current WAL segment (after a row in it) and waits until it is archived; its name. */
-    const switchAndArchive = async (label: string) => {
-      await insert(label);
+    /** Closes the current WAL segment and waits until it is archived; returns its name. */
+    const switchAndArchive = async () => {
       const closed = await superuserSql(source, 'SELECT pg_walfile_name(pg_switch_wal())');
       expect(closed).toMatch(/^[0-9A-F]{24}$/);
       let last: ClusterWithBackup | undefined;
@@ -335,18 +334,7 @@ describe.each([18, 17] as const)(
       afterTarget = true;
       await sleep(300);
       for (let i = 1; i <= 3; i++) await insert(`after-target-${i}`);
-
-      const closed = await superuserSql(source, 'SELECT pg_walfile_name(pg_switch_wal())');
-      expect(closed).toMatch(/^[0-9A-F]{24}$/);
-      let last: ClusterWithBackup | undefined;
-      await waitUntil(
-        `WAL segment ${closed} archived`,
-        async () => {
-          last = (await pgc(source).get()) as ClusterWithBackup | undefined;
-          return (last?.status?.backup?.lastArchivedWal ?? '') >= closed;
-        },
-        { timeoutMs: 120_000, intervalMs: 1000, describe: () => JSON.stringify(last?.status?.backup) },
-      );
+      await switchAndArchive();
     });
 
     it('recovers a new two-instance cluster to T: exactly the rows committed up to T, and it takes a write', async () => {
@@ -452,9 +440,13 @@ describe.each([18, 17] as const)(
 
     it('fails the next drill when an archived WAL segment is removed from the bucket, naming that segment', async () => {
       // Three segments archived after the last drill; the middle one is then lost from the bucket.
-      const first = await switchAndArchive('before-the-lost-segment');
-      const lost = await switchAndArchive('in-the-lost-segment');
-      await switchAndArchive('after-the-lost-segment');
+      // A row in each, so that each switch closes a segment of its own.
+      await insert('before-the-lost-segment');
+      const first = await switchAndArchive();
+      await insert('in-the-lost-segment');
+      const lost = await switchAndArchive();
+      await insert('after-the-lost-segment');
+      await switchAndArchive();
       expect(first < lost).toBe(true);
       // pgBackRest keeps segment S as <prefix>/archive/<stanza>/<major>-1/<S's first 16 hex>/S-<sha1>[.<compression>].
       const segmentPrefix = `e2e/${source}/archive/${source}/${major}-1/${lost.slice(0, 16)}/${lost}-`;
