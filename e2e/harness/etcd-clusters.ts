@@ -34,6 +34,17 @@ export interface EtcdClusterObject {
       startedAt?: string;
       finishedAt?: string;
     };
+    lastVerifiedBackup?: {
+      backup: string;
+      restorePoint: string;
+      verifiedAt: string;
+      restoreSeconds: number;
+      recoveryPointSeconds: number;
+      revision: string;
+      hashKV: string;
+    };
+    lastBackupDrillTime?: string;
+    lastBackupDrillRequest?: string;
   };
 }
 
@@ -178,6 +189,8 @@ export interface EtcdBackupObject {
     sizeBytes?: number;
     sha256?: string;
     revision?: string;
+    hashKV?: string;
+    finishedAt?: string;
     conditions?: { type: string; status: string; reason: string; message: string }[];
   };
 }
@@ -195,5 +208,56 @@ export async function waitForBackup(namespace: string, name: string): Promise<Et
   );
   if (last?.status?.phase !== 'Succeeded')
     throw new Error(`EtcdBackup ${namespace}/${name} failed: ${JSON.stringify(last?.status?.conditions)}`);
+  return last;
+}
+
+/** The label on a restore drill's pod and claim (its value: the cluster's name). */
+export const drillSelector = (cluster: string): string => `etcd.homeostat.dev/drill=${cluster}`;
+
+/**
+ * Asks for a restore drill of the cluster's newest backup now, as the guide does (a new value of
+ * the etcd.homeostat.dev/verify-backup annotation), and waits until the drill that answers this
+ * request has left BackupVerified `expected`; returns the cluster then.
+ */
+export async function requestBackupDrill(
+  namespace: string,
+  name: string,
+  request: string,
+  expected: 'True' | 'False',
+): Promise<EtcdClusterObject> {
+  await kubectl([
+    '-n',
+    namespace,
+    'annotate',
+    'etcdcluster',
+    name,
+    `etcd.homeostat.dev/verify-backup=${request}`,
+    '--overwrite',
+  ]);
+  let last: EtcdClusterObject | undefined;
+  await waitUntil(
+    `EtcdCluster ${namespace}/${name}: the drill of request ${request} done, BackupVerified ${expected}`,
+    async () => {
+      last = await getEtcdCluster(namespace, name);
+      const verified = last?.status?.conditions?.find((c) => c.type === 'BackupVerified');
+      // The request is recorded when the drill starts, the condition when it ends; the pod and
+      // claim go after that.
+      return (
+        last?.status?.lastBackupDrillRequest === request &&
+        verified?.status === expected &&
+        (await listObjects('pods', namespace, drillSelector(name))).length === 0
+      );
+    },
+    {
+      timeoutMs: 300_000,
+      intervalMs: 1000,
+      describe: () =>
+        JSON.stringify({
+          lastBackupDrillRequest: last?.status?.lastBackupDrillRequest,
+          conditions: last?.status?.conditions?.filter((c) => c.type === 'BackupVerified'),
+        }),
+    },
+  );
+  if (!last) throw new Error(`EtcdCluster ${namespace}/${name} not found`);
   return last;
 }

@@ -15,7 +15,10 @@ export const operatorCharts = {
     name: 'etcd-operator',
     crds: ['etcdclusters.etcd.homeostat.dev', 'etcdbackups.etcd.homeostat.dev'],
   },
-  postgres: { name: 'postgres-operator', crds: ['postgresqlclusters.postgres.homeostat.dev'] },
+  postgres: {
+    name: 'postgres-operator',
+    crds: ['postgresqlclusters.postgres.homeostat.dev', 'postgresqlbackups.postgres.homeostat.dev'],
+  },
 } as const satisfies Record<string, OperatorChartRef>;
 
 /** The chart's folder in the repository. */

@@ -1,8 +1,11 @@
 // A real S3-compatible server inside the cluster under test, for suites that back up to a bucket:
 // versitygw (the image built offline from its Go module, e2e/images/versitygw) with its posix
 // backend on an emptyDir, in a namespace of its own with a Service, its root credentials in a
-// Secret there. Suites get a credentials Secret in their own namespace and can change an object's
-// bytes in place (to see a corrupted backup refused).
+// Secret there. Suites get a credentials Secret in their own namespace, can list the objects under
+// a prefix, and can change an object's bytes in place or delete it (to see a corrupted or
+// incomplete backup refused). Those three work on the server's files (the posix backend keeps each
+// object as a file under <bucket>/<key>): the harness has no S3 client, and a damaged object must
+// look to the server as it would after a fault on its own disk.
 //
 // With `tls`, it serves https only, with a certificate for the Service's DNS names from a CA made
 // here for this server alone (pgBackRest speaks S3 over https and nothing else); suites put that
@@ -41,6 +44,10 @@ export interface ClusterS3Server {
   objectSha256(bucket: string, key: string, trimBytes?: number): Promise<string>;
   /** Inverts every bit of the object's byte at its middle; returns that offset. */
   flipByte(bucket: string, key: string): Promise<number>;
+  /** The keys of every object in `bucket` whose key starts with `prefix`, sorted. */
+  objectKeys(bucket: string, prefix: string): Promise<string[]>;
+  /** Deletes one object; fails if it does not exist. */
+  deleteObject(bucket: string, key: string): Promise<void>;
   /** Deletes the server's namespace. */
   remove(): Promise<void>;
 }
@@ -141,21 +148,12 @@ export async function deployS3Server(
     throw error;
   }
 
-  // A shell in the server's pod, with the object's path as $1 (the key never goes through the shell).
+  // A shell in the server's pod with `args` as $1... (paths and keys never go through the shell).
+  const inServer = (script: string, ...args: string[]) =>
+    kubectl(['-n', namespace, 'exec', 'deploy/s3', '--', 'bash', '-c', script, 's3-server', ...args]);
+  // The same with the object's path as $1.
   const inObject = (bucket: string, key: string, script: string, ...args: string[]) =>
-    kubectl([
-      '-n',
-      namespace,
-      'exec',
-      'deploy/s3',
-      '--',
-      'bash',
-      '-c',
-      script,
-      'object',
-      `${dataDir}/${bucket}/${key}`,
-      ...args,
-    ]);
+    inServer(script, `${dataDir}/${bucket}/${key}`, ...args);
 
   return {
     namespace,
@@ -201,6 +199,25 @@ export async function deployS3Server(
         ).trim(),
       );
       return offset;
+    },
+    objectKeys: async (bucket, prefix) => {
+      // The listing starts at the prefix's directory, so a prefix that ends inside a file name
+      // (`archive/000000010000000000000004-`) works as an S3 listing's does. versitygw keeps
+      // multipart uploads in progress under .sgwtmp: they are not objects yet.
+      const out = await inServer(
+        'cd "$1" && dir="$(dirname "$2")"; [[ -d "$dir" ]] || exit 0; find "$dir" -path ./.sgwtmp -prune -o -type f -print',
+        `${dataDir}/${bucket}`,
+        `./${prefix}`,
+      );
+      return out
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => line.replace(/^\.\//, ''))
+        .filter((key) => key.startsWith(prefix))
+        .sort();
+    },
+    deleteObject: async (bucket, key) => {
+      await inObject(bucket, key, 'rm -- "$1"');
     },
     remove: () => space.remove(),
   };

@@ -11,7 +11,10 @@
 // A three-member cluster is backed up to a real S3-compatible server running in the cluster (its
 // own namespace) and to a claim; the S3 backup is restored into a new cluster (every key and hashKV
 // equal to the source's, the seconds it took printed) and, once one byte of it is flipped in the
-// bucket, refused with BackupCorrupt and nothing created. A three-member cluster whose majority is
+// bucket, refused with BackupCorrupt and nothing created. A restore drill requested with the
+// guide's annotation proves a newer S3 backup (BackupVerified True, its HashKV as recorded, the
+// drill's pod and claim gone, the source untouched); once that object's byte is flipped, the next
+// drill says SnapshotCorrupt and keeps the last proof on record. A three-member cluster whose majority is
 // lost with its data is recovered from its newest backup, kept in a claim.
 // Members' claims come from the cluster's default StorageClass (the local cluster's and kind's
 // are both `standard`, local-path-provisioner).
@@ -21,6 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply, getObject, kubectl, listObjects } from '../harness/cluster-access.ts';
 import {
   clusterEventReasons,
+  drillSelector,
   etcdMemberList,
   getEtcdCluster,
   memberEtcdctl,
@@ -28,6 +32,7 @@ import {
   memberHashKV,
   memberKeyValues,
   memberValues,
+  requestBackupDrill,
   waitForBackup,
   waitForMembers,
 } from '../harness/etcd-clusters.ts';
@@ -431,6 +436,64 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
         expect(await clusterEventReasons(ns, 'vault-claim')).toContain('MemberRecreated');
       }
       await kubectl(['-n', ns, 'delete', 'etcdcluster', 'vault-claim', '--wait=true', '--timeout=120s']);
+    });
+
+    it('proves the newest backup with a restore drill on request: BackupVerified True, its HashKV as recorded, the source untouched', async () => {
+      // A backup newer than the claim's: the drill restores the newest Succeeded one.
+      await apply([backup('vault-drilled', s3Destination)]);
+      const recorded = (await waitForBackup(ns, 'vault-drilled')).status;
+      expect(recorded?.hashKV).toMatch(/^[0-9]+$/);
+      const before = (await getEtcdCluster(ns, name))?.status;
+      const keysBefore = await memberKeyValues(ns, `${name}-0`);
+      const started = Date.now();
+      const after = (await requestBackupDrill(ns, name, 'e2e-1', 'True')).status;
+      const verified = after?.lastVerifiedBackup;
+      console.error(
+        `etcd e2e: a restore drill of ${verified?.backup} answered ${secondsSince(started)} s after the request: restoreSeconds ${verified?.restoreSeconds}, recoveryPointSeconds ${verified?.recoveryPointSeconds}`,
+      );
+      expect(verified).toMatchObject({
+        backup: 'vault-drilled',
+        restorePoint: recorded?.finishedAt,
+        revision: recorded?.revision,
+        hashKV: recorded?.hashKV,
+      });
+      expect(verified?.restoreSeconds).toBeGreaterThan(0);
+      expect(verified?.recoveryPointSeconds).toBeGreaterThanOrEqual(0);
+      expect(after?.conditions?.find((c) => c.type === 'BackupVerified')).toMatchObject({
+        status: 'True',
+        reason: 'BackupRestored',
+      });
+      expect(await clusterEventReasons(ns, name)).toEqual(
+        expect.arrayContaining(['BackupDrillStarted', 'BackupVerified']),
+      );
+      // Its pod and claim are gone; the cluster's members, identity and keys are as they were.
+      await waitUntil(
+        'the drill claim deleted',
+        async () => (await listObjects('persistentvolumeclaims', ns, drillSelector(name))).length === 0,
+        { timeoutMs: 120_000, intervalMs: 1000 },
+      );
+      expect(after?.clusterId).toBe(before?.clusterId);
+      expect(after?.members?.map((m) => m.id)).toEqual(before?.members?.map((m) => m.id));
+      expect(await memberKeyValues(ns, `${name}-0`)).toBe(keysBefore);
+      await waitForMembers(ns, name, 3);
+    });
+
+    it('fails the next drill with SnapshotCorrupt once a byte of that backup is flipped in the bucket, the last proof kept', async () => {
+      const key = `e2e/${(await waitForBackup(ns, 'vault-drilled')).status?.key ?? ''}`;
+      const proven = (await getEtcdCluster(ns, name))?.status?.lastVerifiedBackup;
+      await s3.flipByte(bucket, key);
+      const after = (await requestBackupDrill(ns, name, 'e2e-2', 'False')).status;
+      const verified = after?.conditions?.find((c) => c.type === 'BackupVerified');
+      expect(verified?.reason, verified?.message).toBe('SnapshotCorrupt');
+      expect(verified?.message).toContain('vault-drilled');
+      expect(after?.lastVerifiedBackup).toEqual(proven);
+      expect(await clusterEventReasons(ns, name)).toContain('BackupVerificationFailed');
+      await waitUntil(
+        'the drill claim deleted',
+        async () => (await listObjects('persistentvolumeclaims', ns, drillSelector(name))).length === 0,
+        { timeoutMs: 120_000, intervalMs: 1000 },
+      );
+      await waitForMembers(ns, name, 3);
     });
 
     it('refuses a backup with one byte flipped in the bucket: BackupCorrupt, nothing created', async () => {

@@ -6,12 +6,15 @@
 // taken from the standby; more rows; a moment T read from the server's clock between two commits;
 // more rows; the last WAL segment archived. Then two new clusters are made from that repository:
 // one recovered to T holds exactly the rows committed up to T, one recovered to the end of the
-// archive holds every acknowledged row; both take writes afterwards.
+// archive holds every acknowledged row; both take writes afterwards. Then the restore drills
+// (spec.backup.verify, every minute): one passes, recording the backup's label, its pod and claim
+// gone and the source untouched; with one archived WAL segment removed from the bucket between
+// later ones, the next fails naming that segment.
 //
 // The seconds the backup and each recovery took are printed, never asserted.
 import { waitUntil } from '@homeostat/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apply, getObject, kubectl } from '../harness/cluster-access.ts';
+import { apply, getObject, kubectl, listObjects } from '../harness/cluster-access.ts';
 import { operatorCharts } from '../harness/operator-charts.ts';
 import { installOperator, type OperatorRelease } from '../harness/operator-release.ts';
 import { queryOnce } from '../harness/postgres-client.ts';
@@ -38,8 +41,23 @@ interface BackupObject {
 }
 
 type ClusterWithBackup = PostgresClusterObject & {
-  status?: PostgresClusterObject['status'] & { backup?: { lastArchivedWal?: string } };
+  status?: PostgresClusterObject['status'] & {
+    backup?: { lastArchivedWal?: string };
+    restoreDrill?: { startedAt?: string; pod?: string };
+    lastVerifiedBackup?: {
+      backup: string;
+      restorePoint: string;
+      verifiedAt: string;
+      restoreSeconds: number;
+      recoveryPointSeconds: number;
+      replayedThrough?: string;
+      databases?: { name: string; tables: number; rows: number }[];
+    };
+  };
 };
+
+/** What marks a restore drill's pod and claim (its value: the cluster's name). */
+const drillLabel = 'postgres.homeostat.dev/restore-drill';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const secondsSince = (start: number) => ((Date.now() - start) / 1000).toFixed(1);
@@ -134,6 +152,68 @@ describe.each([18, 17] as const)(
           ),
         { timeoutMs: 60_000, intervalMs: 500 },
       );
+
+    /** The source's spec as this suite applies it; `verify` turns its restore drills on. */
+    const sourceObject = (verify?: { schedule: string }) =>
+      clusterObject(source, 2, { backup: { destination, ...(verify ? { verify } : {}) } });
+
+    /** Closes the current WAL segment and waits until it is archived; returns its name. */
+    const switchAndArchive = async () => {
+      const closed = await superuserSql(source, 'SELECT pg_walfile_name(pg_switch_wal())');
+      expect(closed).toMatch(/^[0-9A-F]{24}$/);
+      let last: ClusterWithBackup | undefined;
+      await waitUntil(
+        `WAL segment ${closed} archived`,
+        async () => {
+          last = (await pgc(source).get()) as ClusterWithBackup | undefined;
+          return (last?.status?.backup?.lastArchivedWal ?? '') >= closed;
+        },
+        { timeoutMs: 120_000, intervalMs: 1000, describe: () => JSON.stringify(last?.status?.backup) },
+      );
+      return closed;
+    };
+
+    /** The source's drill pods and claims (by the label the operator puts on both). */
+    const drillObjects = async () => [
+      ...(await listObjects<{ metadata: { name: string } }>('pods', ns, `${drillLabel}=${source}`)),
+      ...(await listObjects<{ metadata: { name: string } }>(
+        'persistentvolumeclaims',
+        ns,
+        `${drillLabel}=${source}`,
+      )),
+    ];
+
+    /**
+     * Waits until BackupVerified has `status` from a drill that started after `after` (a drill
+     * under way keeps the condition's status, with the reason DrillRunning), and returns the
+     * source as it was then.
+     */
+    const waitVerified = async (status: 'True' | 'False', after: number) => {
+      let last: ClusterWithBackup | undefined;
+      await waitUntil(
+        `BackupVerified ${status} after a drill`,
+        async () => {
+          last = (await pgc(source).get()) as ClusterWithBackup | undefined;
+          const verified = conditionOf(last, 'BackupVerified');
+          return (
+            verified?.status === status &&
+            verified.reason !== 'DrillRunning' &&
+            Date.parse(last?.status?.restoreDrill?.startedAt ?? '') >= after
+          );
+        },
+        {
+          // The schedule runs at the next minute boundary, then the drill restores and checks.
+          timeoutMs: 240_000,
+          intervalMs: 2000,
+          describe: () =>
+            JSON.stringify({
+              conditions: last?.status?.conditions?.filter((c) => c.type === 'BackupVerified'),
+              restoreDrill: last?.status?.restoreDrill,
+            }),
+        },
+      );
+      return last;
+    };
 
     /** Waits until `name` is Available (its primary takes writes) and every instance is ready. */
     const waitRecovered = async (name: string, instances: number) => {
@@ -254,18 +334,7 @@ describe.each([18, 17] as const)(
       afterTarget = true;
       await sleep(300);
       for (let i = 1; i <= 3; i++) await insert(`after-target-${i}`);
-
-      const closed = await superuserSql(source, 'SELECT pg_walfile_name(pg_switch_wal())');
-      expect(closed).toMatch(/^[0-9A-F]{24}$/);
-      let last: ClusterWithBackup | undefined;
-      await waitUntil(
-        `WAL segment ${closed} archived`,
-        async () => {
-          last = (await pgc(source).get()) as ClusterWithBackup | undefined;
-          return (last?.status?.backup?.lastArchivedWal ?? '') >= closed;
-        },
-        { timeoutMs: 120_000, intervalMs: 1000, describe: () => JSON.stringify(last?.status?.backup) },
-      );
+      await switchAndArchive();
     });
 
     it('recovers a new two-instance cluster to T: exactly the rows committed up to T, and it takes a write', async () => {
@@ -319,5 +388,106 @@ describe.each([18, 17] as const)(
       );
       expect((await labelsIn(name)).at(-1)).toBe('written-after-recovery');
     }, 900_000);
+
+    it('runs a restore drill on the schedule: BackupVerified True naming the backup, its pod and claim gone, the source untouched', async () => {
+      const label = (await getObject<BackupObject>('postgresqlbackup', 'first', ns))?.status?.label ?? '';
+      const primaryUid = (await pgc(source).primaryPod()).metadata?.uid;
+      // The operator's clock is the real one: "every minute" runs the first drill at once (the
+      // cluster is older than a minute) and each next one at a minute boundary.
+      const started = Date.now();
+      await apply([sourceObject({ schedule: '* * * * *' })]);
+      const { status } = (await waitVerified('True', started - 1000)) ?? {};
+      // Off again before anything else: drills every minute would race the checks below.
+      await apply([sourceObject()]);
+      const drill = status?.lastVerifiedBackup;
+      figure(
+        `restore drill passed ${secondsSince(started)} s after verify was set: restoreSeconds ${drill?.restoreSeconds}, recoveryPointSeconds ${drill?.recoveryPointSeconds}, replayed through ${drill?.replayedThrough}`,
+      );
+      expect(drill?.backup).toBe(label);
+      expect(drill?.restoreSeconds).toBeGreaterThanOrEqual(0);
+      expect(drill?.recoveryPointSeconds).toBeGreaterThanOrEqual(0);
+      expect(drill?.replayedThrough).toMatch(/^[0-9A-F]{24}$/);
+      // Every row acknowledged before the drill's archive end came back (the last ones were
+      // archived by the WAL switch of the earlier test): at least the suite's rows in `app`.
+      const app = drill?.databases?.find((d) => d.name === 'app');
+      expect(app?.rows).toBeGreaterThanOrEqual(acknowledged.length);
+      expect(conditionOf(await pgc(source).get(), 'BackupVerified')).toMatchObject({
+        status: 'True',
+        reason: 'DrillSucceeded',
+      });
+      // The drill's pod and claim (`<cluster>-drill-<time>`) are deleted once it has answered.
+      let left: string[] = [];
+      await waitUntil(
+        'the drill pod and claim gone',
+        async () => {
+          left = (await drillObjects()).map((o) => o.metadata.name);
+          return left.length === 0;
+        },
+        { timeoutMs: 120_000, intervalMs: 1000, describe: () => left.join(', ') },
+      );
+      const events = await listObjects<{ reason: string; regarding?: { name: string } }>(
+        'events.events.k8s.io',
+        ns,
+      );
+      expect(events.filter((e) => e.regarding?.name === source).map((e) => e.reason)).toEqual(
+        expect.arrayContaining(['RestoreDrillStarted', 'BackupVerified']),
+      );
+      // The source was not touched: the same primary pod, taking writes.
+      expect((await pgc(source).primaryPod()).metadata?.uid).toBe(primaryUid);
+      await insert('after-the-drill');
+      expect((await labelsIn(source)).at(-1)).toBe('after-the-drill');
+    }, 600_000);
+
+    it('fails the next drill when an archived WAL segment is removed from the bucket, naming that segment', async () => {
+      // Three segments archived after the last drill; the middle one is then lost from the bucket.
+      // A row in each, so that each switch closes a segment of its own.
+      await insert('before-the-lost-segment');
+      const first = await switchAndArchive();
+      await insert('in-the-lost-segment');
+      const lost = await switchAndArchive();
+      await insert('after-the-lost-segment');
+      await switchAndArchive();
+      expect(first < lost).toBe(true);
+      // pgBackRest keeps segment S as <prefix>/archive/<stanza>/<major>-1/<S's first 16 hex>/S-<sha1>[.<compression>].
+      const segmentPrefix = `e2e/${source}/archive/${source}/${major}-1/${lost.slice(0, 16)}/${lost}-`;
+      const keys = await s3.objectKeys(bucket, segmentPrefix);
+      expect(keys, segmentPrefix).toHaveLength(1);
+      await s3.deleteObject(bucket, keys[0] ?? '');
+      expect(await s3.objectKeys(bucket, segmentPrefix)).toEqual([]);
+
+      const primaryUid = (await pgc(source).primaryPod()).metadata?.uid;
+      const verifiedBefore = ((await pgc(source).get()) as ClusterWithBackup | undefined)?.status
+        ?.lastVerifiedBackup;
+      const started = Date.now();
+      await apply([sourceObject({ schedule: '* * * * *' })]);
+      try {
+        const failed = await waitVerified('False', started - 1000);
+        figure(`restore drill failed ${secondsSince(started)} s after verify was set again`);
+        const verified = conditionOf(failed, 'BackupVerified');
+        expect(verified?.reason).toBe('DrillFailed');
+        expect(verified?.message).toContain(`segment ${lost} is missing or unreadable`);
+        // A failed drill leaves the last one that passed on record.
+        expect(failed?.status?.lastVerifiedBackup).toEqual(verifiedBefore);
+      } finally {
+        // No drill runs while the suite cleans up.
+        await apply([sourceObject()]);
+      }
+      const events = await listObjects<{ reason: string; note?: string; regarding?: { name: string } }>(
+        'events.events.k8s.io',
+        ns,
+      );
+      expect(
+        events.some(
+          (e) =>
+            e.regarding?.name === source &&
+            e.reason === 'BackupVerificationFailed' &&
+            (e.note ?? '').includes(lost),
+        ),
+      ).toBe(true);
+      // The cluster itself is untouched: the same primary, taking writes.
+      expect((await pgc(source).primaryPod()).metadata?.uid).toBe(primaryUid);
+      await insert('after-the-failed-drill');
+      expect((await labelsIn(source)).at(-1)).toBe('after-the-failed-drill');
+    }, 600_000);
   },
 );

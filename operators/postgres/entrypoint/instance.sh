@@ -395,7 +395,10 @@ run_drill() {
   restore_seconds=$((SECONDS - started))
   local psql=(psql -X -q -At -v ON_ERROR_STOP=1 -h "$dir" -p "$port" -U "$PG_DRILL_USER")
   local replayed archive_end restored_to info
-  replayed="$("${psql[@]}" -d postgres -c "SELECT pg_walfile_name(pg_last_wal_replay_lsn())")"
+  # The segment holding the last replayed byte: a replay that ended on a WAL switch ends exactly on
+  # a segment boundary, which pg_walfile_name gives as the segment before it on some majors and the
+  # one after it on others (18 named the missing segment as replayed); one byte back is unambiguous.
+  replayed="$("${psql[@]}" -d postgres -c "SELECT pg_walfile_name(pg_last_wal_replay_lsn() - 1)")"
   restored_to="$("${psql[@]}" -d postgres -c "SELECT coalesce(to_char(pg_last_xact_replay_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), '')")"
   info="$(pgbackrest --config="$PG_RECOVERY_CONFIG_FILE" --stanza="$PG_RECOVERY_STANZA" --log-level-console=error info --output=json 2>&1)" ||
     die "drill failed: reading the archive's range: $(backup_failure_reason "$info")"
