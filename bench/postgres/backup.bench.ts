@@ -144,7 +144,10 @@ interface RpoFigures {
  * every 250 ms, and the bucket's segments every 100 ms (to see when each commit's segment lands).
  */
 async function measureRpo(s3: S3TestServer, primary: PlainInstance, walPrefix: string): Promise<RpoFigures> {
-  await query(primary, 'CREATE TABLE ticks(id bigserial PRIMARY KEY, at timestamptz DEFAULT clock_timestamp())');
+  await query(
+    primary,
+    'CREATE TABLE ticks(id bigserial PRIMARY KEY, at timestamptz DEFAULT clock_timestamp())',
+  );
   const commits: { at: number; segment: string }[] = [];
   const arrivals = new Map<string, number>();
   for (const name of await segmentsInBucket(s3, walPrefix)) arrivals.set(name, 0);
@@ -262,9 +265,13 @@ try {
   );
   say(`pg_basebackup -Ft client-zstd:3: ${round(zstdSeconds)} s, ${perSecond(zstdSeconds)} MB/s`);
   const [label, engineSeconds] = await timed(() => tool.backup());
-  say(`pgBackRest full (engine: zstd, start-fast): ${round(engineSeconds)} s, ${perSecond(engineSeconds)} MB/s`);
+  say(
+    `pgBackRest full (engine: zstd, start-fast): ${round(engineSeconds)} s, ${perSecond(engineSeconds)} MB/s`,
+  );
   const [, parallelSeconds] = await timed(() => tool.backupWithProcessMax(processMax));
-  say(`pgBackRest full with process-max ${processMax}: ${round(parallelSeconds)} s, ${perSecond(parallelSeconds)} MB/s`);
+  say(
+    `pgBackRest full with process-max ${processMax}: ${round(parallelSeconds)} s, ${perSecond(parallelSeconds)} MB/s`,
+  );
   const ratio = (theirs: number, ours: number) => round(theirs / ours, 2);
 
   // The restore: the engine's backup's files, then its recovery settings (replay to the archive's
