@@ -34,6 +34,7 @@ import { postgresBinDir } from '../../operators/postgres/src/test-support/postgr
 import { sized } from '../support/bench-size.ts';
 import { loadAverage } from '../support/load-average.ts';
 import { Teardown } from '../support/teardown.ts';
+import { archived, one, query, startUntilPromoted, switchSegment, timed } from './plain-sql.ts';
 import { pgBackRestTool } from './backup-tools.ts';
 
 const { values } = parseArgs({
@@ -57,47 +58,11 @@ const bucket = 'bench';
 const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
-  const start = process.hrtime.bigint();
-  const result = await work();
-  return [result, Number(process.hrtime.bigint() - start) / 1e9];
-}
-
 function median(xs: readonly number[]): number {
   const sorted = [...xs].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   if (sorted.length === 0) return Number.NaN;
   return sorted.length % 2 ? (sorted[mid] ?? Number.NaN) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
-}
-
-function query<T extends Record<string, unknown>>(instance: PlainInstance, text: string): Promise<T[]> {
-  return withConnection(
-    instance,
-    trustSuperuser,
-    { ...defaultConnectOptions, statementTimeoutMs: 1_800_000 },
-    async (c) => (await c.query<T>(text)).rows,
-  );
-}
-
-async function one<T extends Record<string, unknown>>(instance: PlainInstance, text: string): Promise<T> {
-  const row = (await query<T>(instance, text))[0];
-  if (!row) throw new Error(`no row from ${text}`);
-  return row;
-}
-
-/** Waits until the archiver has pushed `segment` (or a later one). */
-async function archived(instance: PlainInstance, segment: string, timeoutMs: number): Promise<void> {
-  await waitUntil(
-    `segment ${segment} archived`,
-    async () => {
-      const row = await one<{ last: string | null }>(
-        instance,
-        'SELECT last_archived_wal AS last FROM pg_stat_archiver',
-      );
-      return (row.last ?? '') >= segment;
-    },
-    { timeoutMs, intervalMs: 50 },
-  );
 }
 
 /** Names of the WAL segments pgBackRest has stored (versitygw's posix backend keeps each object as a file). */
@@ -249,11 +214,7 @@ try {
     (await one<{ s: string }>(primary, 'SELECT sum(pg_database_size(oid))::bigint AS s FROM pg_database')).s,
   );
   // The fill's WAL must be pushed before anything is timed, or the archiver would share the CPU.
-  await archived(
-    primary,
-    (await one<{ w: string }>(primary, 'SELECT pg_walfile_name(pg_switch_wal()) AS w')).w,
-    1_800_000,
-  );
+  await archived(primary, await switchSegment(primary), 1_800_000);
   const perSecond = (seconds: number) => round(mb(clusterBytes) / seconds, 1);
 
   const [, plainSeconds] = await timed(() =>
@@ -282,18 +243,7 @@ try {
     restoreDir,
     recoverySettings({ type: 'latest' }, { configFile: tool.configFile, stanza: tool.stanza }, restoreDir),
   );
-  const [restored, replaySeconds] = await timed(async () => {
-    const server = await bed.start('restored', restoreDir, {
-      settings: { archive_mode: 'off' },
-      env: tool.serverEnv,
-    });
-    await waitUntil(
-      'the restored server promoted',
-      async () => (await one<{ r: boolean }>(server, 'SELECT pg_is_in_recovery() AS r')).r === false,
-      { timeoutMs: 1_800_000, intervalMs: 100 },
-    );
-    return server;
-  });
+  const [restored, replaySeconds] = await timed(() => startUntilPromoted(bed, restoreDir, tool.serverEnv));
   const restoredRows = Number((await one<{ n: string }>(restored, 'SELECT count(*) AS n FROM fill')).n);
   // Stopped now so that it takes no CPU from the RPO phase.
   await restored.process.stop(5000);
