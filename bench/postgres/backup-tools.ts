@@ -68,16 +68,16 @@ async function toolVersion(command: string, args: string[]): Promise<string> {
   return `${stdout}${stderr}`.trim().split(/\s+/).pop() ?? 'unknown';
 }
 
-/** pgBackRest's tool, plus a full backup with the copy spread over `processMax` processes. */
+/** pgBackRest's tool, plus a full backup with options the engine does not set. */
 export interface PgBackRestTool extends BackupTool {
   /** What the engine's restore_command and recovery settings name. */
   readonly configFile: string;
   readonly stanza: string;
   /**
-   * The engine's takeBaseBackup with the engine's configuration plus `process-max` (the engine
-   * does not set it; this measures what it would buy), through a second configuration file.
+   * The engine's takeBaseBackup with the engine's configuration plus `options` in its global
+   * section (process-max, repo1-bundle: what each would buy), through a second configuration file.
    */
-  backupWithProcessMax(processMax: number): Promise<string>;
+  backupWith(options: Readonly<Record<string, string>>): Promise<string>;
 }
 
 /** pgBackRest through the engine: stanza per cluster, zstd, credentials in the environment. */
@@ -126,11 +126,12 @@ export async function pgBackRestTool(
     archiveCommand: archiveCommand(target),
     prepare: () => ensureStanza(invocation),
     backup: async () => (await takeBaseBackup(invocation)).label,
-    backupWithProcessMax: async (processMax) => {
-      const parallelConfig = join(workDir, `pgbackrest-process-max-${processMax}.conf`);
-      writeFileSync(parallelConfig, config.replace('[global]\n', `[global]\nprocess-max=${processMax}\n`));
-      bed.own(parallelConfig);
-      return (await takeBaseBackup({ ...invocation, configFile: parallelConfig })).label;
+    backupWith: async (options) => {
+      const words = Object.entries(options).map(([name, value]) => `${name}=${value}`);
+      const variantConfig = join(workDir, `pgbackrest-${words.join('-')}.conf`);
+      writeFileSync(variantConfig, config.replace('[global]\n', `[global]\n${words.join('\n')}\n`));
+      bed.own(variantConfig);
+      return (await takeBaseBackup({ ...invocation, configFile: variantConfig })).label;
     },
     restoreFiles: async (label, dataDir) => {
       const backup = (await readRepository(invocation)).backups.find((b) => b.label === label);
