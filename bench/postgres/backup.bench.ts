@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { waitUntil } from '@homeostat/testing';
 import { startS3Server, type S3TestServer } from '@homeostat/testing/s3';
-import { withConnection, defaultConnectOptions } from '../../operators/postgres/src/instance.ts';
+import { withConnection, defaultConnectOptions } from '../../operators/postgres/src/instance/instance.ts';
 import { recoverySettings } from '../../operators/postgres/src/backup/recovery-settings.ts';
 import { writeRecoverySettings } from '../../operators/postgres/src/backup/restore.ts';
 import {

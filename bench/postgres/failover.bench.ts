@@ -8,7 +8,7 @@
 import { waitUntil } from '@homeostat/testing';
 import { TestCluster, missingIds } from '../../operators/postgres/src/test-support/test-cluster.ts';
 import { loopbackTarget, startWriteLoad } from '../../operators/postgres/src/test-support/write-load.ts';
-import type { SynchronousReplication } from '../../operators/postgres/src/synchronous.ts';
+import type { SynchronousReplication } from '../../operators/postgres/src/instance/synchronous.ts';
 import { sized } from '../support/bench-size.ts';
 import { loadAverage } from '../support/load-average.ts';
 import { Teardown } from '../support/teardown.ts';

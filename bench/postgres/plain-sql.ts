@@ -3,7 +3,7 @@
 // statement timeout; waits for the archiver to have pushed a segment and for a restored server to
 // be promoted.
 import { waitUntil } from '@homeostat/testing';
-import { withConnection, defaultConnectOptions } from '../../operators/postgres/src/instance.ts';
+import { withConnection, defaultConnectOptions } from '../../operators/postgres/src/instance/instance.ts';
 import {
   trustSuperuser,
   type PlainInstance,

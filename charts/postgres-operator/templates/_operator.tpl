@@ -24,8 +24,8 @@
 - apiGroups: [postgres.homeostat.dev]
   resources: [postgresqlbackups/finalizers]
   verbs: [update]
-# Instance pods: created, labelled (routing), deleted (fencing, stops, scaling down); backup pods
-# created and deleted once their result is recorded.
+# Instance pods: created, labelled (routing), deleted (fencing, stops, scaling down); backup and
+# expire (retention) pods created and deleted once their result is recorded.
 - apiGroups: [""]
   resources: [pods]
   verbs: [get, list, watch, create, patch, delete]

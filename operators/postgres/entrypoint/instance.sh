@@ -233,6 +233,69 @@ if [[ "${1:-}" == "backup" ]]; then
   exit 0
 fi
 
+# Retention (ADR 0216), run as `homeostat-instance expire` by the short pod the operator starts
+# after a scheduled backup succeeded: expires each backup the operator names in
+# PG_BACKREST_EXPIRE_SETS (its policy chose them; never the newest), then the WAL older than the
+# oldest backup left in the repository, whoever took it, so every backup still listed keeps the WAL
+# a restore to any moment after it needs. A label the repository no longer lists was expired by an
+# earlier run that stopped before the operator read its answer: it is skipped, so a second run is
+# harmless. The answer is the termination message: what was expired, or why not, redacted.
+expire_backups() {
+  require PG_BACKREST_CONFIG
+  require PG_BACKREST_CONFIG_FILE
+  require PG_BACKREST_STANZA
+  require PG_BACKREST_EXPIRE_SETS
+  local tool=(pgbackrest --config="$PG_BACKREST_CONFIG_FILE" --stanza="$PG_BACKREST_STANZA")
+  local info output label kept expired=()
+  write_backup_config
+  # info exits 0 on a repository it could not read and says so in its JSON (a status code other
+  # than 0, ok, or 2, no backups): then no label can be told missing, and nothing is expired.
+  read_info() {
+    local text code message value
+    text="$("${tool[@]}" --log-level-console=error info --output=json 2>&1)" ||
+      die "expire: reading the repository failed: $(backup_failure_reason "$text")"
+    for code in $(grep -oE '"code": ?[0-9]+' <<<"$text" | grep -oE '[0-9]+$' || true); do
+      [[ "$code" == 0 || "$code" == 2 ]] && continue
+      message="$(grep -oE '"message": ?"[^"]*"' <<<"$text" | sed -E 's/^"message": ?"//; s/"$//' |
+        grep -vxE 'ok|no valid backups' | head -n1 || true)"
+      for value in "${PGBACKREST_REPO1_S3_KEY:-}" "${PGBACKREST_REPO1_S3_KEY_SECRET:-}" "${PGBACKREST_REPO1_S3_TOKEN:-}"; do
+        [[ -n "$value" ]] && message="${message//"$value"/<redacted>}"
+      done
+      die "expire: pgbackrest info could not read the repository (code $code): ${message:0:300}; nothing expired"
+    done
+    printf '%s' "$text"
+  }
+  info="$(read_info)" || exit 1
+  for label in $PG_BACKREST_EXPIRE_SETS; do
+    # Only a label as pgBackRest writes it reaches the command line.
+    [[ "$label" =~ ^[0-9]{8}-[0-9]{6}F(_[0-9]{8}-[0-9]{6}[DI])?$ ]] || die "expire: '${label:0:40}' is not a backup label"
+    if ! grep -qE "\"label\": ?\"$label\"" <<<"$info"; then
+      log "expire: $label is not in the repository (expired already)"
+      continue
+    fi
+    if ! output="$("${tool[@]}" expire --set="$label" 2>&1)"; then
+      die "expire of $label failed${expired[*]:+ (after ${expired[*]})}: $(backup_failure_reason "$output")"
+    fi
+    expired+=("$label")
+    log "expire: $label expired"
+  done
+  info="$(read_info)" || exit 1
+  kept="$(grep -oE '"label": ?"' <<<"$info" | wc -l || true)"
+  if ((kept > 0)); then
+    # The WAL of as many full backups as are listed: the tool keeps everything from the oldest
+    # one's start and removes only what is older, which no listed backup needs.
+    if ! output="$("${tool[@]}" expire --repo1-retention-archive-type=full --repo1-retention-archive="$kept" 2>&1)"; then
+      die "expire of the WAL before the oldest of $kept backups failed: $(backup_failure_reason "$output")"
+    fi
+  fi
+  printf 'expired %s; %s backups left' "${expired[*]:-nothing}" "$kept" >"${PG_TERMINATION_LOG:-/dev/termination-log}"
+  log "expire: ${expired[*]:-nothing} expired; $kept backups left"
+}
+if [[ "${1:-}" == "expire" ]]; then
+  expire_backups
+  exit 0
+fi
+
 wipe_data_dir() {
   mkdir -p "$PGDATA"
   find "$PGDATA" -mindepth 1 -delete
@@ -248,7 +311,9 @@ recovery_description() {
 # Restores the backup PG_RECOVERY_* names into an emptied $PGDATA (pgBackRest chooses it for a
 # time or LSN target, and writes the recovery settings), lets <settings> write the server's
 # configuration, and starts a private server (no TCP, the socket in <dir>, archiving off: nothing
-# it does reaches any repository) that replays to the target and is promoted; returns once it is,
+# it does reaches any repository; no hot standby, which would stop the replay at the first setting
+# below the source's, such as a smaller max_connections) that replays to the target and is
+# promoted; returns once it is,
 # the server still running. Sets restored_label. On failure returns 1 with $PGDATA emptied and
 # replay_failure saying why (credential values taken out). Used by the first instance of a
 # recovered cluster (ADR 0217) and by a restore drill (ADR 0218).
@@ -280,7 +345,8 @@ restore_and_replay() { # restore_and_replay <settings function> <dir>
   "$settings"
   log "recovery: replaying the archived WAL (a private server on $dir)"
   pg_ctl -D "$PGDATA" -l "$dir/server.log" -w -t 3600 \
-    -o "-c listen_addresses='' -c unix_socket_directories='$dir' -c archive_mode=off" start >/dev/null 2>&1 || true
+    -o "-c listen_addresses='' -c unix_socket_directories='$dir' -c archive_mode=off -c hot_standby=off" \
+    start >/dev/null 2>&1 || true
   while :; do
     state="$(pg_controldata -D "$PGDATA" 2>/dev/null | sed -n 's/^Database cluster state: *//p')"
     [[ "$state" == "in production" ]] && return 0

@@ -12,14 +12,22 @@ import {
   addRestoreDrillController,
   type RestoreDrillControllerOptions,
 } from './controllers/backup/restore-drill-controller.ts';
+import {
+  addBackupScheduleController,
+  type BackupScheduleOptions,
+} from './controllers/backup/backup-schedule-controller.ts';
 
-/** Builds (but does not start) the PostgreSQL operator's manager. `controller` overrides options for tests. */
+/**
+ * Builds (but does not start) the PostgreSQL operator's manager. `controller`, `drills` and
+ * `schedule` override options for tests (the schedule's clock).
+ */
 export function postgresOperator(
   kubeConfig: ClusterSource,
   config: OperatorConfig,
   extras: ManagerExtras = {},
   controller: Partial<PostgresClusterControllerOptions> = {},
   drills: Partial<RestoreDrillControllerOptions> = {},
+  schedule: Partial<BackupScheduleOptions> = {},
 ): Manager {
   const manager = operatorManager(kubeConfig, operatorName, config, extras);
   const images = { 17: config.postgres17Image, 18: config.postgres18Image } as const;
@@ -34,5 +42,6 @@ export function postgresOperator(
     maxConcurrentReconciles: config.maxConcurrentReconciles,
   });
   addRestoreDrillController(manager, { imageFor: (version) => images[version], ...drills });
+  addBackupScheduleController(manager, { imageFor: (version) => images[version], ...schedule });
   return manager;
 }

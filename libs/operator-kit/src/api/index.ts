@@ -1,4 +1,5 @@
 // @homeostat/operator-kit/api: CRD schema pieces more than one operator's API uses.
+export { cronSchedule, cronSchedulePattern } from './cron-schedule-schema.ts';
 export {
   dnsSubdomainName,
   S3Destination,

@@ -11,7 +11,7 @@ import {
   requestsWithinLimitsRules,
   resourceRequirementsSchema,
 } from '@homeostat/reconcile';
-import { verifiedBackupProperties } from '@homeostat/operator-kit/api';
+import { cronSchedule, verifiedBackupProperties } from '@homeostat/operator-kit/api';
 import { BackupDestination } from './destination-schema.ts';
 import { supportedVersions } from './etcd-versions.ts';
 
@@ -178,24 +178,8 @@ const Tls = Type.Object(
   },
 );
 
-// Five fields (minute hour day-of-month month day-of-week) or a macro; the operator parses it fully
-// and reports what this pattern lets through as a condition.
-// (no backslashes: the pattern sits in a CEL string literal).
-const cronPattern = '^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|[^ ]+( +[^ ]+){4})$';
-
-/** A cron schedule field (UTC), checked at the API server against cronPattern. */
-const cronSchedule = (description: string, what: string) =>
-  Type.String({
-    maxLength: 128,
-    'x-kubernetes-validations': [
-      {
-        rule: `self.matches('${cronPattern}')`,
-        message: `${what} must be a cron expression of five fields (minute hour day-of-month month day-of-week), e.g. "0 */6 * * *", or one of @hourly, @daily, @weekly, @monthly, @yearly`,
-      },
-    ],
-    description,
-  });
-
+// The schedules are five cron fields or a macro (cronSchedule, shared with the PostgreSQL operator);
+// the operator parses them fully and reports what the API server's pattern lets through.
 const BackupVerify = Type.Object(
   {
     schedule: Type.Optional(

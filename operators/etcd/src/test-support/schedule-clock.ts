@@ -4,7 +4,7 @@ import { waitUntil } from '@homeostat/testing';
 import type { KubeClient } from '@homeostat/reconcile';
 import { etcdBackups, type EtcdBackup } from '../api/etcd-backup-types.ts';
 import { etcdClusters } from '../api/etcd-cluster-types.ts';
-import { scheduledBackupName } from '../controllers/backup/backup-schedule-controller.ts';
+import { scheduledName } from '@homeostat/operator-kit/schedule';
 
 export class ScheduleClock {
   #now = new Date();
@@ -26,7 +26,7 @@ export class ScheduleClock {
     this.#now = new Date(this.#now.getTime() + 5 * 60_000);
     const due = new Date(this.#now);
     due.setUTCMinutes(due.getUTCMinutes() - (due.getUTCMinutes() % 5), 0, 0);
-    const backup = scheduledBackupName(cluster, due);
+    const backup = scheduledName(cluster, due);
     await client.patch(etcdClusters, cluster, namespace, {
       metadata: { annotations: { 'test.homeostat.dev/tick': String(run) } },
     });

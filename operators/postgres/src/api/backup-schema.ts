@@ -4,6 +4,7 @@
 // CA of a server whose certificate a private CA signed.
 import { Type } from '@sinclair/typebox';
 import {
+  cronSchedule,
   dnsSubdomainName,
   s3DestinationProperties,
   verifiedBackupProperties,
@@ -11,6 +12,43 @@ import {
 
 /** Bounds of archiveTimeout, the longest an idle primary's last commits wait before they are archived. */
 export const archiveTimeoutBounds = { min: '30s', max: '1h', default: '5m' } as const;
+
+/** What retention keeps when spec.backup.retention is left out. */
+export const defaultRetention = { keepLast: 7 } as const;
+
+/** `maxAge`: whole days or hours, e.g. 30d or 720h (CEL's duration() has no days, so not its format). */
+export const maxAgePattern = '^[1-9][0-9]{0,3}[dh]$';
+
+export const Retention = Type.Object(
+  {
+    keepLast: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 1000,
+        description:
+          'Keep at least this many of the newest scheduled backups that succeeded (and the WAL from the oldest of them on).',
+      }),
+    ),
+    maxAge: Type.Optional(
+      Type.String({
+        maxLength: 5,
+        description:
+          'Keep every scheduled backup a restore to any moment of this last span needs: those taken within it, and the newest one taken before it. Whole days or hours, e.g. 30d or 720h.',
+        'x-kubernetes-validations': [
+          {
+            rule: `self.matches('${maxAgePattern}')`,
+            message:
+              'backup.retention.maxAge must be a whole number of days or hours from 1 to 9999, e.g. 30d or 720h',
+          },
+        ],
+      }),
+    ),
+  },
+  {
+    default: defaultRetention,
+    description: `Which scheduled backups to keep, applied after each scheduled backup succeeds: a backup either rule keeps is kept, and the newest one always. The others are expired from the repository (with the WAL only they needed) and their PostgreSQLBackups deleted. Backups you create yourself are never expired. Default: keepLast ${defaultRetention.keepLast}; {} keeps every backup.`,
+  },
+);
 
 export const BackupCa = Type.Object(
   {
@@ -65,8 +103,14 @@ export const Backup = Type.Object(
   {
     destination: Type.Object(
       { s3: PostgresS3Destination },
-      { description: 'Where the WAL archive (and later the base backups) go.' },
+      { description: 'Where the WAL archive and the base backups go.' },
     ),
+    schedule: Type.Optional(
+      cronSchedule(
+        'When to take scheduled base backups (PostgreSQLBackups named <cluster>-<yyyymmddhhmm>, target PreferStandby), in cron syntax, in UTC: e.g. "0 3 * * *", or @daily. Unset: backups are taken only when you create a PostgreSQLBackup.',
+      ),
+    ),
+    retention: Retention,
     archiveTimeout: Type.String({
       pattern: '^[0-9]{1,4}(s|m|h)$',
       default: archiveTimeoutBounds.default,
@@ -104,8 +148,28 @@ export const BackupStatus = Type.Object(
     failingSince: Type.Optional(
       Type.String({ format: 'date-time', description: 'When archiving that segment first failed.' }),
     ),
+    lastBackupTime: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description:
+          'When the newest base backup of this cluster that succeeded (scheduled or not) became consistent; alert when it grows old.',
+      }),
+    ),
+    lastBackupLabel: Type.Optional(Type.String({ description: "That backup's pgBackRest label." })),
+    lastScheduledBackup: Type.Optional(
+      Type.String({ description: 'The PostgreSQLBackup the schedule created last.' }),
+    ),
+    lastScheduledBackupTime: Type.Optional(
+      Type.String({ format: 'date-time', description: 'The time it was scheduled for.' }),
+    ),
+    nextScheduledBackupTime: Type.Optional(
+      Type.String({ format: 'date-time', description: 'When the schedule takes the next backup.' }),
+    ),
   },
-  { description: "The WAL archive, as the primary's archiver reports it (pg_stat_archiver)." },
+  {
+    description:
+      "The WAL archive, as the primary's archiver reports it (pg_stat_archiver), and the base backups: the newest one and the schedule's.",
+  },
 );
 
 export const RecoveryTarget = Type.Object(

@@ -98,6 +98,7 @@ describe('PostgreSQLCluster CRD on a real kube-apiserver + etcd', () => {
         s3: { ...s3, region: 'us-east-1', forcePathStyle: false, ca: { secretName: 's3-ca', key: 'ca.crt' } },
       },
       archiveTimeout: '5m',
+      retention: { keepLast: 7 },
     });
     // Amazon S3 (no endpoint) needs nothing more.
     await create('backup-aws', {
@@ -127,6 +128,52 @@ describe('PostgreSQLCluster CRD on a real kube-apiserver + etcd', () => {
     expect(await rejection('backup-nowhere', { backup: { destination: {} } })).toContain(
       'spec.backup.destination.s3: Required value',
     );
+  });
+
+  it('accepts a backup schedule and retention, and refuses what is not a cron time or a span, saying why', async () => {
+    const s3 = { bucket: 'pg-backups', endpoint: 'https://s3.internal:9000', credentialsSecretName: 'c' };
+    const scheduled = await create('scheduled', {
+      backup: { destination: { s3 }, schedule: '0 3 * * *', retention: { keepLast: 3, maxAge: '30d' } },
+    });
+    expect(scheduled.spec.backup).toMatchObject({
+      schedule: '0 3 * * *',
+      retention: { keepLast: 3, maxAge: '30d' },
+    });
+    await create('scheduled-daily', { backup: { destination: { s3 }, schedule: '@daily' } });
+    // {} keeps every backup: the default applies only when retention is left out.
+    const keepAll = await create('keep-all', {
+      backup: { destination: { s3 }, schedule: '@hourly', retention: {} },
+    });
+    expect(keepAll.spec.backup?.retention).toEqual({});
+    const hours = await create('by-hours', {
+      backup: { destination: { s3 }, retention: { maxAge: '720h' } },
+    });
+    expect(hours.spec.backup?.retention).toEqual({ maxAge: '720h' });
+
+    expect(
+      await rejection('schedule-words', { backup: { destination: { s3 }, schedule: 'every night' } }),
+    ).toContain(
+      'spec.backup.schedule: Invalid value: "every night": schedule must be a cron expression of five fields (minute hour day-of-month month day-of-week)',
+    );
+    expect(
+      await rejection('schedule-six', { backup: { destination: { s3 }, schedule: '0 0 3 * * *' } }),
+    ).toContain('schedule must be a cron expression of five fields');
+    expect(
+      await rejection('keep-none', { backup: { destination: { s3 }, retention: { keepLast: 0 } } }),
+    ).toContain('spec.backup.retention.keepLast: Invalid value: 0');
+    for (const [name, maxAge] of [
+      ['age-minutes', '90m'],
+      ['age-zero', '0d'],
+      ['age-weeks', '4w'],
+      ['age-blank', '30 d'],
+    ] as const) {
+      expect(
+        await rejection(name, { backup: { destination: { s3 }, retention: { maxAge } } }),
+        maxAge,
+      ).toContain(
+        `spec.backup.retention.maxAge: Invalid value: "${maxAge}": backup.retention.maxAge must be a whole number of days or hours from 1 to 9999, e.g. 30d or 720h`,
+      );
+    }
   });
 
   it('refuses what would break the cluster, with a message that says what to do', async () => {

@@ -18,7 +18,7 @@ export {
   type RepositoryState,
 } from './repository-info.ts';
 export { ensureStanza, takeBaseBackup } from './base-backup.ts';
-export { applyRetention, backupsToExpire, type RetentionPolicy } from './retention.ts';
+export { applyRetention, backupsToExpire, type RetainedBackup, type RetentionPolicy } from './retention.ts';
 export { planRecovery, type ArchiveEnd, type RecoveryPlan, type RecoveryTarget } from './recovery-target.ts';
 export { recoverySettings, renderRecoverySettings, type RecoverySettings } from './recovery-settings.ts';
 export { restoreBackupFiles, writeRecoverySettings } from './restore.ts';

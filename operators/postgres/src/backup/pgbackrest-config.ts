@@ -177,6 +177,21 @@ export function renderPgBackRestConfig(settings: PgBackRestSettings): string {
   return [`[global]`, ...global, '', `[${settings.stanza}]`, ...stanza, ''].join('\n');
 }
 
+/** Everything the configuration of a pod that only works on the repository (expire, info) needs. */
+export interface RepositoryOnlySettings {
+  readonly destination: S3Destination;
+  readonly workDir: string;
+}
+
+/**
+ * The configuration of a pod that expires backups: the repository and nothing of the instances,
+ * since expiring reads and deletes only what is in the bucket.
+ */
+export function renderRepositoryOnlyConfig(settings: RepositoryOnlySettings): string {
+  // No stanza section: the stanza is named on the command line, and it has no options of its own here.
+  return ['[global]', ...repositoryLines(settings.destination, settings.workDir, 'info'), ''].join('\n');
+}
+
 /** Everything the configuration a new cluster is recovered with is rendered from. */
 export interface RecoverySourceSettings {
   /** The stanza in the source repository: the name of the cluster the backups were taken of. */

@@ -9,7 +9,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startS3Server, type S3TestServer } from '@homeostat/testing/s3';
 import { waitUntil } from '@homeostat/testing';
-import { withConnection, defaultConnectOptions } from '../instance.ts';
+import { withConnection, defaultConnectOptions } from '../instance/instance.ts';
 import { PlainPostgresBed, trustSuperuser, type PlainInstance } from '../test-support/plain-postgres.ts';
 import { pgBackRestRepository, type RepositoryFixture } from '../test-support/pgbackrest-fixture.ts';
 import { ensureStanza, takeBaseBackup } from './base-backup.ts';

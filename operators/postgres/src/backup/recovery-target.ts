@@ -1,7 +1,7 @@
 // Where a restore should stop, and whether the repository can get there. Checked before anything
 // is restored, so an impossible target is a clear refusal instead of a server that replays the
 // whole archive and then stops with "recovery ended before configured recovery target was reached".
-import { formatLsn, parseLsn, type Lsn } from '../lsn.ts';
+import { formatLsn, parseLsn, type Lsn } from '../instance/lsn.ts';
 import type { BackupRecord, RepositoryState } from './repository-info.ts';
 import { segmentRange } from './wal-segment.ts';
 

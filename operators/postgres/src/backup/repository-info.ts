@@ -4,7 +4,7 @@
 // names itself rather than a wrong restore.
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { parseLsn, type Lsn } from '../lsn.ts';
+import { parseLsn, type Lsn } from '../instance/lsn.ts';
 import { BackupToolError, runPgBackRest, type PgBackRestInvocation } from './pgbackrest-cli.ts';
 import { toolFailureSummary } from './redact.ts';
 import { isSegmentName } from './wal-segment.ts';

@@ -16,12 +16,15 @@ export interface RetentionPolicy {
 
 const dayMs = 24 * 60 * 60 * 1000;
 
+/** What retention reads of a backup: the repository's record, or the operator's PostgreSQLBackup status. */
+export type RetainedBackup = Pick<BackupRecord, 'label' | 'stopTime'>;
+
 /** The backups (oldest first in, oldest first out) the policy lets go at `now`. */
-export function backupsToExpire(
-  backups: readonly BackupRecord[],
+export function backupsToExpire<T extends RetainedBackup>(
+  backups: readonly T[],
   policy: RetentionPolicy,
   now: Date,
-): BackupRecord[] {
+): T[] {
   if (policy.keepLast === undefined && policy.maxAgeDays === undefined) return [];
   const newestFirst = [...backups].sort((a, b) => b.stopTime.getTime() - a.stopTime.getTime());
   const kept = new Set<string>();

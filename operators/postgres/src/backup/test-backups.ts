@@ -1,5 +1,5 @@
 // Backup records for the unit tests of the pure planning functions.
-import { parseLsn } from '../lsn.ts';
+import { parseLsn } from '../instance/lsn.ts';
 import type { BackupRecord } from './repository-info.ts';
 
 /** A full backup that ended at `stop` (ISO time) and at LSN `endLsn`, its WAL from `walStart`. */

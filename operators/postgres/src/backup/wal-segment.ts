@@ -1,6 +1,6 @@
 // WAL segment file names ("000000010000000000000003": timeline, then the position in 16 MiB
 // steps by default) and the WAL range they cover, to compare an LSN target with the archive.
-import type { Lsn } from '../lsn.ts';
+import type { Lsn } from '../instance/lsn.ts';
 
 /** PostgreSQL's default wal_segment_size; the operator never changes it. */
 export const defaultSegmentBytes = 16n * 1024n * 1024n;

@@ -4,9 +4,9 @@
 // PostgreSQL 15 processes: pg-0's data kept aside (stopped, as a pod not back yet), pg-1 a standby
 // of it with every row, the adoption run against them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { memoryStateStore, settledState } from '../failover-state.ts';
-import { defaultConnectOptions, withConnection } from '../instance.ts';
-import type { EngineWorld } from '../perform.ts';
+import { memoryStateStore, settledState } from '../failover/failover-state.ts';
+import { defaultConnectOptions, withConnection } from '../instance/instance.ts';
+import type { EngineWorld } from '../failover/perform.ts';
 import { TestCluster } from '../test-support/test-cluster.ts';
 import { adoptRetained } from './adopt-retained.ts';
 

@@ -6,12 +6,12 @@
 // turn that finds it done: a primary already among them is the one promoted before. A turn never
 // waits: the positions a turn saw go back to the caller, and a later turn promotes once they held
 // still long enough (the reconcile worker is not held while standbys replay).
-import { observeAll } from '../drive.ts';
-import { settledState, type FailoverState, type FailoverStateStore } from '../failover-state.ts';
-import type { InstanceStatus } from '../observe.ts';
-import { perform, type EngineWorld } from '../perform.ts';
-import { chooseRetainedPrimary, positionsOf } from '../retained-primary.ts';
-import { desiredSynchronousStandbyNames, type SynchronousReplication } from '../synchronous.ts';
+import { observeAll } from '../failover/drive.ts';
+import { settledState, type FailoverState, type FailoverStateStore } from '../failover/failover-state.ts';
+import type { InstanceStatus } from '../instance/observe.ts';
+import { perform, type EngineWorld } from '../failover/perform.ts';
+import { chooseRetainedPrimary, positionsOf } from '../failover/retained-primary.ts';
+import { desiredSynchronousStandbyNames, type SynchronousReplication } from '../instance/synchronous.ts';
 
 /** The retained standbys' positions as a turn saw them, and when (a monotonic clock, in ms). */
 export interface SeenPositions {

@@ -1,6 +1,6 @@
 // The ContinuousArchiving condition, status.backup and the Events, from what pg_stat_archiver says.
 import { describe, expect, it } from 'vitest';
-import type { ArchiverStatus } from '../observe.ts';
+import type { ArchiverStatus } from '../instance/observe.ts';
 import { storedCluster } from '../test-support/cluster-fixtures.ts';
 import { archivedRecordIntervalMs, archivingReport } from './archiving-status.ts';
 
@@ -106,5 +106,27 @@ describe('archiving status', () => {
       condition: undefined,
       backup: undefined,
     });
+  });
+
+  it('never carries the fields of the base backups, which the backup schedule writes, into what it applies', () => {
+    const withSchedule = {
+      ...cluster,
+      status: {
+        backup: {
+          lastArchivedWal: '000000010000000000000003',
+          lastArchivedTime: at(10).toISOString(),
+          lastBackupTime: at(5).toISOString(),
+          lastBackupLabel: '20261127-010005F',
+          lastScheduledBackup: 'orders-202611270100',
+          nextScheduledBackupTime: at(60).toISOString(),
+        },
+      },
+    };
+    const expected = { lastArchivedWal: '000000010000000000000003', lastArchivedTime: at(10).toISOString() };
+    expect(archivingReport(withSchedule, undefined).backup).toEqual(expected);
+    expect(archivingReport(withSchedule, seen(archived), at(11)).backup).toEqual(expected);
+    expect(archivingReport(withSchedule, { primary: 'orders-0', archiver: undefined }).backup).toEqual(
+      expected,
+    );
   });
 });

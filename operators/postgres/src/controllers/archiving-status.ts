@@ -9,7 +9,7 @@ import {
   type BackupStatusFields,
   type PostgresCluster,
 } from '../api/postgres-cluster-types.ts';
-import type { ArchiverStatus, InstanceStatus } from '../observe.ts';
+import type { ArchiverStatus, InstanceStatus } from '../instance/observe.ts';
 
 /** How stale status.backup.lastArchivedTime may get while segments keep being archived. */
 export const archivedRecordIntervalMs = 10_000;
@@ -49,13 +49,30 @@ function failingNow(archiver: ArchiverStatus): boolean {
   return !archiver.lastArchivedAt || archiver.lastFailedAt.getTime() > archiver.lastArchivedAt.getTime();
 }
 
+/**
+ * The fields of status.backup this report owns. The backup schedule writes the others (the base
+ * backups') by merge patch; applied here from a cached copy, they would be owned twice and an old
+ * copy could put back a value the schedule has moved on.
+ */
+function archiveFieldsOf(backup: BackupStatusFields | undefined): BackupStatusFields | undefined {
+  if (!backup) return undefined;
+  const { lastArchivedWal, lastArchivedTime, failingWal, failingSince } = backup;
+  const fields = {
+    ...(lastArchivedWal !== undefined ? { lastArchivedWal } : {}),
+    ...(lastArchivedTime !== undefined ? { lastArchivedTime } : {}),
+    ...(failingWal !== undefined ? { failingWal } : {}),
+    ...(failingSince !== undefined ? { failingSince } : {}),
+  };
+  return Object.keys(fields).length > 0 ? fields : undefined;
+}
+
 /** The archiving report for `cluster` from this turn's look at its primary. */
 export function archivingReport(
   cluster: PostgresCluster,
   seen: PrimaryArchiving,
   now = new Date(),
 ): ArchivingReport {
-  const previous = cluster.status?.backup;
+  const previous = archiveFieldsOf(cluster.status?.backup);
   if (!cluster.spec.backup) return { condition: undefined, backup: undefined };
   if (!seen) return { condition: undefined, backup: previous };
   const { primary, archiver } = seen;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { findCondition } from '@homeostat/reconcile';
-import { clusterView } from '../cluster-view.ts';
-import { settledState } from '../failover-state.ts';
-import type { PrimaryStatus, ReplicaStatus } from '../observe.ts';
+import { clusterView } from '../failover/cluster-view.ts';
+import { settledState } from '../failover/failover-state.ts';
+import type { PrimaryStatus, ReplicaStatus } from '../instance/observe.ts';
 import { storedCluster } from '../test-support/cluster-fixtures.ts';
 import { clusterStatus, newlyKeptAside, type ClusterObservation } from './cluster-status.ts';
 

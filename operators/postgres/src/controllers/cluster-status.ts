@@ -10,9 +10,9 @@ import {
   type PostgresCluster,
   type PostgresClusterStatusFields,
 } from '../api/postgres-cluster-types.ts';
-import type { ClusterView } from '../cluster-view.ts';
-import type { FailoverState } from '../failover-state.ts';
-import { formatLsn } from '../lsn.ts';
+import type { ClusterView } from '../failover/cluster-view.ts';
+import type { FailoverState } from '../failover/failover-state.ts';
+import { formatLsn } from '../instance/lsn.ts';
 import type { ArchivingReport } from './archiving-status.ts';
 import { describeFailures, type InstanceFailure } from './instance-failures.ts';
 import { instanceSelectorString } from './operand-labels.ts';

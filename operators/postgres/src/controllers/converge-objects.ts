@@ -6,7 +6,7 @@
 import type { V1PersistentVolumeClaim, V1Pod, V1Secret } from '@kubernetes/client-node';
 import { builtin, isControlledBy, type KubeClient, type ReconcileContext } from '@homeostat/reconcile';
 import type { PostgresCluster } from '../api/postgres-cluster-types.ts';
-import type { FailoverState } from '../failover-state.ts';
+import type { FailoverState } from '../failover/failover-state.ts';
 import { instanceName, ordinalOf } from './cluster-names.ts';
 import { desiredClaim } from './desired-claim.ts';
 import { desiredDisruptionBudgets } from './desired-pdbs.ts';

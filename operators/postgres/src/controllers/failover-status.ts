@@ -3,8 +3,8 @@
 // the status is applied by the operator's main field manager, and server-side apply would drop
 // from one manager's write whatever that manager owns and leaves out.
 import type { KubeClient } from '@homeostat/reconcile';
-import type { FailoverState, FailoverStateStore, Operation } from '../failover-state.ts';
-import { formatLsn, parseLsn } from '../lsn.ts';
+import type { FailoverState, FailoverStateStore, Operation } from '../failover/failover-state.ts';
+import { formatLsn, parseLsn } from '../instance/lsn.ts';
 import {
   postgresClusters,
   type PostgresCluster,

@@ -3,8 +3,8 @@
 // clean stop is a normal pod deletion (the preStop hook runs a fast shutdown), and a rejoin is
 // leaving the pod to be created again as a replica once the operation is over (ADR 0202).
 import { builtin, isNotFound, objectPath, type KubeClient } from '@homeostat/reconcile';
-import type { Fencing, InstanceActions, Routing } from '../actions.ts';
-import type { InstanceEndpoint } from '../instance.ts';
+import type { Fencing, InstanceActions, Routing } from '../failover/actions.ts';
+import type { InstanceEndpoint } from '../instance/instance.ts';
 import { annotationKeys, labelKeys } from './operand-labels.ts';
 
 export interface PodWorldOptions {

@@ -1,7 +1,7 @@
 // The role a missing instance pod is created in: never a second pod on a primary's claim while
 // its old pod may still be running.
 import { describe, expect, it } from 'vitest';
-import { settledState, type FailoverState } from '../failover-state.ts';
+import { settledState, type FailoverState } from '../failover/failover-state.ts';
 import { missingPodRole, type MissingPodInputs } from './missing-pod-role.ts';
 
 const inputs = (state: FailoverState | undefined, instances = 3): MissingPodInputs => ({

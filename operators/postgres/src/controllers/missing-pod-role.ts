@@ -1,7 +1,7 @@
 // Which role, if any, an instance whose pod is missing is created in. The one hazard: a new pod on
 // the claim of a primary whose old pod may still run (a force deletion does not wait for the
 // kubelet), which would start a second postmaster on the same data directory.
-import type { FailoverState } from '../failover-state.ts';
+import type { FailoverState } from '../failover/failover-state.ts';
 import type { InstanceRole } from './desired-pod.ts';
 import { instanceName } from './cluster-names.ts';
 

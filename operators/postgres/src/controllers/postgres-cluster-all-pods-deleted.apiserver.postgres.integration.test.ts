@@ -7,7 +7,7 @@ import { waitUntil } from '@homeostat/testing';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
 import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
 import { memoryLogger } from '@homeostat/reconcile/testing';
-import { defaultConnectOptions, withConnection } from '../instance.ts';
+import { defaultConnectOptions, withConnection } from '../instance/instance.ts';
 import { PodProcesses } from '../test-support/pod-processes.ts';
 import {
   clusterReader,

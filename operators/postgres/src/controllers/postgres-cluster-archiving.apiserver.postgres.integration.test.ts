@@ -15,7 +15,7 @@ import { sharedKubeConfig } from '@homeostat/testing/shared';
 import { builtin, findCondition, KubeClient, type Manager } from '@homeostat/reconcile';
 import { memoryLogger } from '@homeostat/reconcile/testing';
 import { conditionTypes } from '../api/postgres-cluster-types.ts';
-import { defaultConnectOptions, withConnection } from '../instance.ts';
+import { defaultConnectOptions, withConnection } from '../instance/instance.ts';
 import { PodProcesses } from '../test-support/pod-processes.ts';
 import { clusterReader, createCluster, podOperator, prepareNamespace } from '../test-support/pod-cluster.ts';
 

@@ -26,12 +26,12 @@ import {
   type PostgresClusterStatusFields,
 } from '../api/postgres-cluster-types.ts';
 import type { MajorVersion } from '../api/postgres-versions.ts';
-import { defaultConnectOptions, type ConnectOptions, type InstanceEndpoint } from '../instance.ts';
-import type { Lsn } from '../lsn.ts';
-import { stillAnswers } from '../observe.ts';
-import { setSuperuserAccess } from '../control.ts';
+import { defaultConnectOptions, type ConnectOptions, type InstanceEndpoint } from '../instance/instance.ts';
+import type { Lsn } from '../instance/lsn.ts';
+import { stillAnswers } from '../instance/observe.ts';
+import { setSuperuserAccess } from '../instance/control.ts';
 import { superuserName } from './desired-secrets.ts';
-import type { EngineEvent } from '../outcomes.ts';
+import type { EngineEvent } from '../failover/outcomes.ts';
 import { archivingReport, primaryArchiving } from './archiving-status.ts';
 import { ClusterMetrics } from './cluster-metrics.ts';
 import { clusterStatus, newlyKeptAside, type ClusterObservation } from './cluster-status.ts';

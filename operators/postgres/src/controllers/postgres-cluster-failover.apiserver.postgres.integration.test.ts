@@ -7,7 +7,7 @@ import { sharedKubeConfig } from '@homeostat/testing/shared';
 import { KubeClient, type Manager } from '@homeostat/reconcile';
 import { memoryLogger } from '@homeostat/reconcile/testing';
 import { postgresClusters } from '../api/postgres-cluster-types.ts';
-import { defaultConnectOptions, withConnection } from '../instance.ts';
+import { defaultConnectOptions, withConnection } from '../instance/instance.ts';
 import { PodProcesses } from '../test-support/pod-processes.ts';
 import {
   clusterReader,

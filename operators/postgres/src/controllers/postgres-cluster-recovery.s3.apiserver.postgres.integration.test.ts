@@ -13,7 +13,7 @@ import { builtin, findCondition, KubeClient, type Manager } from '@homeostat/rec
 import { memoryLogger } from '@homeostat/reconcile/testing';
 import { postgresBackups, type PostgresBackup } from '../api/postgres-backup-types.ts';
 import { postgresClusters } from '../api/postgres-cluster-types.ts';
-import { defaultConnectOptions, withConnection, type Credentials } from '../instance.ts';
+import { defaultConnectOptions, withConnection, type Credentials } from '../instance/instance.ts';
 import { PodProcesses } from '../test-support/pod-processes.ts';
 import { startS3Repository, type S3Repository } from '../test-support/s3-repository.ts';
 import { clusterReader, createCluster, podOperator, prepareNamespace } from '../test-support/pod-cluster.ts';
@@ -195,6 +195,21 @@ describe('bootstrap.recovery: real kube-apiserver, real PostgreSQL and pgBackRes
     const message = findCondition((await reader.get()).status?.conditions, 'Degraded')?.message ?? '';
     expect(message).toContain(`recovery from ${source} failed`);
     expect(message).not.toContain(repository.s3.secretAccessKey);
+  }, 300_000);
+
+  it('to a time past the end of the archive: refused, and the status says why', async () => {
+    const tomorrow = new Date(Date.now() + 24 * 3600_000).toISOString();
+    await recover('too-late', { target: { time: tomorrow } });
+    const reader = clusterReader(client, namespace, 'too-late', lines);
+    await waitUntil(
+      'Degraded naming the cause',
+      async () =>
+        findCondition((await reader.get()).status?.conditions, 'Degraded')?.message?.includes(
+          'recovery ended before configured recovery target was reached',
+        ) === true,
+      reader.slow,
+    );
+    expect(findCondition((await reader.get()).status?.conditions, 'Available')?.status).not.toBe('True');
   }, 300_000);
 
   it('refuses at the API server a recovery that would archive into its own source, or two targets', async () => {

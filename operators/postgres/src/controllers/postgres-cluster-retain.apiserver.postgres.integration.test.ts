@@ -9,7 +9,7 @@ import { sharedKubeConfig } from '@homeostat/testing/shared';
 import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
 import { GarbageCollectorStandIn, memoryLogger } from '@homeostat/reconcile/testing';
 import { postgresClusters } from '../api/postgres-cluster-types.ts';
-import { defaultConnectOptions, withConnection, type Credentials } from '../instance.ts';
+import { defaultConnectOptions, withConnection, type Credentials } from '../instance/instance.ts';
 import { PodProcesses } from '../test-support/pod-processes.ts';
 import {
   clusterReader,

@@ -14,7 +14,7 @@ import { sharedKubeConfig } from '@homeostat/testing/shared';
 import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
 import { memoryLogger } from '@homeostat/reconcile/testing';
 import { postgresClusters } from '../api/postgres-cluster-types.ts';
-import { defaultConnectOptions, withConnection, type Credentials } from '../instance.ts';
+import { defaultConnectOptions, withConnection, type Credentials } from '../instance/instance.ts';
 import { PodProcesses } from '../test-support/pod-processes.ts';
 import { postgresBinDir } from '../test-support/postgres-processes.ts';
 import { clusterReader, createCluster, podOperator, prepareNamespace } from '../test-support/pod-cluster.ts';

@@ -2,16 +2,16 @@
 // then runSteps (drive.ts) with the state in the cluster's status, the instances reached through
 // `endpointOf` and the world made of pods (kubernetes-world.ts).
 import type { KubeClient } from '@homeostat/reconcile';
-import type { Fencing, InstanceActions, Routing } from '../actions.ts';
+import type { Fencing, InstanceActions, Routing } from '../failover/actions.ts';
 import type { PostgresCluster } from '../api/postgres-cluster-types.ts';
-import { clusterView, type ClusterView } from '../cluster-view.ts';
-import { defaultPolicy, type FailoverPolicy } from '../decide.ts';
-import { observeAll, runSteps } from '../drive.ts';
-import { settledState, type FailoverState } from '../failover-state.ts';
-import type { ConnectOptions, Credentials, InstanceEndpoint } from '../instance.ts';
-import type { Lsn } from '../lsn.ts';
-import type { EngineEvent, EngineOutcome } from '../outcomes.ts';
-import type { EngineWorld } from '../perform.ts';
+import { clusterView, type ClusterView } from '../failover/cluster-view.ts';
+import { defaultPolicy, type FailoverPolicy } from '../failover/decide.ts';
+import { observeAll, runSteps } from '../failover/drive.ts';
+import { settledState, type FailoverState } from '../failover/failover-state.ts';
+import type { ConnectOptions, Credentials, InstanceEndpoint } from '../instance/instance.ts';
+import type { Lsn } from '../instance/lsn.ts';
+import type { EngineEvent, EngineOutcome } from '../failover/outcomes.ts';
+import type { EngineWorld } from '../failover/perform.ts';
 import { adoptRetained, type SeenPositions } from './adopt-retained.ts';
 import { instanceName } from './cluster-names.ts';
 import { isolatedPrimaryStopsWithinMs } from './desired-pod.ts';

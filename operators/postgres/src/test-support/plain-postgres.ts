@@ -13,7 +13,7 @@ import {
   defaultConnectOptions,
   type Credentials,
   type InstanceEndpoint,
-} from '../instance.ts';
+} from '../instance/instance.ts';
 import { postgresBinDir } from './postgres-processes.ts';
 
 /** One running server. */

@@ -9,6 +9,7 @@ import { postgresClusterCrd } from '../api/postgres-cluster-crd.ts';
 import { postgresClusters, type PostgresCluster } from '../api/postgres-cluster-types.ts';
 import type { RestoreDrillControllerOptions } from '../controllers/backup/restore-drill-controller.ts';
 import type { PostgresClusterControllerOptions } from '../controllers/postgres-cluster-controller.ts';
+import type { BackupScheduleOptions } from '../controllers/backup/backup-schedule-controller.ts';
 import type { PodProcesses } from './pod-processes.ts';
 import { testOperator } from './test-operator.ts';
 
@@ -27,6 +28,7 @@ export function podOperator(
   pods: PodProcesses,
   controller: Partial<PostgresClusterControllerOptions> = {},
   drills: Partial<RestoreDrillControllerOptions> = {},
+  schedule: Partial<BackupScheduleOptions> = {},
 ): Manager {
   return testOperator(
     kubeConfig,
@@ -40,6 +42,7 @@ export function podOperator(
     },
     {},
     drills,
+    schedule,
   );
 }
 

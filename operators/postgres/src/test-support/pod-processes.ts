@@ -19,10 +19,11 @@ import {
   type ManagedProcess,
   type TcpProxy,
 } from '@homeostat/testing';
-import type { Credentials, InstanceEndpoint } from '../instance.ts';
+import type { Credentials, InstanceEndpoint } from '../instance/instance.ts';
 import { secretNames, tlsSecretNames } from '../controllers/cluster-names.ts';
 import { backupPodPaths, backupPodSelector } from '../controllers/backup/backup-pod.ts';
 import { drillLabel, drillSelector } from '../controllers/backup/drill-pod.ts';
+import { expirePodSelector } from '../controllers/backup/expire-pod.ts';
 import { ownRepository } from '../controllers/desired-backup.ts';
 import { sourceRepository } from '../controllers/desired-recovery.ts';
 import { instancePaths, tlsVolume } from '../controllers/desired-pod.ts';
@@ -62,6 +63,11 @@ export class PodProcesses {
   /** Run-to-completion pods (backups, drills) running, by uid, and those that ended. */
   readonly #jobs = new Map<string, ManagedProcess>();
   readonly #jobsDone = new Set<string>();
+  /**
+   * While true, expire pods are left unstarted, as a slow kubelet leaves them: what a test changes
+   * meanwhile (a Secret) is what the pod starts with.
+   */
+  holdExpirePods = false;
   /** Every start: pod name, role, for assertions. */
   readonly starts: { pod: string; role: string }[] = [];
 
@@ -300,7 +306,8 @@ export class PodProcesses {
    * a PostgreSQLBackup's pod (`backup`: the client certificate's Secret written where its volume
    * would be, and each instance its configuration names, by DNS name, port, data and run
    * directories, replaced by where it runs in the bed, as cluster DNS and the pod's mounts would
-   * resolve them) and a restore drill's (`drill`: its claim and run directory in the bed).
+   * resolve them), a restore drill's (`drill`: its claim and run directory in the bed), and a
+   * retention's expire pod (`expire`: the repository alone).
    */
   async #syncJobPods(): Promise<void> {
     const list = (selector: string) =>
@@ -308,6 +315,7 @@ export class PodProcesses {
     const pods = [
       ...(await list(`${backupPodSelector},app.kubernetes.io/instance=${this.#cluster}`)).items,
       ...(await list(`${drillSelector},${drillLabel}=${this.#cluster}`)).items,
+      ...(await list(`${expirePodSelector},app.kubernetes.io/instance=${this.#cluster}`)).items,
     ];
     const live = new Set(pods.map((p) => p.metadata?.uid ?? ''));
     for (const [uid, job] of this.#jobs) {
@@ -320,8 +328,13 @@ export class PodProcesses {
       if (this.#jobs.has(uid) || this.#jobsDone.has(uid) || pod.metadata?.deletionTimestamp) continue;
       const container = pod.spec?.containers[0];
       const command = container?.command?.[1] ?? '';
+      if (command === 'expire' && this.holdExpirePods) continue;
       const env =
-        command === 'backup' ? await this.#backupJobEnvironment(pod) : await this.#drillJobEnvironment(pod);
+        command === 'backup'
+          ? await this.#backupJobEnvironment(pod)
+          : command === 'expire'
+            ? await this.#expireJobEnvironment(pod)
+            : await this.#drillJobEnvironment(pod);
       if (!env || !container) continue;
       this.#startJob(pod, container.name, command, env);
     }
@@ -348,6 +361,15 @@ export class PodProcesses {
     if (!env?.['PG_BACKREST_CONFIG']) return undefined;
     env['PG_BACKREST_CONFIG'] = this.#instancesInBed(env['PG_BACKREST_CONFIG']);
     return env;
+  }
+
+  /** An expire pod (retention's) works on the repository alone: no client certificate, no instance. */
+  async #expireJobEnvironment(pod: V1Pod): Promise<Record<string, string> | undefined> {
+    const name = pod.metadata?.name ?? '';
+    const env = await this.#resolveEnvironment(pod, 'expire', /./, name, [
+      [backupPodPaths.work, join(this.bed.root, name, 'work')],
+    ]);
+    return env?.['PG_BACKREST_CONFIG'] ? env : undefined;
   }
 
   async #drillJobEnvironment(pod: V1Pod): Promise<Record<string, string> | undefined> {

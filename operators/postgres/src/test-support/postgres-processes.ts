@@ -28,7 +28,7 @@ import {
   defaultConnectOptions,
   type Credentials,
   type InstanceEndpoint,
-} from '../instance.ts';
+} from '../instance/instance.ts';
 
 /** The entrypoint in the checkout; each test bed runs a copy of it (see `PostgresTestBed.entrypoint`). */
 export const entrypointSource = fileURLToPath(new URL('../../entrypoint/instance.sh', import.meta.url));

@@ -1,9 +1,9 @@
 // Faults put on a standby's replication, for the tests that choose a new primary.
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { waitUntil } from '@homeostat/testing';
-import { observeInstance } from '../observe.ts';
-import { defaultConnectOptions } from '../instance.ts';
-import { parseConninfo, formatConninfo } from '../conninfo.ts';
+import { observeInstance } from '../instance/observe.ts';
+import { defaultConnectOptions } from '../instance/instance.ts';
+import { parseConninfo, formatConninfo } from '../instance/conninfo.ts';
 import type { TestCluster } from './test-cluster.ts';
 
 // A port held until `closeDeadEnds` by a listener that hangs up at once: a standby pointed at it

@@ -3,10 +3,10 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { logTail, waitUntil } from '@homeostat/testing';
-import type { Fencing, InstanceActions } from '../actions.ts';
-import { FailoverEngine, type EngineEvent, type FailoverEngineOptions } from '../engine.ts';
-import { withConnection, defaultConnectOptions, type InstanceEndpoint } from '../instance.ts';
-import { observeInstance } from '../observe.ts';
+import type { Fencing, InstanceActions } from '../failover/actions.ts';
+import { FailoverEngine, type EngineEvent, type FailoverEngineOptions } from '../failover/engine.ts';
+import { withConnection, defaultConnectOptions, type InstanceEndpoint } from '../instance/instance.ts';
+import { observeInstance } from '../instance/observe.ts';
 import { PostgresTestBed, type TestInstance } from './postgres-processes.ts';
 import { startWriteRouter, type WriteRouter } from './write-router.ts';
 import { ackedTable } from './write-load.ts';

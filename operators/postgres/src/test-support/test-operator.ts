@@ -6,6 +6,7 @@ import { testCommonConfig } from '@homeostat/operator-kit/testing';
 import type { OperatorConfig } from '../config/operator-config.ts';
 import type { RestoreDrillControllerOptions } from '../controllers/backup/restore-drill-controller.ts';
 import type { PostgresClusterControllerOptions } from '../controllers/postgres-cluster-controller.ts';
+import type { BackupScheduleOptions } from '../controllers/backup/backup-schedule-controller.ts';
 import { postgresOperator } from '../operator.ts';
 
 /** An operator configuration for tests. */
@@ -27,6 +28,7 @@ export function testOperator(
   controller: Partial<PostgresClusterControllerOptions> = {},
   config: Partial<OperatorConfig> = {},
   drills: Partial<RestoreDrillControllerOptions> = {},
+  schedule: Partial<BackupScheduleOptions> = {},
 ): Manager {
   return postgresOperator(
     kubeConfig,
@@ -34,5 +36,6 @@ export function testOperator(
     { logger, bindAddress: '127.0.0.1' },
     controller,
     drills,
+    schedule,
   );
 }

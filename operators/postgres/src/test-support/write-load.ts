@@ -2,7 +2,7 @@
 // was acknowledged (and when each write failed), so lost writes are counted, never guessed. The
 // engine's tests, bench:failover and the e2e suites all measure with this one load.
 import pg from 'pg';
-import type { Credentials } from '../instance.ts';
+import type { Credentials } from '../instance/instance.ts';
 
 /** Where the load connects: a router, a Service, a port-forward. */
 export interface WriteTarget {

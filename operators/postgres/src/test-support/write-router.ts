@@ -2,8 +2,8 @@
 // Withdrawing cuts every open connection and refuses new ones, so a client can only write where
 // the engine routes it.
 import { startTcpProxy } from '@homeostat/testing';
-import type { Routing } from '../actions.ts';
-import type { InstanceEndpoint } from '../instance.ts';
+import type { Routing } from '../failover/actions.ts';
+import type { InstanceEndpoint } from '../instance/instance.ts';
 
 export interface WriteRouter extends Routing {
   readonly port: number;

@@ -13,7 +13,7 @@
 // started) decides whether a scheduled one is due, lastBackupDrillRequest whether a requested
 // one is, and a drill pod that exists is a drill under way, followed again after a restart.
 import type { V1Pod } from '@kubernetes/client-node';
-import { CronExpressionParser } from 'cron-parser';
+import { scheduleDecision } from '@homeostat/operator-kit/schedule';
 import {
   builtin,
   setCondition,
@@ -65,20 +65,18 @@ export function drillDue(
   const requested = !!request && request !== cluster.status?.lastBackupDrillRequest;
   const schedule = cluster.spec.backup?.verify?.schedule;
   if (!schedule) return { due: requested };
-  let times;
-  try {
-    times = CronExpressionParser.parse(schedule, { currentDate: now, tz: 'UTC' });
-  } catch (error) {
-    return { due: requested, invalid: messageOf(error) };
-  }
-  const previous = times.prev().toDate().getTime();
-  const nextAt = times.next().toDate();
   // A new cluster waits for the first cron time after it was made, as scheduled backups do.
   const lastRun = Math.max(
     new Date(cluster.metadata?.creationTimestamp ?? 0).getTime() || 0,
     Date.parse(cluster.status?.lastBackupDrillTime ?? '') || 0,
   );
-  return { due: requested || previous > lastRun, nextAt };
+  let decision;
+  try {
+    decision = scheduleDecision(schedule, now, lastRun);
+  } catch (error) {
+    return { due: requested, invalid: messageOf(error) };
+  }
+  return { due: requested || decision.due !== undefined, nextAt: decision.next };
 }
 
 /** The newest Succeeded backup taken of this very cluster (its uid), not of an earlier one of the same name. */

@@ -8,9 +8,10 @@
 // Like a CronJob, it remembers nothing: the schedule's last run is the newest scheduled backup's
 // scheduled-at annotation, and each backup's name comes from its scheduled time, so a restarted
 // operator neither misses nor repeats one (a run missed while the operator was down is taken
-// once, late; older missed runs are skipped).
+// once, late; older missed runs are skipped). That part is shared with the PostgreSQL operator's
+// schedule (@homeostat/operator-kit/schedule).
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import { CronExpressionParser } from 'cron-parser';
+import { scheduleDecision, scheduledAtOf, scheduledName } from '@homeostat/operator-kit/schedule';
 import {
   AlreadyExistsError,
   NotFoundError,
@@ -49,12 +50,7 @@ export interface BackupScheduleOptions {
 }
 
 const scheduledAt = (backup: EtcdBackup): number =>
-  Date.parse(backup.metadata?.annotations?.[scheduledAtAnnotation] ?? '') || 0;
-
-/** `<cluster>-<yyyymmddhhmm>` in UTC: one name per scheduled time. */
-export function scheduledBackupName(cluster: string, at: Date): string {
-  return `${cluster}-${at.toISOString().slice(0, 16).replace(/[-T:]/g, '')}`;
-}
+  scheduledAtOf(backup.metadata?.annotations, scheduledAtAnnotation);
 
 /** The newest finish time of a Succeeded backup of `cluster`, if any. */
 function lastSuccess(backups: readonly EtcdBackup[]): string | undefined {
@@ -214,9 +210,13 @@ export function addBackupScheduleController(
         }
       }
 
-      let times;
+      const lastRun = Math.max(
+        new Date(cluster.metadata?.creationTimestamp ?? 0).getTime() || 0,
+        ...scheduled.map(scheduledAt),
+      );
+      let decision;
       try {
-        times = CronExpressionParser.parse(backup.schedule, { currentDate: now(), tz: 'UTC' });
+        decision = scheduleDecision(backup.schedule, now(), lastRun);
       } catch (error) {
         await ctx.events.warning(
           cluster,
@@ -226,14 +226,9 @@ export function addBackupScheduleController(
         );
         return {};
       }
-      const due = times.prev().toDate();
-      const next = times.next().toDate();
-      const lastRun = Math.max(
-        new Date(cluster.metadata?.creationTimestamp ?? 0).getTime() || 0,
-        ...scheduled.map(scheduledAt),
-      );
-      if (due.getTime() > lastRun) {
-        const name = scheduledBackupName(nameOf(cluster), due);
+      const { due, next } = decision;
+      if (due) {
+        const name = scheduledName(nameOf(cluster), due);
         try {
           await ctx.client.create(etcdBackups, {
             metadata: {

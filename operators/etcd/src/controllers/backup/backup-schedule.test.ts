@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { EtcdBackup } from '../../api/etcd-backup-types.ts';
-import { prunable, scheduledBackupName } from './backup-schedule-controller.ts';
+import { prunable } from './backup-schedule-controller.ts';
+import { scheduledName } from '@homeostat/operator-kit/schedule';
 
 function scheduled(minute: number, phase: 'Pending' | 'Running' | 'Succeeded' | 'Failed'): EtcdBackup {
   const at = new Date(Date.UTC(2026, 10, 23, 10, minute));
   return {
     metadata: {
-      name: scheduledBackupName('orders', at),
+      name: scheduledName('orders', at),
       annotations: { 'etcd.homeostat.dev/scheduled-at': at.toISOString() },
     },
     spec: { clusterName: 'orders' },
@@ -17,12 +18,6 @@ function scheduled(minute: number, phase: 'Pending' | 'Running' | 'Succeeded' | 
 const names = (backups: EtcdBackup[]) => backups.map((b) => b.metadata?.name);
 
 describe('scheduled backup retention', () => {
-  it('names a backup after its scheduled time, in UTC to the minute', () => {
-    expect(scheduledBackupName('orders', new Date(Date.UTC(2026, 0, 2, 3, 4, 59)))).toBe(
-      'orders-202601020304',
-    );
-  });
-
   it('keeps the newest `keep` that succeeded and deletes every finished one older than them', () => {
     const backups = [
       scheduled(0, 'Succeeded'),

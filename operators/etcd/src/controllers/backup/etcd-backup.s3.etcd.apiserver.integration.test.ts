@@ -41,7 +41,8 @@ import { expectKeyspaceOnEveryMember, readAll, writeKeys } from '../../test-supp
 import { backupObjectName } from './backup-names.ts';
 import { claimBackupPodName } from './claim-backup-pod.ts';
 import { claimVerifyPodName } from './claim-verify.ts';
-import { addBackupScheduleController, scheduledBackupName } from './backup-schedule-controller.ts';
+import { addBackupScheduleController } from './backup-schedule-controller.ts';
+import { scheduledName } from '@homeostat/operator-kit/schedule';
 import { addEtcdBackupController } from './etcd-backup-controller.ts';
 
 const kubeConfig = sharedKubeConfig();
@@ -97,7 +98,7 @@ describe('EtcdBackup to a real S3-compatible server, from real etcd members, on 
     stoppedClock = new Date(clock);
     const due = new Date(clock);
     due.setUTCMinutes(due.getUTCMinutes() - (due.getUTCMinutes() % 5), 0, 0);
-    const name = scheduledBackupName(cluster, due);
+    const name = scheduledName(cluster, due);
     // A change of the cluster wakes the schedule at once (it would wake at the next cron time).
     await client.patch(etcdClusters, cluster, namespace, {
       metadata: { annotations: { 'test.homeostat.dev/tick': String(run) } },

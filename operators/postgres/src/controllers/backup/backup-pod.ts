@@ -5,8 +5,8 @@
 // credentials the kubelet takes from the user's Secret. Never restarted; its termination message
 // is the backup's record or why it failed. It carries no cluster label, so no Service, budget or
 // scale count of the cluster ever selects it.
-import type { V1Pod } from '@kubernetes/client-node';
-import { controllerReference } from '@homeostat/reconcile';
+import type { V1EnvVar, V1Pod } from '@kubernetes/client-node';
+import { controllerReference, type KubeObject } from '@homeostat/reconcile';
 import { operatorUser } from '../../api/operator-roles.ts';
 import type { PostgresBackup } from '../../api/postgres-backup-types.ts';
 import type { BackupSpecFields, PostgresCluster } from '../../api/postgres-cluster-types.ts';
@@ -68,22 +68,62 @@ export function desiredBackupPod(input: BackupPodInput): V1Pod {
     serverPort: backupServerPort,
     fromStandby: input.fromStandby,
   });
-  const access = repositoryAccessParts(s3);
+  return repositoryToolPod({
+    name: backupPodName(backup),
+    namespace,
+    clusterName,
+    s3,
+    image: input.image,
+    command: 'backup',
+    owner: backup,
+    labels: { 'app.kubernetes.io/component': 'backup', [backupPodLabel]: backup.metadata?.name ?? '' },
+    env: [
+      { name: 'PG_BACKREST_CONFIG', value: config },
+      { name: 'PG_BACKREST_CONFIG_FILE', value: configFile },
+      { name: 'PG_BACKREST_STANZA', value: stanzaOf(cluster) },
+    ],
+    clientTls: tlsSecretNames(clusterName).backupClient,
+  });
+}
+
+/** What differs between the pods that work on a cluster's repository (a backup, an expire). */
+export interface RepositoryToolPodInput {
+  readonly name: string;
+  readonly namespace: string;
+  readonly clusterName: string;
+  readonly s3: BackupSpecFields['destination']['s3'];
+  readonly image: string;
+  /** The entrypoint's subcommand. */
+  readonly command: 'backup' | 'expire';
+  /** The object the pod belongs to (deleted with it). */
+  readonly owner: KubeObject;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly env: readonly V1EnvVar[];
+  /** The Secret of the backup client certificate, for a pod that reaches the instances. */
+  readonly clientTls?: string;
+}
+
+/**
+ * A pod of the cluster's image running one pgBackRest job on the repository, with the credentials
+ * the kubelet takes from the user's Secret. Never restarted: its termination message is its answer.
+ */
+export function repositoryToolPod(input: RepositoryToolPodInput): V1Pod {
+  const access = repositoryAccessParts(input.s3);
+  const tls = input.clientTls;
   return {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: {
-      name: backupPodName(backup),
-      namespace,
+      name: input.name,
+      namespace: input.namespace,
       labels: {
         'app.kubernetes.io/name': 'postgresql',
-        'app.kubernetes.io/instance': clusterName,
-        'app.kubernetes.io/component': 'backup',
+        'app.kubernetes.io/instance': input.clusterName,
         'app.kubernetes.io/part-of': 'homeostat',
         'app.kubernetes.io/managed-by': operatorName,
-        [backupPodLabel]: backup.metadata?.name ?? '',
+        ...input.labels,
       },
-      ownerReferences: [controllerReference(backup)],
+      ownerReferences: [controllerReference(input.owner)],
     },
     spec: {
       restartPolicy: 'Never',
@@ -92,34 +132,33 @@ export function desiredBackupPod(input: BackupPodInput): V1Pod {
       securityContext: postgresPodSecurity,
       containers: [
         {
-          name: 'backup',
+          name: input.command,
           image: input.image,
-          command: [entrypointInImage, 'backup'],
+          command: [entrypointInImage, input.command],
           // The entrypoint writes the record or the redacted reason here; never a log's tail.
           terminationMessagePath: '/dev/termination-log',
           terminationMessagePolicy: 'File',
-          env: [
-            { name: 'PG_BACKREST_CONFIG', value: config },
-            { name: 'PG_BACKREST_CONFIG_FILE', value: configFile },
-            { name: 'PG_BACKREST_STANZA', value: stanzaOf(cluster) },
-            ...access.env,
-          ],
+          env: [...input.env, ...access.env],
           resources: { requests: { cpu: '100m', memory: '64Mi' }, limits: { memory: '512Mi' } },
           securityContext: restrictedContainerSecurity,
           volumeMounts: [
             { name: 'tmp', mountPath: '/tmp' },
-            { name: 'client-tls', mountPath: backupPodPaths.clientTls, readOnly: true },
+            ...(tls ? [{ name: 'client-tls', mountPath: backupPodPaths.clientTls, readOnly: true }] : []),
             ...access.mounts,
           ],
         },
       ],
       volumes: [
         { name: 'tmp', emptyDir: {} },
-        {
-          name: 'client-tls',
-          // 0440, root's with the pod's group: pgBackRest takes a key file owned by root only so.
-          secret: { secretName: tlsSecretNames(clusterName).backupClient, defaultMode: 0o440 },
-        },
+        ...(tls
+          ? [
+              {
+                name: 'client-tls',
+                // 0440, root's with the pod's group: pgBackRest takes a key file owned by root only so.
+                secret: { secretName: tls, defaultMode: 0o440 },
+              },
+            ]
+          : []),
         ...access.volumes,
       ],
     },

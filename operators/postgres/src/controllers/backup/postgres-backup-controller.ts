@@ -32,10 +32,11 @@ import {
 import { postgresClusters, type PostgresCluster } from '../../api/postgres-cluster-types.ts';
 import type { MajorVersion } from '../../api/postgres-versions.ts';
 import { parseRepositoryInfo, type BackupRecord } from '../../backup/repository-info.ts';
-import { formatLsn } from '../../lsn.ts';
+import { formatLsn } from '../../instance/lsn.ts';
 import { stanzaOf } from '../desired-backup.ts';
 import { ensureBackupClientCertificate } from './backup-client-tls.ts';
 import { backupPodLabel, backupPodName, backupPodSelector, desiredBackupPod } from './backup-pod.ts';
+import { isScheduled } from './scheduled-backups.ts';
 
 export interface PostgresBackupControllerOptions {
   /** The image of a cluster that sets no spec.image (the operator's default per major version). */
@@ -308,6 +309,20 @@ export function addPostgresBackupController(
           { status: 'True', reason: error.reason, message: error.message },
         );
         await ctx.events.warning(backup, error.reason, 'Backup', error.message);
+        // A scheduled backup's failure is also the cluster's: no one watches objects nobody created.
+        const cluster = ctx.cache.get(
+          postgresClusters,
+          backup.spec.clusterName,
+          backup.metadata?.namespace ?? '',
+        );
+        if (cluster && isScheduled(backup)) {
+          await ctx.events.warning(
+            cluster,
+            'ScheduledBackupFailed',
+            'Backup',
+            `scheduled backup ${backup.metadata?.name ?? ''} failed: ${error.message}`,
+          );
+        }
         if (pod) await deletePod(ctx, pod);
         return {};
       }

@@ -9,20 +9,19 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '@homeostat/testing';
-import type { S3TestServer } from '@homeostat/testing/s3';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
-import { builtin, findCondition, KubeClient, type Manager } from '@homeostat/reconcile';
+import { builtin, findCondition, KubeClient } from '@homeostat/reconcile';
 import { memoryLogger } from '@homeostat/reconcile/testing';
 import { postgresBackups, type PostgresBackup } from '../../api/postgres-backup-types.ts';
-import { defaultConnectOptions, withConnection } from '../../instance.ts';
-import { PodProcesses } from '../../test-support/pod-processes.ts';
-import { startS3Repository, type S3Repository } from '../../test-support/s3-repository.ts';
+import { defaultConnectOptions, withConnection } from '../../instance/instance.ts';
 import {
-  clusterReader,
-  createCluster,
-  podOperator,
-  prepareNamespace,
-} from '../../test-support/pod-cluster.ts';
+  createBackup as create,
+  finishedBackup,
+  startBackupCluster,
+  type BackupCluster,
+} from '../../test-support/backup-cluster.ts';
+import { PodProcesses } from '../../test-support/pod-processes.ts';
+import { clusterReader, createCluster } from '../../test-support/pod-cluster.ts';
 
 const kubeConfig = sharedKubeConfig();
 const namespace = `pg-backup-${process.pid}`;
@@ -33,63 +32,32 @@ const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
 const { log, lines } = memoryLogger();
 const { get, slow } = clusterReader(client, namespace, cluster, lines);
 
-async function createBackup(name: string, spec: Record<string, unknown>): Promise<void> {
-  await client.create(postgresBackups, {
-    metadata: { name, namespace },
-    spec,
-  } as unknown as PostgresBackup);
-}
-
-/** Waits until the backup has finished and returns it. */
-async function finished(name: string): Promise<PostgresBackup> {
-  let last: PostgresBackup | undefined;
-  await waitUntil(
-    `PostgreSQLBackup ${name} finished`,
-    async () => {
-      last = await client.get(postgresBackups, name, namespace);
-      return last.status?.phase === 'Succeeded' || last.status?.phase === 'Failed';
-    },
-    { ...slow, describe: () => `${JSON.stringify(last?.status, null, 1)}\n${slow.describe()}` },
-  );
-  if (!last) throw new Error('unreachable');
-  return last;
-}
+const createBackup = (name: string, spec: Record<string, unknown>) => create(client, namespace, name, spec);
+const finished = (name: string): Promise<PostgresBackup> => finishedBackup(client, namespace, name, slow);
 
 const eventsOf = async (name: string) =>
   (await client.list(builtin.events, { namespace })).items.filter((e) => e.regarding?.name === name);
 
 describe('PostgreSQLBackup: real kube-apiserver, real PostgreSQL and pgBackRest servers, real S3', () => {
   const pods = new PodProcesses(client, namespace, cluster);
-  let manager: Manager;
-  let repository: S3Repository;
-  let s3: S3TestServer;
+  let bed: BackupCluster;
 
   /** pgBackRest's manifest of a backup in the bucket (versitygw keeps objects as files). */
   const manifest = (label: string) =>
-    readFileSync(join(s3.rootDir, bucket, prefix, 'backup', cluster, label, 'backup.manifest'), 'utf8');
+    readFileSync(join(bed.repository, 'backup', cluster, label, 'backup.manifest'), 'utf8');
 
   beforeAll(async () => {
-    await prepareNamespace(kubeConfig, client, namespace);
-    repository = await startS3Repository(client, namespace, bucket);
-    s3 = repository.s3;
-    manager = podOperator(kubeConfig, namespace, log, pods);
-    await manager.start();
-    await createCluster(client, namespace, cluster, {
-      instances: 2,
-      backup: { destination: { s3: repository.destination(prefix) } },
+    bed = await startBackupCluster({
+      kubeConfig,
+      client,
+      namespace,
+      cluster,
+      bucket,
+      prefix,
+      log,
+      pods,
+      poll: slow,
     });
-    await pods.start();
-    await waitUntil(
-      'a primary and a streaming standby',
-      async () => {
-        const statuses = (await get()).status?.instanceStatuses ?? [];
-        return (
-          statuses.some((i) => i.role === 'primary' && i.ready) &&
-          statuses.some((i) => i.role === 'replica' && i.ready)
-        );
-      },
-      slow,
-    );
     const primary = (await get()).status?.currentPrimary ?? '';
     await withConnection(pods.endpoint(primary), pods.bed.superuser, defaultConnectOptions, async (c) => {
       await c.query('CREATE TABLE entries(id bigserial PRIMARY KEY, note text)');
@@ -98,9 +66,7 @@ describe('PostgreSQLBackup: real kube-apiserver, real PostgreSQL and pgBackRest 
   }, 200_000);
 
   afterAll(async () => {
-    await manager?.stop();
-    await pods.stop();
-    await repository?.stop();
+    await bed?.stop();
     client.close();
   });
 
@@ -166,8 +132,9 @@ describe('PostgreSQLBackup: real kube-apiserver, real PostgreSQL and pgBackRest 
   }, 60_000);
 
   it('a wrong secret key: Failed with pgBackRest error code, and no credential value anywhere', async () => {
+    const { s3 } = bed;
     const wrongSecret = `wrong${s3.secretAccessKey.slice(5)}x`;
-    await repository.setSecretKey(wrongSecret);
+    await bed.s3Repository.setSecretKey(wrongSecret);
     try {
       await createBackup('refused', { clusterName: cluster });
       const backup = await finished('refused');
@@ -190,7 +157,7 @@ describe('PostgreSQLBackup: real kube-apiserver, real PostgreSQL and pgBackRest 
         expect(everything.includes(value), 'a credential value in status, Events or logs').toBe(false);
       }
     } finally {
-      await repository.setSecretKey(s3.secretAccessKey);
+      await bed.s3Repository.setSecretKey(s3.secretAccessKey);
     }
   }, 200_000);
 
@@ -207,6 +174,6 @@ describe('PostgreSQLBackup: real kube-apiserver, real PostgreSQL and pgBackRest 
     await expect(createBackup('bad-target', { clusterName: cluster, target: 'Replica' })).rejects.toThrow(
       /PreferStandby/,
     );
-    expect(existsSync(join(s3.rootDir, bucket, prefix, 'backup', cluster, 'backup.info'))).toBe(true);
+    expect(existsSync(join(bed.repository, 'backup', cluster, 'backup.info'))).toBe(true);
   });
 });

@@ -11,7 +11,7 @@ import { waitUntil } from '@homeostat/testing';
 import { builtin, findCondition, KubeClient, type Manager } from '@homeostat/reconcile';
 import { memoryLogger } from '@homeostat/reconcile/testing';
 import { postgresBackups, type PostgresBackup } from '../../api/postgres-backup-types.ts';
-import { defaultConnectOptions, withConnection } from '../../instance.ts';
+import { defaultConnectOptions, withConnection } from '../../instance/instance.ts';
 import { PodProcesses } from '../../test-support/pod-processes.ts';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
 import {

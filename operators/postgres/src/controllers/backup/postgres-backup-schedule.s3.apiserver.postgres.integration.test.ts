@@ -1,0 +1,248 @@
+// Scheduled backups and retention end to end: a real kube-apiserver + etcd, the operator with its
+// schedule's clock stopped and moved on by the test (every five minutes by cron), a real
+// PostgreSQL per instance pod with pgBackRest's TLS server, the backup and expire pods run as their
+// entrypoint would run in them, and versitygw over TLS, whose rootDir is read as the repository.
+// keepLast 2: after four scheduled runs and one backup by hand, the repository lists exactly the
+// two newest scheduled backups and the one by hand, as do the PostgreSQLBackups; the WAL only the
+// expired ones needed is gone, and the WAL from the oldest backup left on is all there.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '@homeostat/testing';
+import { sharedKubeConfig } from '@homeostat/testing/shared';
+import { scheduledName } from '@homeostat/operator-kit/schedule';
+import { builtin, findCondition, KubeClient, type Condition } from '@homeostat/reconcile';
+import { memoryLogger } from '@homeostat/reconcile/testing';
+import { postgresBackups, type PostgresBackup } from '../../api/postgres-backup-types.ts';
+import { postgresClusters } from '../../api/postgres-cluster-types.ts';
+import { defaultConnectOptions, withConnection } from '../../instance/instance.ts';
+import {
+  archivedSegments,
+  backupInfoLabels,
+  createBackup,
+  finishedBackup,
+  repositoryBackupLabels,
+  startBackupCluster,
+  type BackupCluster,
+} from '../../test-support/backup-cluster.ts';
+import { PodProcesses } from '../../test-support/pod-processes.ts';
+import { clusterReader } from '../../test-support/pod-cluster.ts';
+
+const kubeConfig = sharedKubeConfig();
+const namespace = `pg-schedule-${process.pid}`;
+const cluster = 'orders';
+const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
+const { log, lines } = memoryLogger();
+const { get, slow } = clusterReader(client, namespace, cluster, lines);
+
+/** The schedule's clock: stopped, moved to the next five-minute cron time by the test. */
+let now = new Date();
+const fiveMinutes = 5 * 60_000;
+
+describe('scheduled PostgreSQLBackups and retention: real API server, PostgreSQL, pgBackRest, S3', () => {
+  const pods = new PodProcesses(client, namespace, cluster);
+  let bed: BackupCluster;
+  let tick = 0;
+
+  const write = async (rows: number) => {
+    const primary = (await get()).status?.currentPrimary ?? '';
+    await withConnection(pods.endpoint(primary), pods.bed.superuser, defaultConnectOptions, async (c) => {
+      await c.query('CREATE TABLE IF NOT EXISTS entries(id bigserial PRIMARY KEY, note text)');
+      await c.query(`INSERT INTO entries(note) SELECT 'row ' || g FROM generate_series(1, ${rows}) g`);
+      // A segment of its own between backups, so each backup's WAL is told apart in the archive.
+      await c.query('SELECT pg_switch_wal()');
+    });
+  };
+
+  /** Moves the clock to the next cron time, wakes the schedule, and returns that run once finished. */
+  const nextRun = async (): Promise<PostgresBackup> => {
+    now = new Date(now.getTime() + fiveMinutes);
+    const due = new Date(Math.floor(now.getTime() / fiveMinutes) * fiveMinutes);
+    await client.patch(postgresClusters, cluster, namespace, {
+      metadata: { annotations: { 'test.homeostat.dev/tick': String(++tick) } },
+    });
+    const backup = await finishedBackup(client, namespace, scheduledName(cluster, due), slow);
+    expect(backup.status?.phase, JSON.stringify(backup.status?.conditions)).toBe('Succeeded');
+    return backup;
+  };
+
+  /** Waits for the schedule's retention after `backup` and returns its Retention condition. */
+  const retentionAfter = async (backup: PostgresBackup): Promise<Condition | undefined> => {
+    const name = backup.metadata?.name ?? '';
+    let condition: Condition | undefined;
+    await waitUntil(
+      `retention after ${name}`,
+      async () => {
+        const live = await client.get(postgresBackups, name, namespace);
+        condition = findCondition(live.status?.conditions, 'Retention');
+        return condition !== undefined;
+      },
+      slow,
+    );
+    return condition;
+  };
+
+  const scheduledObjects = async () =>
+    (
+      await client.list(postgresBackups, {
+        namespace,
+        labelSelector: 'postgres.homeostat.dev/scheduled=true',
+      })
+    ).items
+      .map((b) => b.metadata?.name ?? '')
+      .sort();
+
+  beforeAll(async () => {
+    bed = await startBackupCluster({
+      kubeConfig,
+      client,
+      namespace,
+      cluster,
+      bucket: 'pg-backups',
+      prefix: 'scheduled/orders',
+      log,
+      pods,
+      poll: slow,
+      backup: { schedule: '*/5 * * * *', retention: { keepLast: 2 } },
+      schedule: { now: () => now, retentionIntervalMs: 250 },
+    });
+  }, 200_000);
+
+  afterAll(async () => {
+    await bed?.stop();
+    client.close();
+  });
+
+  it('takes a backup at each cron time, expires all but the two newest scheduled ones with the WAL only they needed, and never the one by hand', async () => {
+    await write(1000);
+    const first = await nextRun();
+    expect(first.metadata?.labels).toMatchObject({ 'postgres.homeostat.dev/scheduled': 'true' });
+    expect(first.spec.target).toBe('PreferStandby');
+    expect(first.status?.source).toBe('Standby');
+    // Nothing to expire yet: recorded once, nothing deleted.
+    expect(await retentionAfter(first)).toMatchObject({ status: 'True', reason: 'NothingToExpire' });
+
+    await write(100);
+    await createBackup(client, namespace, 'by-hand', { clusterName: cluster });
+    const byHand = await finishedBackup(client, namespace, 'by-hand', slow);
+    expect(byHand.status?.phase).toBe('Succeeded');
+
+    await write(100);
+    const second = await nextRun();
+    expect(await retentionAfter(second)).toMatchObject({ reason: 'NothingToExpire' });
+
+    // An operator restarted between runs takes up where the first left off: one run per cron time.
+    await bed.restartOperator();
+    await write(100);
+    const third = await nextRun();
+    const expiredFirst = await retentionAfter(third);
+    expect(expiredFirst, JSON.stringify(expiredFirst)).toMatchObject({ status: 'True', reason: 'Expired' });
+    expect(expiredFirst?.message).toContain(first.status?.label ?? '?');
+
+    await write(100);
+    const fourth = await nextRun();
+    expect(await retentionAfter(fourth)).toMatchObject({ status: 'True', reason: 'Expired' });
+
+    const kept = [third, fourth, byHand].map((b) => b.status?.label ?? '').sort();
+    // The repository, read where versitygw keeps it: its directories and pgBackRest's backup.info.
+    expect(repositoryBackupLabels(bed.repository, cluster)).toEqual(kept);
+    expect(backupInfoLabels(bed.repository, cluster)).toEqual(kept);
+    expect(await scheduledObjects()).toEqual([third, fourth].map((b) => b.metadata?.name ?? '').sort());
+    expect(await client.find(postgresBackups, 'by-hand', namespace)).toBeDefined();
+
+    // The WAL: nothing older than the oldest backup left (by hand), and from it on, every segment.
+    const segments = archivedSegments(bed.repository, cluster);
+    const oldestStart = byHand.status?.beginWal ?? '';
+    expect(segments[0]).toBe(oldestStart);
+    expect(segments).not.toContain(first.status?.beginWal);
+    for (const b of [byHand, third, fourth]) {
+      expect(segments).toContain(b.status?.beginWal);
+      expect(segments).toContain(b.status?.endWal);
+    }
+    const expected = (from: string, to: string) => {
+      const list: string[] = [];
+      for (let n = parseInt(from.slice(16), 16); n <= parseInt(to.slice(16), 16); n++) {
+        list.push(`${from.slice(0, 16)}${n.toString(16).toUpperCase().padStart(8, '0')}`);
+      }
+      return list;
+    };
+    // One timeline, fewer than 256 segments here: the range from the oldest start is complete.
+    expect(segments.filter((s) => s <= (fourth.status?.endWal ?? ''))).toEqual(
+      expected(oldestStart, fourth.status?.endWal ?? ''),
+    );
+
+    const status = (await get()).status?.backup;
+    expect(status).toMatchObject({
+      lastBackupLabel: fourth.status?.label,
+      lastBackupTime: fourth.status?.finishedAt,
+      lastScheduledBackup: fourth.metadata?.name,
+      lastScheduledBackupTime: fourth.metadata?.annotations?.['postgres.homeostat.dev/scheduled-at'],
+    });
+    expect(Date.parse(status?.nextScheduledBackupTime ?? '')).toBeGreaterThan(now.getTime());
+    const reasons = (await client.list(builtin.events, { namespace })).items
+      .filter((e) => e.regarding?.kind === 'PostgreSQLCluster')
+      .map((e) => e.reason);
+    expect(reasons.filter((r) => r === 'ScheduledBackupCreated')).toHaveLength(4);
+    expect(reasons.filter((r) => r === 'BackupsExpired')).toHaveLength(2);
+    // No expire pod left behind.
+    expect(
+      (await client.list(builtin.pods, { namespace })).items.filter((p) =>
+        p.metadata?.name?.startsWith('postgres-expire-'),
+      ),
+    ).toEqual([]);
+  }, 400_000);
+
+  it('a failing expire is a Warning and the Retention condition, once, and deletes nothing', async () => {
+    const before = await scheduledObjects();
+    pods.holdExpirePods = true;
+    const fifth = await nextRun();
+    // The expire pod is made, and the credentials it starts with are refused by the bucket.
+    await waitUntil(
+      'the expire pod made',
+      async () =>
+        (await client.list(builtin.pods, { namespace })).items.some((p) =>
+          p.metadata?.name?.startsWith('postgres-expire-'),
+        ),
+      slow,
+    );
+    const wrongSecret = 'wrong-secret-key-for-the-expire';
+    await bed.s3Repository.setSecretKey(wrongSecret);
+    pods.holdExpirePods = false;
+    try {
+      const condition = await retentionAfter(fifth);
+      expect(condition).toMatchObject({ status: 'False', reason: 'ExpireFailed' });
+      expect(condition?.message).toMatch(
+        /^expire: pgbackrest info could not read the repository \(code \d+\): .+; nothing expired/,
+      );
+      expect(condition?.message).toContain('retention runs again after the next scheduled backup');
+      // Nothing deleted: the scheduled backups are those before plus the fifth.
+      expect(await scheduledObjects()).toEqual([...before, fifth.metadata?.name ?? ''].sort());
+      // Not retried: no second expire pod, one Warning, while the operator keeps reconciling.
+      for (let i = 0; i < 3; i++) {
+        await client.patch(postgresClusters, cluster, namespace, {
+          metadata: { annotations: { 'test.homeostat.dev/tick': String(++tick) } },
+        });
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+      expect(
+        (await client.list(builtin.pods, { namespace })).items.filter((p) =>
+          p.metadata?.name?.startsWith('postgres-expire-'),
+        ),
+      ).toEqual([]);
+      const warnings = (await client.list(builtin.events, { namespace })).items.filter(
+        (e) => e.regarding?.kind === 'PostgreSQLCluster' && e.reason === 'RetentionFailed',
+      );
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]?.series?.count ?? 1).toBe(1);
+      const everything = JSON.stringify([
+        condition,
+        (await client.list(builtin.events, { namespace })).items,
+        lines,
+        pods.bed.allLogs(),
+      ]);
+      for (const value of [bed.s3.accessKeyId, bed.s3.secretAccessKey, wrongSecret]) {
+        expect(everything.includes(value), 'a credential value in status, Events or logs').toBe(false);
+      }
+    } finally {
+      await bed.s3Repository.setSecretKey(bed.s3.secretAccessKey);
+    }
+  }, 200_000);
+});
