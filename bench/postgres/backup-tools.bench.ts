@@ -10,19 +10,14 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { waitUntil } from '@homeostat/testing';
 import { startS3Server, type S3TestServer } from '@homeostat/testing/s3';
-import { withConnection, defaultConnectOptions } from '../../operators/postgres/src/instance/instance.ts';
 import { recoverySettings } from '../../operators/postgres/src/backup/recovery-settings.ts';
 import { writeRecoverySettings } from '../../operators/postgres/src/backup/restore.ts';
-import {
-  PlainPostgresBed,
-  trustSuperuser,
-  type PlainInstance,
-} from '../../operators/postgres/src/test-support/plain-postgres.ts';
+import { PlainPostgresBed } from '../../operators/postgres/src/test-support/plain-postgres.ts';
 import { sized } from '../support/bench-size.ts';
 import { loadAverage } from '../support/load-average.ts';
 import { Teardown } from '../support/teardown.ts';
+import { archived, one, query, startUntilPromoted, switchSegment, timed } from './plain-sql.ts';
 import { barmanCloudTool, pgBackRestTool, type BackupTool, type Primary } from './backup-tools.ts';
 
 const { values } = parseArgs({ options: { 'size-mb': { type: 'string', default: sized('200', '5') } } });
@@ -32,28 +27,7 @@ const round = (x: number, digits = 2) => Number(x.toFixed(digits));
 const mb = (bytes: number) => round(bytes / (1024 * 1024), 1);
 const bucket = 'bench';
 
-async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
-  const start = process.hrtime.bigint();
-  const result = await work();
-  return [result, Number(process.hrtime.bigint() - start) / 1e9];
-}
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function query<T extends Record<string, unknown>>(instance: PlainInstance, text: string): Promise<T[]> {
-  return withConnection(
-    instance,
-    trustSuperuser,
-    { ...defaultConnectOptions, statementTimeoutMs: 600_000 },
-    async (c) => (await c.query<T>(text)).rows,
-  );
-}
-
-async function one<T extends Record<string, unknown>>(instance: PlainInstance, text: string): Promise<T> {
-  const row = (await query<T>(instance, text))[0];
-  if (!row) throw new Error(`no row from ${text}`);
-  return row;
-}
 
 /** Bytes of every object under `prefix` in the bucket (versitygw's posix backend keeps each as a file). */
 async function storedBytes(s3: S3TestServer, prefix: string): Promise<number> {
@@ -65,28 +39,9 @@ async function storedBytes(s3: S3TestServer, prefix: string): Promise<number> {
   return total;
 }
 
-/** Waits until the archiver has pushed `segment` (or a later one). */
-async function archived(instance: PlainInstance, segment: string, timeoutMs: number): Promise<void> {
-  await waitUntil(
-    `segment ${segment} archived`,
-    async () => {
-      const row = await one<{ last: string | null; failed: string | null }>(
-        instance,
-        'SELECT last_archived_wal AS last, last_failed_wal AS failed FROM pg_stat_archiver',
-      );
-      return (row.last ?? '') >= segment;
-    },
-    { timeoutMs, intervalMs: 50 },
-  );
-}
-
 /** A segment's position in 16 MiB steps (256 per "log id"). */
 const segmentIndex = (name: string) =>
   parseInt(name.slice(8, 16), 16) * 256 + parseInt(name.slice(16, 24), 16);
-
-async function switchSegment(instance: PlainInstance): Promise<string> {
-  return (await one<{ w: string }>(instance, 'SELECT pg_walfile_name(pg_switch_wal()) AS w')).w;
-}
 
 async function measure(
   s3: S3TestServer,
@@ -156,18 +111,7 @@ async function measure(
   );
   settings.set('restore_command', tool.restoreCommand(restoreDir));
   await writeRecoverySettings(restoreDir, settings);
-  const [restored, replaySeconds] = await timed(async () => {
-    const server = await bed.start('restored', restoreDir, {
-      settings: { archive_mode: 'off' },
-      env: tool.serverEnv,
-    });
-    await waitUntil(
-      'the restored server promoted',
-      async () => (await one<{ r: boolean }>(server, 'SELECT pg_is_in_recovery() AS r')).r === false,
-      { timeoutMs: 1_800_000, intervalMs: 100 },
-    );
-    return server;
-  });
+  const [restored, replaySeconds] = await timed(() => startUntilPromoted(bed, restoreDir, tool.serverEnv));
   const rows = (await query<{ label: string }>(restored, 'SELECT label FROM marks ORDER BY at')).map(
     (r) => r.label,
   );

@@ -68,13 +68,25 @@ async function toolVersion(command: string, args: string[]): Promise<string> {
   return `${stdout}${stderr}`.trim().split(/\s+/).pop() ?? 'unknown';
 }
 
+/** pgBackRest's tool, plus a full backup with options the engine does not set. */
+export interface PgBackRestTool extends BackupTool {
+  /** What the engine's restore_command and recovery settings name. */
+  readonly configFile: string;
+  readonly stanza: string;
+  /**
+   * The engine's takeBaseBackup with the engine's configuration plus `options` in its global
+   * section (process-max, repo1-bundle: what each would buy), through a second configuration file.
+   */
+  backupWith(options: Readonly<Record<string, string>>): Promise<string>;
+}
+
 /** pgBackRest through the engine: stanza per cluster, zstd, credentials in the environment. */
 export async function pgBackRestTool(
   bed: PlainPostgresBed,
   s3: S3TestServer,
   bucket: string,
   primary: Primary,
-): Promise<BackupTool> {
+): Promise<PgBackRestTool> {
   const stanza = 'bench';
   const prefix = 'pgbackrest';
   const workDir = bed.directory('pgbackrest');
@@ -87,26 +99,26 @@ export async function pgBackRestTool(
     ...(s3.endpoint ? { endpoint: s3.endpoint } : {}),
     ...(s3.caFile ? { caFile: s3.caFile } : {}),
   };
-  writeFileSync(
-    configFile,
-    renderPgBackRestConfig({
-      stanza,
-      destination,
-      workDir,
-      instance: {
-        dataDir: primary.dataDir,
-        port: primary.port,
-        socketDir: primary.socketDir,
-        user: 'postgres',
-      },
-    }),
-  );
+  const config = renderPgBackRestConfig({
+    stanza,
+    destination,
+    workDir,
+    instance: {
+      dataDir: primary.dataDir,
+      port: primary.port,
+      socketDir: primary.socketDir,
+      user: 'postgres',
+    },
+  });
+  writeFileSync(configFile, config);
   bed.own(configFile);
   const credentials = { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey };
   const target = { configFile, stanza };
   const invocation: PgBackRestInvocation = { ...target, credentials, runAs: bed.runAs };
   return {
     name: 'pgbackrest',
+    configFile,
+    stanza,
     version: await toolVersion('pgbackrest', ['version']),
     backupPrefix: `${prefix}/backup`,
     walPrefix: `${prefix}/archive`,
@@ -114,6 +126,13 @@ export async function pgBackRestTool(
     archiveCommand: archiveCommand(target),
     prepare: () => ensureStanza(invocation),
     backup: async () => (await takeBaseBackup(invocation)).label,
+    backupWith: async (options) => {
+      const words = Object.entries(options).map(([name, value]) => `${name}=${value}`);
+      const variantConfig = join(workDir, `pgbackrest-${words.join('-')}.conf`);
+      writeFileSync(variantConfig, config.replace('[global]\n', `[global]\n${words.join('\n')}\n`));
+      bed.own(variantConfig);
+      return (await takeBaseBackup({ ...invocation, configFile: variantConfig })).label;
+    },
     restoreFiles: async (label, dataDir) => {
       const backup = (await readRepository(invocation)).backups.find((b) => b.label === label);
       if (!backup) throw new Error(`no backup ${label}`);
