@@ -392,6 +392,12 @@ run_drill() {
   local dir="${PG_RUN_DIR:-/tmp}/drill" started=$SECONDS port="${PGPORT:-5432}" restore_seconds
   log "drill: restoring $(recovery_description)"
   restore_and_replay drill_settings "$dir" || die "drill failed: $replay_failure"
+  # From here the private server runs: a failed check stops it before saying why (in a pod the
+  # container's end would, but nothing else must outlive the drill).
+  drill_failed() {
+    pg_ctl -D "$PGDATA" -m immediate -w stop >/dev/null 2>&1 || true
+    die "drill failed: $*"
+  }
   restore_seconds=$((SECONDS - started))
   local psql=(psql -X -q -At -v ON_ERROR_STOP=1 -h "$dir" -p "$port" -U "$PG_DRILL_USER")
   local replayed archive_end restored_to info
@@ -401,18 +407,18 @@ run_drill() {
   replayed="$("${psql[@]}" -d postgres -c "SELECT pg_walfile_name(pg_last_wal_replay_lsn() - 1)")"
   restored_to="$("${psql[@]}" -d postgres -c "SELECT coalesce(to_char(pg_last_xact_replay_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), '')")"
   info="$(pgbackrest --config="$PG_RECOVERY_CONFIG_FILE" --stanza="$PG_RECOVERY_STANZA" --log-level-console=error info --output=json 2>&1)" ||
-    die "drill failed: reading the archive's range: $(backup_failure_reason "$info")"
+    drill_failed "reading the archive's range: $(backup_failure_reason "$info")"
   archive_end="$(grep -oE '"max":"[0-9A-F]{24}"' <<<"$info" | tail -1 | cut -d'"' -f4)"
   # The same segment number (the last 16 hex digits) on any timeline: the replay ends on the
   # promoted copy's new timeline, the archive on the source's.
   if [[ -n "$archive_end" && "${replayed: -16}" < "${archive_end: -16}" ]]; then
     local next
     next="$(printf '%08X%08X' "$((16#${replayed:8:8} + (16#${replayed:16:8} == 255 ? 1 : 0)))" "$(((16#${replayed:16:8} + 1) % 256))")"
-    die "drill failed: the replay stopped in WAL segment ${replayed:0:8}${replayed:8:16} but the archive goes to $archive_end: segment ${archive_end:0:8}$next is missing or unreadable, so nothing after it can be restored"
+    drill_failed "the replay stopped in WAL segment ${replayed:0:8}${replayed:8:16} but the archive goes to $archive_end: segment ${archive_end:0:8}$next is missing or unreadable, so nothing after it can be restored"
   fi
   local check
   if ! check="$(pg_amcheck -h "$dir" -p "$port" -U "$PG_DRILL_USER" --all --install-missing 2>&1)"; then
-    die "drill failed: pg_amcheck found damage: $(head -c 600 <<<"$check" | tr '\n' ' ')"
+    drill_failed "pg_amcheck found damage: $(head -c 600 <<<"$check" | tr '\n' ' ')"
   fi
   local databases="" db tables rows
   while IFS= read -r db; do
