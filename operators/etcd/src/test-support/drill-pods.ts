@@ -90,9 +90,12 @@ export class DrillPods {
       const message = String(error instanceof Error ? error.message : error).slice(-2000);
       // The init container that failed: runInitContainers names the command; the first whose
       // name appears is reported, as the kubelet reports the one that exited.
+      // A word of the message, at any whitespace: stderr may begin with a line of Node's own (a
+      // warning) before the program's, as it did under CI, so "fetch-backup failed" can start a line.
+      const named = (word: string) =>
+        new RegExp(`(^|\\s)${word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(\\s|$)`).test(message);
       const failed =
-        pod.spec?.initContainers?.find((c) => message.includes(` ${c.args?.[0] ?? c.name} `)) ??
-        pod.spec?.initContainers?.[0];
+        pod.spec?.initContainers?.find((c) => named(c.args?.[0] ?? c.name)) ?? pod.spec?.initContainers?.[0];
       await this.#client.patchStatus(builtin.pods, name, this.#namespace, {
         phase: 'Failed',
         initContainerStatuses: [terminatedStatus(failed, 1, message)],

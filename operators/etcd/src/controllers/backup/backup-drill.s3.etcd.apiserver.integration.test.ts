@@ -238,16 +238,20 @@ describe('restore drills of EtcdBackups, on a real kube-apiserver, real etcd and
     await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: changed }));
     const verifiedBefore = (await client.get(etcdClusters, 'src', namespace)).status?.lastVerifiedBackup;
 
-    const cluster = await drill('2');
-    const condition = conditionOf(cluster, 'BackupVerified');
-    expect(condition).toMatchObject({ status: 'False', reason: 'SnapshotCorrupt' });
-    expect(condition?.message).toContain('nightly');
-    expect(cluster.status?.lastVerifiedBackup).toEqual(verifiedBefore);
-    const [event] = await eventsAbout(client, namespace, 'src', 'BackupVerificationFailed');
-    expect(event?.note).toContain('sha256');
-    expect(await drillObjects()).toEqual({ pods: [], claims: [] });
-    expect(await sourceState()).toEqual(before);
-    await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: original }));
+    try {
+      const cluster = await drill('2');
+      const condition = conditionOf(cluster, 'BackupVerified');
+      expect(condition).toMatchObject({ status: 'False', reason: 'SnapshotCorrupt' });
+      expect(condition?.message).toContain('nightly');
+      expect(cluster.status?.lastVerifiedBackup).toEqual(verifiedBefore);
+      const [event] = await eventsAbout(client, namespace, 'src', 'BackupVerificationFailed');
+      expect(event?.note).toContain('sha256');
+      expect(await drillObjects()).toEqual({ pods: [], claims: [] });
+      expect(await sourceState()).toEqual(before);
+    } finally {
+      // Put back whatever happens, so the tests after this one drill a sound snapshot.
+      await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: original }));
+    }
   });
 
   it('a restored copy whose HashKV differs from the recorded one fails the drill with HashMismatch', async () => {
