@@ -6,17 +6,18 @@
 // Warning Event name the segment, and no credential value is in the status, an Event, the
 // operator's log or the instances' logs (pgBackRest quotes the S3 server's error body, which names
 // the access key id).
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '@homeostat/testing';
-import { startS3Server, type S3TestServer } from '@homeostat/testing/s3';
+import type { S3TestServer } from '@homeostat/testing/s3';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
 import { builtin, findCondition, KubeClient, type Manager } from '@homeostat/reconcile';
 import { memoryLogger } from '@homeostat/reconcile/testing';
 import { conditionTypes } from '../api/postgres-cluster-types.ts';
 import { defaultConnectOptions, withConnection } from '../instance/instance.ts';
 import { PodProcesses } from '../test-support/pod-processes.ts';
+import { startS3Repository, type S3Repository } from '../test-support/s3-repository.ts';
 import { clusterReader, createCluster, podOperator, prepareNamespace } from '../test-support/pod-cluster.ts';
 
 const kubeConfig = sharedKubeConfig();
@@ -28,9 +29,6 @@ const prefix = 'clusters/ledger/';
 const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
 const { log, lines } = memoryLogger();
 const { get, events, slow } = clusterReader(client, namespace, cluster, lines);
-
-const secretData = (values: Record<string, string>) =>
-  Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Buffer.from(v).toString('base64')]));
 
 /** Every object key under the cluster's WAL archive in the bucket (versitygw keeps objects as files). */
 function archivedObjects(s3: S3TestServer): string[] {
@@ -47,6 +45,7 @@ function archivedObjects(s3: S3TestServer): string[] {
 describe('continuous WAL archiving to S3: real kube-apiserver, real PostgreSQL and pgBackRest, real S3', () => {
   const pods = new PodProcesses(client, namespace, cluster);
   let manager: Manager;
+  let repository: S3Repository;
   let s3: S3TestServer;
 
   const sql = <T extends Record<string, unknown>>(text: string) =>
@@ -66,12 +65,9 @@ describe('continuous WAL archiving to S3: real kube-apiserver, real PostgreSQL a
     findCondition((await get()).status?.conditions, conditionTypes.continuousArchiving);
 
   beforeAll(async () => {
-    s3 = await startS3Server({ buckets: [bucket], tls: true });
     await prepareNamespace(kubeConfig, client, namespace);
-    const secret = (name: string, values: Record<string, string>) =>
-      client.create(builtin.secrets, { metadata: { name, namespace }, data: secretData(values) });
-    await secret('s3-credentials', { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey });
-    await secret('s3-ca', { 'ca.crt': readFileSync(s3.caFile ?? '', 'utf8') });
+    repository = await startS3Repository(client, namespace, bucket);
+    s3 = repository.s3;
     manager = podOperator(kubeConfig, namespace, log, pods);
     await manager.start();
     await createCluster(client, namespace, cluster, {
@@ -79,17 +75,7 @@ describe('continuous WAL archiving to S3: real kube-apiserver, real PostgreSQL a
       // The primary's restart (below) must not start a failover: the test is about its archiving.
       failoverDelay: '60s',
       backup: {
-        destination: {
-          s3: {
-            bucket,
-            prefix,
-            endpoint: s3.endpoint,
-            region: s3.region,
-            forcePathStyle: true,
-            credentialsSecretName: 's3-credentials',
-            ca: { secretName: 's3-ca' },
-          },
-        },
+        destination: { s3: repository.destination(prefix) },
         archiveTimeout: '60s',
       },
     });
@@ -99,7 +85,7 @@ describe('continuous WAL archiving to S3: real kube-apiserver, real PostgreSQL a
   afterAll(async () => {
     await manager?.stop();
     await pods.stop();
-    await s3?.stop();
+    await repository?.stop();
     client.close();
   });
 
@@ -146,13 +132,7 @@ describe('continuous WAL archiving to S3: real kube-apiserver, real PostgreSQL a
 
   it('a wrong secret key: ContinuousArchiving False naming the segment, one Warning Event, no credential anywhere', async () => {
     const wrongSecret = `wrong${s3.secretAccessKey.slice(5)}x`;
-    await client.patch(
-      builtin.secrets,
-      's3-credentials',
-      namespace,
-      { data: secretData({ secretAccessKey: wrongSecret }) },
-      { patchType: 'merge' },
-    );
+    await repository.setSecretKey(wrongSecret);
     // A container restart takes the Secret's new value, as a kubelet resolves it at each start.
     await pods.instance(instance).kill9();
     await waitUntil(
