@@ -7,7 +7,6 @@
 // leaves BackupVerified to it. Like a CronJob it keeps no memory: when the schedule last ran is
 // status.restoreDrill.startedAt, and the drill under way is its pod (named after the cluster), so
 // a restarted operator picks up where the last one was.
-import { CronExpressionParser } from 'cron-parser';
 import type { V1Pod } from '@kubernetes/client-node';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
@@ -28,6 +27,7 @@ import {
   type ReconcileContext,
   type ReconcileResult,
 } from '@homeostat/reconcile';
+import { scheduleDecision } from '@homeostat/operator-kit/schedule';
 import { postgresBackups } from '../../api/postgres-backup-types.ts';
 import {
   conditionTypes,
@@ -106,15 +106,6 @@ class DrillMetrics {
   }
   forget(namespace: string, cluster: string): void {
     for (const g of [this.#verifiedAt, this.#restoreSeconds, this.#failing]) g.remove({ namespace, cluster });
-  }
-}
-
-/** The next time the schedule runs after `after`; undefined for a schedule cron cannot read. */
-export function nextDrillTime(schedule: string, after: Date): Date | undefined {
-  try {
-    return CronExpressionParser.parse(schedule, { currentDate: after, tz: 'UTC' }).next().toDate();
-  } catch {
-    return undefined;
   }
 }
 
@@ -288,9 +279,14 @@ export function addRestoreDrillController(
       }
       if (!verify || !backupSpec) return {};
 
-      const last = cluster.status?.restoreDrill?.startedAt ?? cluster.metadata?.creationTimestamp;
-      const next = nextDrillTime(verify.schedule, last ? new Date(last) : now);
-      if (!next) {
+      // The schedule's last run is the last drill's start (the cluster's creation before any).
+      const last = new Date(
+        cluster.status?.restoreDrill?.startedAt ?? cluster.metadata?.creationTimestamp ?? 0,
+      ).getTime();
+      let decision;
+      try {
+        decision = scheduleDecision(verify.schedule, now, last);
+      } catch {
         await writeStatus(
           client,
           cluster,
@@ -304,10 +300,9 @@ export function addRestoreDrillController(
         );
         return {};
       }
-      if (next.getTime() > now.getTime()) {
-        return {
-          requeueAfterMs: Math.min(next.getTime() - now.getTime() + 1000, options.pollIntervalMs ?? 60_000),
-        };
+      if (!decision.due) {
+        const wait = decision.next.getTime() - now.getTime() + 1000;
+        return { requeueAfterMs: Math.min(wait, options.pollIntervalMs ?? 60_000) };
       }
       const hasBackup = backups.store
         .list()

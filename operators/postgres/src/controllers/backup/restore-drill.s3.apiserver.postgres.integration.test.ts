@@ -22,7 +22,7 @@ import {
 } from '../../test-support/pod-cluster.ts';
 import { startS3Repository, type S3Repository } from '../../test-support/s3-repository.ts';
 import { drillSelector } from './drill-pod.ts';
-import { nextDrillTime } from './restore-drill-controller.ts';
+import { scheduleDecision } from '@homeostat/operator-kit/schedule';
 
 const kubeConfig = sharedKubeConfig();
 const namespace = `pg-drill-${process.pid}`;
@@ -46,7 +46,7 @@ describe('restore drills: real kube-apiserver, real PostgreSQL and pgBackRest, r
   const nextDrillDue = async () => {
     const status = (await get()).status;
     const from = new Date(status?.restoreDrill?.startedAt ?? Date.now() + clockOffsetMs);
-    const next = nextDrillTime(schedule, from) ?? new Date();
+    const next = scheduleDecision(schedule, from, from.getTime()).next;
     clockOffsetMs = next.getTime() - Date.now() + 60_000;
   };
   const sql = async <T extends Record<string, unknown>>(text: string) => {
