@@ -138,6 +138,7 @@ export { toCrdSchema, structuralProblems, type JsonSchema } from './crd/structur
 export {
   WriteFailure,
   assertOwnedOrAbsent,
+  refusedWritesProblem,
   warnRefusedWrites,
   type WarningRecorder,
 } from './helpers/write-failure.ts';

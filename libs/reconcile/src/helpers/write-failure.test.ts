@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { KubeApiError } from '../client/errors.ts';
 import { controllerReference } from './owner-references.ts';
-import { WriteFailure, assertOwnedOrAbsent, warnRefusedWrites } from './write-failure.ts';
+import {
+  WriteFailure,
+  assertOwnedOrAbsent,
+  refusedWritesProblem,
+  warnRefusedWrites,
+} from './write-failure.ts';
 
 const owner = {
   apiVersion: 'cache.homeostat.dev/v1',
@@ -27,14 +32,30 @@ describe('WriteFailure', () => {
     const theirs = { metadata: { name: 'c' } };
     expect(() => assertOwnedOrAbsent(undefined, owner, 'Service')).not.toThrow();
     expect(() => assertOwnedOrAbsent(ours, owner, 'Service')).not.toThrow();
-    expect(() => assertOwnedOrAbsent(theirs, owner, 'Service')).toThrow(
-      new WriteFailure(
-        'Service c',
-        new Error(
-          'an object of this name exists and is not controlled by this Memcached; rename or delete it',
-        ),
-      ),
-    );
+    let taken: unknown;
+    try {
+      assertOwnedOrAbsent(theirs, owner, 'Service');
+    } catch (error) {
+      taken = error;
+    }
+    expect(taken).toBeInstanceOf(WriteFailure);
+    expect(taken).toMatchObject({
+      reason: 'NameTaken',
+      message:
+        'Service c: an object of this name exists and is not controlled by this Memcached; rename or delete it',
+    });
+  });
+
+  it('says ApplyFailed for a refused write, keeps the reason when repeated, and joins refusals for Degraded', () => {
+    const quota = new WriteFailure('applying Service c', 'exceeded quota');
+    expect(quota.reason).toBe('ApplyFailed');
+    const taken = new WriteFailure('Secret c', 'taken', { reason: 'NameTaken' });
+    expect(taken.repeat()).toMatchObject({ reason: 'NameTaken', repeated: true, message: taken.message });
+    expect(refusedWritesProblem([])).toBeUndefined();
+    expect(refusedWritesProblem([taken, quota])).toEqual({
+      reason: 'NameTaken',
+      message: 'Secret c: taken; applying Service c: exceeded quota',
+    });
   });
 });
 
@@ -49,7 +70,11 @@ describe('warnRefusedWrites', () => {
     const quota = new WriteFailure('applying Service c', 'exceeded quota');
     const policy = new WriteFailure('applying PodDisruptionBudget c', 'denied by policy');
     const named = new WriteFailure('creating Secret c', 'forbidden');
-    await warnRefusedWrites(events, owner, [quota, policy.repeat(), named], `${named.message}; other`);
-    expect(notes).toEqual(['ApplyFailed: applying Service c: exceeded quota']);
+    const taken = new WriteFailure('Service d', 'held by another', { reason: 'NameTaken' });
+    await warnRefusedWrites(events, owner, [quota, policy.repeat(), named, taken], `${named.message}; other`);
+    expect(notes).toEqual([
+      'ApplyFailed: applying Service c: exceeded quota',
+      'NameTaken: Service d: held by another',
+    ]);
   });
 });

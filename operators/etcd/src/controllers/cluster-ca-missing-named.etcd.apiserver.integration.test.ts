@@ -36,7 +36,9 @@ describe('a lost CA beside another problem, on a real kube-apiserver with real e
     );
     const degraded = conditionOf(await bed.cluster(name), 'Degraded');
     expect(degraded?.reason).toBe('NameTaken');
-    expect(degraded?.message).toContain(`Service ${clientServiceName(name)} exists and is not controlled`);
+    expect(degraded?.message).toContain(
+      `Service ${clientServiceName(name)}: an object of this name exists and is not controlled`,
+    );
     expect(degraded?.message).toMatch(
       new RegExp(`Secret ${caSecretName(name)} .* is missing; no new CA is made`),
     );

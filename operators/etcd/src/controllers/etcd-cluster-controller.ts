@@ -7,10 +7,12 @@ import type { V1Pod } from '@kubernetes/client-node';
 import {
   PermanentError,
   WriteFailure,
+  assertOwnedOrAbsent,
   builtin,
   generationChanged,
   isBeingDeleted,
   mapToLabelledOwner,
+  refusedWritesProblem,
   warnRefusedWrites,
   isControlledBy,
   watch,
@@ -116,17 +118,16 @@ async function write<T>(ctx: ReconcileContext, what: string, action: () => Promi
   }
 }
 
-function assertOwnedOrAbsent(
-  current: KubeObject | undefined,
-  cluster: EtcdCluster,
-  kind: string,
-  name: string,
-) {
-  if (current && !isControlledBy(current, cluster)) {
-    throw new Refusal(
-      'NameTaken',
-      `${kind} ${name} exists and is not controlled by this EtcdCluster; rename or delete it`,
-    );
+/**
+ * A Service of this name someone else holds stops everything (NameTaken): clients would reach it.
+ * Whose the object is and what to say is the library's (assertOwnedOrAbsent).
+ */
+function assertServiceOurs(current: KubeObject | undefined, cluster: EtcdCluster): void {
+  try {
+    assertOwnedOrAbsent(current, cluster, 'Service');
+  } catch (error) {
+    if (!(error instanceof WriteFailure)) throw error;
+    throw new Refusal(error.reason, error.message);
   }
 }
 
@@ -152,7 +153,7 @@ async function applyClusterObjects(round: Round): Promise<void> {
     const current =
       deps.owned.service(cluster, name) ??
       (await ctx.client.find(builtin.services, name, namespaceOf(cluster)));
-    assertOwnedOrAbsent(current, cluster, 'Service', name);
+    assertServiceOurs(current, cluster);
     await ctx.writes.attempt(`applying Service ${name}`, () =>
       ctx.client.applyIfChanged(builtin.services, service, current),
     );
@@ -719,8 +720,7 @@ export function addEtcdClusterController(
       // are reported, but the cluster is looked after at the usual pace.
       const engineProblem = problem;
       const refused = ctx.writes.failures;
-      if (refused.length)
-        problem ??= { reason: 'ApplyFailed', message: refused.map((f) => f.message).join('; ') };
+      if (refused.length) problem ??= refusedWritesProblem(refused);
       await warnRefusedWrites(ctx.events, cluster, refused, conditionMessage(cluster, 'Degraded'));
       // While quorum is lost or a recovery runs, the status as last written (the cache may lag
       // this operator's own last write): what transitions, and their Events, are decided from.

@@ -286,7 +286,8 @@ describe('EtcdCluster controller on a real kube-apiserver (no node, so no member
     );
     expect(conditionOf(await get('squatter'), 'Degraded')).toMatchObject({
       reason: 'NameTaken',
-      message: 'Service squatter exists and is not controlled by this EtcdCluster; rename or delete it',
+      message:
+        'Service squatter: an object of this name exists and is not controlled by this EtcdCluster; rename or delete it',
     });
     expect((await eventsAbout(client, namespace, 'squatter', 'NameTaken'))[0]?.type).toBe('Warning');
     expect(

@@ -132,13 +132,13 @@ export function addMemcachedController(
         failure = error;
         deployment = ctx.cache.get(builtin.deployments, name, namespace);
         // None while the write waits out its backoff: the status still says it.
-        if (!error.repeated) await ctx.events.warning(memcached, 'ApplyFailed', 'Reconcile', error.message);
+        if (!error.repeated) await ctx.events.warning(memcached, error.reason, 'Reconcile', error.message);
       }
 
       const status = memcachedStatus(memcached, {
         deployment,
         pods: podsOf(memcached),
-        ...(failure ? { writeError: failure.message } : {}),
+        ...(failure ? { writeError: { reason: failure.reason, message: failure.message } } : {}),
       });
       await ctx.client.applyStatusIfChanged(memcacheds, { metadata: { name, namespace }, status }, memcached);
       // A refused write comes back when its own backoff ends (the controller requeues it); a name

@@ -13,7 +13,11 @@ const deployment = (status: NonNullable<V1Deployment['status']>): V1Deployment =
   status: { observedGeneration: 2, ...status },
 });
 const reasons = (m: Memcached, d: V1Deployment | undefined, writeError?: string) => {
-  const status = memcachedStatus(m, { deployment: d, pods: [], ...(writeError ? { writeError } : {}) });
+  const status = memcachedStatus(m, {
+    deployment: d,
+    pods: [],
+    ...(writeError ? { writeError: { reason: 'ApplyFailed', message: writeError } } : {}),
+  });
   return ['Available', 'Progressing', 'Degraded'].map((t) => {
     const c = findCondition(status.conditions, t);
     return `${c?.status}/${c?.reason}`;

@@ -9,7 +9,7 @@ export interface Observed {
   deployment: V1Deployment | undefined;
   pods: readonly V1Pod[];
   /** Why writing the desired state failed in this reconcile, if it did (a sentence for users). */
-  writeError?: string;
+  writeError?: { reason: string; message: string };
 }
 
 /** Pods a Memcached needs ready to count as Available. */
@@ -92,7 +92,7 @@ function progressing(memcached: Memcached, observed: Observed): ConditionInput {
 function degraded(observed: Observed): ConditionInput {
   const type = conditionTypes.degraded;
   if (observed.writeError) {
-    return { type, status: 'True', reason: 'ApplyFailed', message: observed.writeError };
+    return { type, status: 'True', reason: observed.writeError.reason, message: observed.writeError.message };
   }
   const stalled = deploymentCondition(observed.deployment, 'Progressing');
   if (stalled?.status === 'False' && stalled.reason === 'ProgressDeadlineExceeded') {

@@ -449,9 +449,12 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
       async () => condition(await get('squatter'), 'Degraded')?.status === 'True',
       poll,
     );
-    expect(condition(await get('squatter'), 'Degraded')?.message).toContain(
-      'Service squatter: an object of this name exists and is not controlled by this Memcached',
-    );
+    expect(condition(await get('squatter'), 'Degraded')).toMatchObject({
+      reason: 'NameTaken',
+      message: expect.stringContaining(
+        'Service squatter: an object of this name exists and is not controlled by this Memcached',
+      ),
+    });
     const service = await client.get(builtin.services, 'squatter', namespace);
     expect(service.metadata?.ownerReferences).toBeUndefined();
   });

@@ -26,8 +26,8 @@ export interface ClusterObservation {
   readonly view: ClusterView | undefined;
   /** Pods whose spec differs from what the operator wants now (a restart applies it). */
   readonly restartPending: readonly string[];
-  /** Why writing the desired objects failed in this reconcile, if it did. */
-  readonly writeError?: string;
+  /** Why writing the desired objects failed in this reconcile, if it did (refusedWritesProblem). */
+  readonly writeError?: { readonly reason: string; readonly message: string };
   /** The failover or switchover refusal the engine reported in this reconcile, if any. */
   readonly refusal?: { readonly kind: 'failover' | 'switchover'; readonly reason: string };
   /** Instances whose postgres container is down after failing, with the cause. */
@@ -176,7 +176,7 @@ function progressing(cluster: PostgresCluster, observed: ClusterObservation): Co
 function degraded(cluster: PostgresCluster, observed: ClusterObservation, ready: number): ConditionInput {
   const type = conditionTypes.degraded;
   if (observed.writeError)
-    return { type, status: 'True', reason: 'ApplyFailed', message: observed.writeError };
+    return { type, status: 'True', reason: observed.writeError.reason, message: observed.writeError.message };
   if (observed.refusal) {
     return {
       type,

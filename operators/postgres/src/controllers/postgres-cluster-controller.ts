@@ -11,6 +11,7 @@ import {
   generationChanged,
   isBeingDeleted,
   mapToLabelledOwner,
+  refusedWritesProblem,
   warnRefusedWrites,
   KubeClient,
   watch,
@@ -220,12 +221,13 @@ export function addPostgresClusterController(
         if (type === 'Warning') await ctx.events.warning(cluster, reason, 'Archive', message);
         else await ctx.events.normal(cluster, reason, 'Archive', message);
       }
+      const writeError = refusedWritesProblem(refusals);
       const observation: ClusterObservation = {
         state: run.state,
         pods: podMap,
         view: run.view,
         restartPending: converged?.restartPending ?? [],
-        ...(refusals.length ? { writeError: refusals.map((f) => f.message).join('; ') } : {}),
+        ...(writeError ? { writeError } : {}),
         ...(run.outcome?.outcome === 'refused'
           ? { refusal: { kind: run.outcome.kind, reason: run.outcome.reason } }
           : {}),

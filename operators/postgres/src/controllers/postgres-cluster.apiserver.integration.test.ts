@@ -440,9 +440,12 @@ describe('PostgreSQLCluster controller on a real kube-apiserver + etcd', () => {
       async () => condition(await get('squat'), 'Degraded')?.status === 'True',
       poll,
     );
-    expect(condition(await get('squat'), 'Degraded')?.message).toContain(
-      'Service squat-rw: an object of this name exists and is not controlled by this PostgreSQLCluster',
-    );
+    expect(condition(await get('squat'), 'Degraded')).toMatchObject({
+      reason: 'NameTaken',
+      message: expect.stringContaining(
+        'Service squat-rw: an object of this name exists and is not controlled by this PostgreSQLCluster',
+      ),
+    });
     expect(
       (await client.get(builtin.services, 'squat-rw', namespace)).metadata?.ownerReferences,
     ).toBeUndefined();
