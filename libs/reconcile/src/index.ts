@@ -78,6 +78,7 @@ export {
   type ReconcileContext,
   type ReconcileResult,
   type Reconcile,
+  type Reconciler,
   type CacheReader,
   type WatchSpec,
 } from './controller/controller.ts';

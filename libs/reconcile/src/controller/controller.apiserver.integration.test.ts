@@ -5,7 +5,7 @@ import { sharedKubeConfig } from '@homeostat/testing/shared';
 import { KubeClient } from '../client/kube-client.ts';
 import { builtin } from '../client/resource-type.ts';
 import { Manager } from '../manager/manager.ts';
-import { watch } from './controller.ts';
+import { watch, type ReconcileRequest, type Reconciler } from './controller.ts';
 import { widgetCrd, widgets, type Widget } from '../test-support/widget.ts';
 import { widgetFinalizer, widgetOperator } from '../test-support/widget-operator.ts';
 import { memoryLogger } from '../testing/memory-logger.ts';
@@ -291,7 +291,15 @@ describe('controller on a real kube-apiserver + etcd', () => {
   });
 
   it('reconciles the objects a watched kind maps to, watching only what its label selector matches', async () => {
-    const seen: string[] = [];
+    // A reconciler object (its method called on it, keeping its state), as the operators give theirs.
+    class Recorder implements Reconciler<Widget> {
+      readonly seen: string[] = [];
+      async reconcile({ name }: ReconcileRequest<Widget>): Promise<void> {
+        this.seen.push(name);
+      }
+    }
+    const recorder = new Recorder();
+    const seen = recorder.seen;
     const selector = 'test.homeostat.dev/watched=true';
     const mapped = new Manager({
       kubeConfig,
@@ -312,9 +320,7 @@ describe('controller on a real kube-apiserver + etcd', () => {
           },
         }),
       ],
-      async reconcile({ name }) {
-        seen.push(name);
-      },
+      reconcile: recorder,
     });
     await mapped.start();
     try {

@@ -77,6 +77,20 @@ export type Reconcile<T extends KubeObject = KubeObject> = (
   // eslint-disable-next-line @typescript-eslint/no-invalid-void-type
 ) => Promise<ReconcileResult | void>;
 
+/**
+ * A reconciler as an object, as controller-runtime's reconcile.Reconciler: what each operator
+ * exports, its reconcile a short sequence of named phases (observe, converge the objects, drive the
+ * engine, report) over state the object keeps between reconciles. A controller takes either this
+ * or a bare function.
+ */
+export interface Reconciler<T extends KubeObject = KubeObject> {
+  reconcile(
+    request: ReconcileRequest<T>,
+    context: ReconcileContext,
+    // eslint-disable-next-line @typescript-eslint/no-invalid-void-type
+  ): Promise<ReconcileResult | void>;
+}
+
 /** Watch another kind and map its objects to the primary objects to reconcile. */
 export interface WatchSpec<U extends KubeObject> {
   type: ResourceType<U>;
@@ -148,7 +162,7 @@ export interface ControllerOptions<T extends KubeObject> {
    */
   slowReconcileWarningMs?: number;
   rateLimiter?: RateLimiter;
-  reconcile: Reconcile<T>;
+  reconcile: Reconcile<T> | Reconciler<T>;
 }
 
 export interface ControllerDeps {
@@ -168,6 +182,7 @@ export class Controller<T extends KubeObject> {
   readonly name: string;
   readonly queue: WorkQueue;
   readonly #options: ControllerOptions<T>;
+  readonly #reconcile: Reconcile<T>;
   readonly #deps: ControllerDeps;
   readonly #log: Logger;
   readonly #reader: CacheReader;
@@ -181,6 +196,8 @@ export class Controller<T extends KubeObject> {
   constructor(options: ControllerOptions<T>, deps: ControllerDeps) {
     this.name = options.name;
     this.#options = options;
+    const { reconcile } = options;
+    this.#reconcile = typeof reconcile === 'function' ? reconcile : (r, c) => reconcile.reconcile(r, c);
     this.#deps = deps;
     this.#log = deps.log.child({ controller: options.name });
     this.queue = new WorkQueue({
@@ -326,7 +343,7 @@ export class Controller<T extends KubeObject> {
     );
     watchdog.unref();
     try {
-      const result = await this.#options.reconcile(
+      const result = await this.#reconcile(
         { ...request, object },
         {
           get log() {

@@ -1,0 +1,149 @@
+// The Memcached reconciler, in two phases: converge the objects (Deployment, headless Service and
+// PodDisruptionBudget by server-side apply, Events on scaling), then report (status from the
+// Deployment and its pods). A refused write backs off on its own (ctx.writes, ADR 0603): it is
+// reported, not thrown.
+import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
+import {
+  WriteFailure,
+  assertOwnedOrAbsent,
+  builtin,
+  isBeingDeleted,
+  isControlledBy,
+  type Informer,
+  type ReconcileContext,
+  type ReconcileRequest,
+  type Reconciler,
+} from '@homeostat/reconcile';
+import { memcacheds, type Memcached } from '../api/memcached-types.ts';
+import { desiredDeployment } from './desired-deployment.ts';
+import { desiredPodDisruptionBudget } from './desired-pdb.ts';
+import { desiredService } from './desired-service.ts';
+import { memcachedStatus } from './memcached-status.ts';
+
+export interface MemcachedReconcilerOptions {
+  /** Image for Memcacheds that do not name one. */
+  readonly defaultImage: string;
+}
+
+/** What converging the objects left: the Deployment as now known, and a write refused on the way. */
+interface Converged {
+  readonly deployment: V1Deployment | undefined;
+  readonly failure?: WriteFailure;
+}
+
+export class MemcachedReconciler implements Reconciler<Memcached> {
+  readonly #pods: Informer<V1Pod>;
+  readonly #options: MemcachedReconcilerOptions;
+
+  /** `pods`: the operator's label-selected pod informer (never every pod in the cluster). */
+  constructor(pods: Informer<V1Pod>, options: MemcachedReconcilerOptions) {
+    this.#pods = pods;
+    this.#options = options;
+  }
+
+  async reconcile({ object: memcached }: ReconcileRequest<Memcached>, ctx: ReconcileContext): Promise<void> {
+    // Deleted or being deleted: garbage collection removes what it owns (ownerReferences).
+    if (!memcached || isBeingDeleted(memcached)) return;
+    const converged = await this.convergeObjects(memcached, ctx);
+    await this.report(memcached, converged, ctx);
+    // A refused write comes back when its own backoff ends (the controller requeues it); a name
+    // someone else holds made no request, so the key backs off until it is freed.
+    if (converged.failure && ctx.writes.failures.length === 0) throw converged.failure;
+  }
+
+  /** Deployment, Service and PodDisruptionBudget; a refusal stops here and is reported. */
+  async convergeObjects(memcached: Memcached, ctx: ReconcileContext): Promise<Converged> {
+    try {
+      return { deployment: await applyObjects(memcached, ctx, this.#options.defaultImage) };
+    } catch (error) {
+      if (!(error instanceof WriteFailure)) throw error;
+      // None while the write waits out its backoff: the status still says it.
+      if (!error.repeated) await ctx.events.warning(memcached, error.reason, 'Reconcile', error.message);
+      const { name = '', namespace = 'default' } = memcached.metadata ?? {};
+      return { deployment: ctx.cache.get(builtin.deployments, name, namespace), failure: error };
+    }
+  }
+
+  /** Status from the Deployment and the pods, with the refused write if there was one. */
+  async report(
+    memcached: Memcached,
+    { deployment, failure }: Converged,
+    ctx: ReconcileContext,
+  ): Promise<void> {
+    const { name = '', namespace = 'default' } = memcached.metadata ?? {};
+    const pods = this.#pods.store
+      .byIndex('namespace', namespace)
+      .filter((p) => p.metadata?.labels?.['app.kubernetes.io/instance'] === name);
+    const status = memcachedStatus(memcached, {
+      deployment,
+      pods,
+      ...(failure ? { writeError: { reason: failure.reason, message: failure.message } } : {}),
+    });
+    await ctx.client.applyStatusIfChanged(memcacheds, { metadata: { name, namespace }, status }, memcached);
+  }
+}
+
+/** Applies the Deployment (its Events), the Service and the PodDisruptionBudget; throws a WriteFailure. */
+async function applyObjects(
+  memcached: Memcached,
+  ctx: ReconcileContext,
+  image: string,
+): Promise<V1Deployment | undefined> {
+  const name = memcached.metadata?.name ?? '';
+  const namespace = memcached.metadata?.namespace ?? 'default';
+  const { cache, client, events, writes } = ctx;
+
+  const deployment = desiredDeployment(memcached, image);
+  const currentDeployment = cache.get(builtin.deployments, name, namespace);
+  assertOwnedOrAbsent(currentDeployment, memcached, 'Deployment');
+  const applied = await writes.step(`applying Deployment ${name}`, () =>
+    client.applyIfChanged(builtin.deployments, deployment, currentDeployment),
+  );
+  if (applied.written) {
+    const before = currentDeployment?.spec?.replicas;
+    if (before === undefined) {
+      await events.normal(
+        memcached,
+        'DeploymentCreated',
+        'Create',
+        `created Deployment ${name} with ${memcached.spec.size} pods`,
+      );
+    } else if (before !== memcached.spec.size) {
+      await events.normal(
+        memcached,
+        memcached.spec.size > before ? 'ScaledUp' : 'ScaledDown',
+        'Scale',
+        `scaled from ${before} to ${memcached.spec.size} pods`,
+      );
+    } else {
+      await events.normal(memcached, 'DeploymentUpdated', 'Update', `updated Deployment ${name}`);
+    }
+  }
+
+  const service = desiredService(memcached);
+  const currentService = cache.get(builtin.services, name, namespace);
+  assertOwnedOrAbsent(currentService, memcached, 'Service');
+  await writes.step(`applying Service ${name}`, () =>
+    client.applyIfChanged(builtin.services, service, currentService),
+  );
+
+  const pdb = desiredPodDisruptionBudget(memcached);
+  const currentPdb = cache.get(builtin.podDisruptionBudgets, name, namespace);
+  if (pdb) {
+    assertOwnedOrAbsent(currentPdb, memcached, 'PodDisruptionBudget');
+    await writes.step(`applying PodDisruptionBudget ${name}`, () =>
+      client.applyIfChanged(builtin.podDisruptionBudgets, pdb, currentPdb),
+    );
+  } else if (currentPdb && isControlledBy(currentPdb, memcached)) {
+    await writes.step(`deleting PodDisruptionBudget ${name}`, () =>
+      client.delete(builtin.podDisruptionBudgets, name, namespace, { uid: currentPdb.metadata?.uid ?? '' }),
+    );
+    await events.normal(
+      memcached,
+      'PodDisruptionBudgetDeleted',
+      'Delete',
+      `deleted PodDisruptionBudget ${name}: it is disabled or size is ${memcached.spec.size}`,
+    );
+  }
+  return applied.object;
+}
