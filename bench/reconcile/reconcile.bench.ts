@@ -37,6 +37,7 @@ import {
 import { readProcessCpuSeconds, readProcessMemory } from './process-memory.ts';
 import { bothOrders, ratios, table, type Ratios, type RunResult } from './report.ts';
 import { widgetSpec } from './widget-workload.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const { values } = parseArgs({
   options: {
@@ -74,7 +75,6 @@ const convergeTimeoutMs = (60 + objects * 0.1) * 1000;
 const say = (line: string) => console.error(`bench:reconcile ${line}`);
 const seconds = (fromMs: number) => (performance.now() - fromMs) / 1000;
 const mb = (bytes: number) => Number((bytes / 2 ** 20).toFixed(1));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The driver's own client: the one place it is built. */
 function driverClient(kubeconfigPath: string): { kubeConfig: KubeConfig; client: KubeClient } {

@@ -3,7 +3,7 @@
 // or crashed cluster too, because it looks for leftovers rather than trusting a record of them.
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { daemonRunning, recordedDaemons, sleep, stopDaemon } from './daemons.ts';
+import { daemonRunning, recordedDaemons, stopDaemon } from './daemons.ts';
 import {
   clusterMounts,
   clusterProcesses,
@@ -18,6 +18,7 @@ import { removeClusterChains } from './iptables-chains.ts';
 import { iptablesChanges, iptablesSnapshot } from './iptables-snapshot.ts';
 import { network, runDir, stateDir } from './layout.ts';
 import { note, step } from './progress.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** What is still on the machine after `down`; all lists empty means a clean teardown. */
 export interface Leftovers {

@@ -6,6 +6,7 @@ import { closeSync, existsSync, openSync, readFileSync, readdirSync } from 'node
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { paths } from './layout.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface DaemonSpec {
   name: string;
@@ -112,9 +113,4 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
       if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
     }
   }
-}
-
-/** Waits `ms` milliseconds. */
-export function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

@@ -21,6 +21,7 @@ import { queryOnce } from '../harness/postgres-client.ts';
 import { PostgresClusterUnderTest, type PostgresClusterObject } from '../harness/postgres-cluster.ts';
 import { deployS3Server, type ClusterS3Server } from '../harness/s3-server.ts';
 import { createTestNamespace, type TestNamespace } from '../harness/test-namespace.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const source = 'ledger';
 const bucket = 'pg-backups';
@@ -59,7 +60,6 @@ type ClusterWithBackup = PostgresClusterObject & {
 /** What marks a restore drill's pod and claim (its value: the cluster's name). */
 const drillLabel = 'postgres.homeostat.dev/restore-drill';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const secondsSince = (start: number) => ((Date.now() - start) / 1000).toFixed(1);
 
 // Both images: each carries its Debian release's pgBackRest (17: trixie's 2.55, 18: forky's 2.60),

@@ -8,6 +8,7 @@ import {
   type KubernetesObject,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const fieldManager = 'homeostat-testing';
 
@@ -74,8 +75,6 @@ export async function installCrds(
   }
   return names;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // For a moment after Established, the API server answers watches of the new resource with
 // 429 while its watch cache initialises; wait that out here rather than in every test.

@@ -21,7 +21,7 @@ export {
   type StartProcessOptions,
 } from './managed-process.ts';
 export { freeLoopbackPort } from './free-port.ts';
-export { waitUntil } from './readiness.ts';
+export { consistently, waitUntil } from './readiness.ts';
 export { startTcpProxy, type TcpProxy } from './tcp-proxy.ts';
 export {
   createControlPlanePki,

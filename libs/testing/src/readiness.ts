@@ -1,6 +1,7 @@
 import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { readFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface ClientTls {
   ca: string;
@@ -53,9 +54,38 @@ export async function waitUntil(
     } catch (error) {
       lastError = String(error);
     }
-    await new Promise((r) => setTimeout(r, options.intervalMs ?? 100));
+    await sleep(options.intervalMs ?? 100);
   }
   throw new Error(
     `${what}: not ready after ${options.timeoutMs} ms${lastError ? ` (last error: ${lastError})` : ''}\n${options.describe?.() ?? ''}`,
   );
+}
+
+/**
+ * The "nothing happens" counterpart of waitUntil: asks `check` every `intervalMs` for `forMs` and
+ * fails at the first false answer (or error), saying when it came and `describe()`. A single look
+ * after a sleep would miss a change that came and went in between.
+ */
+export async function consistently(
+  what: string,
+  check: () => Promise<boolean>,
+  options: { forMs: number; intervalMs?: number; describe?: () => string },
+): Promise<void> {
+  const started = Date.now();
+  for (;;) {
+    let answer: boolean | string;
+    try {
+      answer = await check();
+    } catch (error) {
+      answer = `error: ${String(error)}`;
+    }
+    if (answer !== true) {
+      const why = answer === false ? '' : ` (${answer})`;
+      throw new Error(
+        `${what}: no longer true after ${Date.now() - started} ms${why}\n${options.describe?.() ?? ''}`,
+      );
+    }
+    if (Date.now() - started >= options.forMs) return;
+    await sleep(options.intervalMs ?? 100);
+  }
 }

@@ -4,6 +4,7 @@ import type { KubeClient } from '../client/kube-client.ts';
 import { GoneError, KubeApiError } from '../client/errors.ts';
 import { collectionPath, type KubeObject, type ResourceType } from '../client/resource-type.ts';
 import type { Store } from './store.ts';
+import { sleepUntilAborted } from '../helpers/sleep-until-aborted.ts';
 
 export interface ReflectorOptions {
   /** Watch one namespace; undefined watches all. */
@@ -109,7 +110,7 @@ export class Reflector<T extends KubeObject> {
         if (progressed) {
           backoff = initialBackoff; // a watch that ended after delivering (server timeout) reopens at once
         } else {
-          await sleep(backoff * (0.5 + Math.random() / 2), signal);
+          await sleepUntilAborted(backoff * (0.5 + Math.random() / 2), signal);
           backoff = Math.min(maxBackoff, backoff * 2);
         }
         continue;
@@ -136,7 +137,7 @@ export class Reflector<T extends KubeObject> {
           'list/watch failed; retrying',
         );
         backoff = Math.min(maxBackoff, backoff * 2);
-        await sleep(wait, signal);
+        await sleepUntilAborted(wait, signal);
       }
     }
   }
@@ -252,16 +253,4 @@ export class Reflector<T extends KubeObject> {
     }
     if (rv) this.stats.resourceVersion = rv;
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

@@ -1,4 +1,5 @@
 import { KubeApiError, NetworkError } from './errors.ts';
+import { sleepUntilAborted } from '../helpers/sleep-until-aborted.ts';
 
 export interface RetryPolicy {
   /** Attempts in all, the first included. Default 5. */
@@ -53,20 +54,8 @@ export async function withRetries<T>(
           ? error.retryAfterSeconds * 1000
           : 0;
       const delay = Math.max(retryAfterMs, backoff * (0.5 + Math.random() / 2));
-      await pause(delay, signal);
+      await sleepUntilAborted(delay, signal);
       if (signal?.aborted) throw error;
     }
   }
-}
-
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }

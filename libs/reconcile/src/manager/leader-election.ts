@@ -3,6 +3,7 @@ import type { KubeClient } from '../client/kube-client.ts';
 import { AlreadyExistsError, ConflictError } from '../client/errors.ts';
 import { microTime } from '../client/micro-time.ts';
 import { resourceType } from '../client/resource-type.ts';
+import { sleepUntilAborted } from '../helpers/sleep-until-aborted.ts';
 
 export interface LeaderElectionOptions {
   /** Namespace of the Lease. */
@@ -34,12 +35,6 @@ interface LeaseObject {
 
 // Times stay RFC 3339 strings here, exactly as they travel, so they are never reparsed.
 const leases = resourceType<LeaseObject>('coordination.k8s.io/v1', 'Lease', 'leases');
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-  });
 
 /**
  * Lease-based leader election, as client-go does it: expiry is judged by when *this* replica last
@@ -87,13 +82,13 @@ export class LeaderElector {
   async run(signal: AbortSignal, onStarted: () => void, onLost: () => void): Promise<void> {
     const { retryPeriodMs, renewDeadlineMs } = this.#opts;
     while (!signal.aborted && !(await this.#tryAcquireOrRenew(signal, renewDeadlineMs)))
-      await sleep(retryPeriodMs, signal);
+      await sleepUntilAborted(retryPeriodMs, signal);
     if (signal.aborted) return;
     this.#leader = true;
     this.#log.info('became leader');
     onStarted();
     while (!signal.aborted) {
-      await sleep(retryPeriodMs, signal);
+      await sleepUntilAborted(retryPeriodMs, signal);
       if (signal.aborted) break;
       // The lease we hold was written no earlier than when that request was sent, so nobody can
       // take it over before renewedAt + leaseDuration. Every attempt ends by renewedAt +

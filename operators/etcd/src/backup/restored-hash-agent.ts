@@ -6,6 +6,7 @@ import { writeFile } from 'node:fs/promises';
 import { withMemberClient } from '../connection.ts';
 import { messageOf } from '../errors.ts';
 import { memberHashKV } from '../health/hash-kv.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface RestoredHashRequest {
   readonly endpoint: string;
@@ -23,8 +24,6 @@ export interface RestoredHash {
   /** When the restored etcd first answered, as this pod's clock says. */
   readonly answeredAt: string;
 }
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function currentRevision(endpoint: string): Promise<string> {
   return withMemberClient({ endpoints: [endpoint], callTimeoutMs: 2000 }, endpoint, async (client) => {
@@ -49,7 +48,7 @@ export async function checkRestoredBackup(request: RestoredHashRequest): Promise
         await writeFile(request.resultFile, message);
         throw new Error(message);
       }
-      await pause(500);
+      await sleep(500);
     }
   }
   const answeredAt = new Date().toISOString();
