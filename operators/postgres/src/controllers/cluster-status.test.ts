@@ -23,19 +23,22 @@ describe('former primary data kept aside', () => {
   });
 });
 
+/** db-1 streaming from db-0 on timeline 1. */
+const streamingReplica: ReplicaStatus = {
+  name: 'db-1',
+  reachable: true,
+  role: 'replica',
+  timeline: 1,
+  synchronousStandbyNames: '',
+  receivedLsn: 100n,
+  replayLsn: 100n,
+  replayPaused: false,
+  walReceiver: { status: 'streaming', senderHost: 'db-0', senderPort: 5432 },
+};
+
 describe('a primary that refuses writes', () => {
   const cluster = storedCluster('db', 'shop', { instances: 2 });
-  const replica: ReplicaStatus = {
-    name: 'db-1',
-    reachable: true,
-    role: 'replica',
-    timeline: 1,
-    synchronousStandbyNames: '',
-    receivedLsn: 100n,
-    replayLsn: 100n,
-    replayPaused: false,
-    walReceiver: { status: 'streaming', senderHost: 'db-0', senderPort: 5432 },
-  };
+  const replica = streamingReplica;
   const observation = (primary: PrimaryStatus): ClusterObservation => ({
     state: settledState('db-0'),
     pods: new Map([
@@ -70,5 +73,37 @@ describe('a primary that refuses writes', () => {
       role: 'primary',
       ready: false,
     });
+  });
+});
+
+describe('the timeline in status', () => {
+  const cluster = storedCluster('db', 'shop', { instances: 2 });
+  const promoted: ReplicaStatus = { ...streamingReplica, timeline: 3 };
+  const pods = new Map([
+    ['db-0', { metadata: { name: 'db-0' } }],
+    ['db-1', { metadata: { name: 'db-1' } }],
+  ]);
+
+  it("is the promotion's, not the new primary's answer as a standby from before it", () => {
+    // The reconcile that completes a switchover saw db-1 as a standby still on timeline 3.
+    const status = clusterStatus(cluster, {
+      state: settledState('db-1'),
+      pods,
+      view: clusterView([promoted]),
+      restartPending: [],
+      promotedTimeline: 4,
+    });
+    expect(status.timeline).toBe(4);
+  });
+
+  it("is never a standby's: without a promotion in this reconcile, the last one written stays", () => {
+    const written = { ...cluster, status: { timeline: 4 } };
+    const status = clusterStatus(written, {
+      state: settledState('db-1'),
+      pods,
+      view: clusterView([promoted]),
+      restartPending: [],
+    });
+    expect(status.timeline).toBe(4);
   });
 });

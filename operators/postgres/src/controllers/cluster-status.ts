@@ -28,6 +28,11 @@ export interface ClusterObservation {
   readonly restartPending: readonly string[];
   /** Why writing the desired objects failed in this reconcile, if it did (refusedWritesProblem). */
   readonly writeError?: { readonly reason: string; readonly message: string };
+  /**
+   * The timeline a failover or switchover that ended in this reconcile promoted to: the view was
+   * taken before the promotion, when the new primary still answered as a standby.
+   */
+  readonly promotedTimeline?: number;
   /** The failover or switchover refusal the engine reported in this reconcile, if any. */
   readonly refusal?: { readonly kind: 'failover' | 'switchover'; readonly reason: string };
   /** Instances whose postgres container is down after failing, with the cause. */
@@ -233,16 +238,17 @@ export function clusterStatus(
   }
   const backup = cluster.spec.backup ? (observed.archiving?.backup ?? cluster.status?.backup) : undefined;
   const previous = cluster.status;
+  // Only a primary's own answer gives the timeline; a standby's is the one it streams from.
+  const timeline =
+    primary?.reachable && primary.role === 'primary'
+      ? primary.timeline
+      : (observed.promotedTimeline ?? previous?.timeline);
   return {
     ...(generation === undefined ? {} : { observedGeneration: generation }),
     phase: phaseOf(cluster, observed, ready, primaryUp),
     instances: observed.pods.size,
     readyInstances: ready,
-    ...(primary?.reachable
-      ? { timeline: primary.timeline }
-      : previous?.timeline === undefined
-        ? {}
-        : { timeline: previous.timeline }),
+    ...(timeline === undefined ? {} : { timeline }),
     instanceStatuses: instances,
     selector: instanceSelectorString(cluster.metadata?.name ?? ''),
     ...(backup ? { backup } : {}),
