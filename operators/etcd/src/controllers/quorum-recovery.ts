@@ -35,11 +35,11 @@ export interface RecoveryRound {
   readonly health: ClusterHealth | undefined;
   /** Every EtcdBackup in the cluster's namespace (from the cache). */
   readonly backups: readonly EtcdBackup[];
-  /** Creates the first member restored from `backup` (the controller's seed; idempotent). */
+  /** Creates the first member restored from `backup` (member-steps.ts's seed; idempotent). */
   readonly seedFrom: (backup: EtcdBackup) => Promise<void>;
   /** The operator's own image: a backup in a claim is checked by a pod of it. */
   readonly operatorImage: string;
-  /** Backups already refused (kept by the controller across reconciles). */
+  /** Backups already refused (kept by the reconciler across reconciles). */
   readonly refused: RefusedBackups;
   readonly now: Date;
 }
