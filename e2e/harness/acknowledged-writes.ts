@@ -1,6 +1,7 @@
 // What a write load saw, whatever the database: every acknowledged write (an id and when), every
 // failed one (when), and the measures the suites and benchmarks take from them around a fault.
 // The PostgreSQL and etcd loads both record this shape.
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface AcknowledgedWrite {
   readonly id: number;
@@ -64,7 +65,7 @@ export async function waitForWritesAfterFault(
     if (lastFailure === undefined && Date.now() - since > quietMs) return;
     if (lastFailure !== undefined && load.acked.some((row) => row.at > lastFailure)) return;
     if (Date.now() > deadline) throw new Error('writes were not accepted again within 180 s of the fault');
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
 }
 

@@ -2,6 +2,7 @@
 // (its ClusterIP; the local cluster's node is this machine, `--cluster kind` routes the Service
 // range here) over TLS with the client certificate the operator generated, as an application
 // would. A write load records every acknowledged put, so lost writes are counted, never guessed.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1Secret, V1Service } from '@kubernetes/client-node';
 import { openClient } from '@homeostat/etcd-operator';
 import type { Etcd3 } from 'etcd3';
@@ -85,12 +86,12 @@ export function startEtcdWriteLoad(target: EtcdClientTarget, prefix: string, pau
         client ??= openEtcdClient(target);
         await client.put(ackedKey(prefix, id)).value(String(id)).exec();
         acked.push({ id, at: Date.now() });
-        if (pauseMs) await new Promise((r) => setTimeout(r, pauseMs));
+        if (pauseMs) await sleep(pauseMs);
       } catch {
         failures.push(Date.now());
         client?.close();
         client = undefined;
-        await new Promise((r) => setTimeout(r, 50));
+        await sleep(50);
       }
     }
     client?.close();
@@ -115,7 +116,7 @@ export async function presentIds(target: EtcdClientTarget, prefix: string): Prom
       return new Set(Object.values(values).map(Number));
     } catch (error) {
       if (Date.now() > deadline) throw error;
-      await new Promise((r) => setTimeout(r, 1000));
+      await sleep(1000);
     } finally {
       client.close();
     }

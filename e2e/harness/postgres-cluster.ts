@@ -1,6 +1,7 @@
 // One PostgreSQLCluster as the suites and the cluster benchmark watch it: its status, its instance
 // pods, waiting until it is healthy, the app role through the -rw Service, and the rows a write
 // load left in it.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1Pod, V1Secret, V1Service } from '@kubernetes/client-node';
 import { waitUntil } from '@homeostat/testing';
 import { getObject, listObjects } from './cluster-access.ts';
@@ -120,7 +121,7 @@ export class PostgresClusterUnderTest {
             pollRoleInPod(this.namespace, pod.metadata?.name ?? '', (s) => samples.push(s), intervalMs),
           );
         }
-        await new Promise((r) => setTimeout(r, 1000));
+        await sleep(1000);
       }
     })();
     return {

@@ -18,6 +18,7 @@
 // lost with its data is recovered from its newest backup, kept in a claim.
 // Members' claims come from the cluster's default StorageClass (the local cluster's and kind's
 // are both `standard`, local-path-provisioner).
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1Pod } from '@kubernetes/client-node';
 import { waitUntil } from '@homeostat/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -260,7 +261,7 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
             const list = await etcdMemberList(ns, `${name}-0`).catch(() => []);
             if (list.some((m) => !m.started)) inWindow++;
           }
-          await new Promise((resolve) => setTimeout(resolve, 200));
+          await sleep(200);
         }
       })();
       const started = Date.now();
@@ -697,7 +698,7 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
               .join(', ');
             worstAt = Date.now() - started;
           }
-          await new Promise((resolve) => setTimeout(resolve, 500));
+          await sleep(500);
         }
       })();
       let after;

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdtemp, rm, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -179,7 +180,7 @@ async function startOnFreshPorts(
       async restartApiServer(downtimeMs = 0) {
         await processes.apiServer?.stop();
         delete processes.apiServer;
-        if (downtimeMs > 0) await new Promise((r) => setTimeout(r, downtimeMs));
+        if (downtimeMs > 0) await sleep(downtimeMs);
         await startApiServer();
       },
       async stop() {

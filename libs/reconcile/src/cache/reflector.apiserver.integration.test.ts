@@ -1,5 +1,6 @@
 // Each test starts its own real etcd + kube-apiserver, because each breaks it on purpose:
 // restarts the API server, compacts etcd, or cuts the network between informer and API server.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -134,7 +135,7 @@ describe('reflector on a real kube-apiserver + etcd that fails', () => {
     const informer = informerOn(throughProxy(controlPlane, proxy), { idleTimeoutMs: 2000 });
     await informer.waitForSync();
     await waitUntil('the watch is open', async () => informer.stats().watches >= 1, { timeoutMs: 10_000 });
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
 
     proxy.blackholeOpenConnections(); // the open watch will never deliver another byte
     await direct.create(builtin.configMaps, configMap('during-silence'));

@@ -1,4 +1,5 @@
 // Runs the Widget operator against a real kube-apiserver + etcd (shared by this project's tests).
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installCrds, waitUntil } from '@homeostat/testing';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
@@ -50,7 +51,7 @@ describe('controller on a real kube-apiserver + etcd', () => {
             [...running.values()].reduce((a, b) => a + b, 0),
           );
           try {
-            if (name.startsWith('slow')) await new Promise((r) => setTimeout(r, 150));
+            if (name.startsWith('slow')) await sleep(150);
             if (name === 'explode') throw new Error('the widget exploded');
           } finally {
             running.set(name, (running.get(name) ?? 1) - 1);
@@ -132,7 +133,7 @@ describe('controller on a real kube-apiserver + etcd', () => {
     );
     const controller = manager.controllerNamed('widget');
     expect(controller).toBeDefined();
-    await new Promise((r) => setTimeout(r, 1000)); // let the last status write's echo settle
+    await sleep(1000); // let the last status write's echo settle
     const writes = () =>
       ['POST', 'PUT', 'PATCH', 'DELETE'].reduce(
         (sum, verb) => sum + (manager.client.transport.counts[verb] ?? 0),
@@ -147,7 +148,7 @@ describe('controller on a real kube-apiserver + etcd', () => {
         { timeoutMs: 10_000 },
       );
     }
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     expect(reconciled.filter((n) => n === 'steady').length).toBeGreaterThanOrEqual(before.reconciles + 5);
     expect(writes()).toBe(before.writes);
   });
@@ -185,7 +186,7 @@ describe('controller on a real kube-apiserver + etcd', () => {
       { timeoutMs: 20_000 },
     );
     await client.delete(widgets, 'doomed', namespace);
-    await new Promise((r) => setTimeout(r, 1000));
+    await sleep(1000);
     const held = await client.find(widgets, 'doomed', namespace);
     expect(held?.metadata?.deletionTimestamp).toBeTruthy();
     releaseCleanup();

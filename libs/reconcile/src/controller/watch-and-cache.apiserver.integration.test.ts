@@ -1,6 +1,7 @@
 // What a controller sees of other kinds, on a real kube-apiserver + etcd (shared by this project's
 // tests): mapped watches under change-detecting predicates, reads of kinds nobody watches, and
 // errors a reconcile marks as permanent.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installCrds, waitUntil } from '@homeostat/testing';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
@@ -78,7 +79,7 @@ describe('a controller reading other kinds, on a real kube-apiserver + etcd', ()
     // A change the predicate rejects (data only) maps to nobody.
     const settled = seen.length;
     await client.patch(builtin.configMaps, 'pointer', namespace, { data: { touched: 'yes' } });
-    await new Promise((r) => setTimeout(r, 1000));
+    await sleep(1000);
     expect(seen.length).toBe(settled);
   });
 
@@ -127,7 +128,7 @@ describe('a controller reading other kinds, on a real kube-apiserver + etcd', ()
       note: 'broken widgets cannot be reconciled: fix the spec',
     });
     // A retried error would have come back within 5 ms, 10 ms, 20 ms...
-    await new Promise((r) => setTimeout(r, 1500));
+    await sleep(1500);
     expect(attempts).toBe(1);
   });
 });

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { BackgroundWrites } from './background-writes.ts';
 
@@ -24,7 +25,7 @@ describe('BackgroundWrites', () => {
     expect(log).toEqual(['start a', 'start b']);
     expect(writes.pending).toBe(3);
     held[1]?.finish();
-    await new Promise((r) => setTimeout(r, 0));
+    await sleep(0);
     expect(log).toEqual(['start a', 'start b', 'end b', 'start c']);
     held[0]?.finish();
     held[2]?.finish();

@@ -1,4 +1,5 @@
 // Several managers compete for one Lease on a real kube-apiserver + etcd (shared by this project's tests).
+import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -41,7 +42,7 @@ describe('leader election on a real kube-apiserver + etcd', () => {
     await Promise.all([a.start(), b.start()]);
     await Promise.race([a.elected, b.elected]);
     // Several retry periods later, still exactly one leader.
-    await new Promise((r) => setTimeout(r, 3 * timing.retryPeriodMs));
+    await sleep(3 * timing.retryPeriodMs);
     expect([a.isLeader, b.isLeader].filter(Boolean)).toHaveLength(1);
     const [leader, follower] = a.isLeader ? [a, b] : [b, a];
     expect(await holder('pair')).toBe(leader.identity);
@@ -70,7 +71,7 @@ describe('leader election on a real kube-apiserver + etcd', () => {
     });
     const survivor = contender('crash', 'survivor');
     await survivor.start();
-    await new Promise((r) => setTimeout(r, 2 * timing.retryPeriodMs));
+    await sleep(2 * timing.retryPeriodMs);
     expect(survivor.isLeader).toBe(false);
 
     const killedAt = Date.now();
@@ -117,7 +118,7 @@ describe('leader election on a real kube-apiserver + etcd', () => {
           if (name !== 'long-work') return;
           while (!signal.aborted) {
             work.push({ who: identity, at: Date.now() });
-            await new Promise((r) => setTimeout(r, 50));
+            await sleep(50);
           }
         },
       });
@@ -165,7 +166,7 @@ describe('leader election on a real kube-apiserver + etcd', () => {
       for: builtin.configMaps,
       async reconcile() {
         started();
-        await new Promise((r) => setTimeout(r, 1500));
+        await sleep(1500);
         finished = true;
       },
     });

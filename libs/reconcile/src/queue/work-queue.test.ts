@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { WorkQueue } from './work-queue.ts';
 import { ExponentialRateLimiter } from './rate-limiter.ts';
@@ -27,7 +28,7 @@ describe('WorkQueue', () => {
     expect(queue.length).toBe(0);
     let secondWorkerGot: string | undefined = 'nothing yet';
     const second = queue.get().then((k) => (secondWorkerGot = k));
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
     expect(secondWorkerGot).toBe('nothing yet');
 
     queue.done('ns/a');
@@ -55,7 +56,7 @@ describe('WorkQueue', () => {
     expect(queue.length).toBe(0);
     queue.addAfter('ns/b', 5_000);
     queue.addAfter('ns/b', 10); // earlier wins
-    await new Promise((r) => setTimeout(r, 120));
+    await sleep(120);
     expect(queue.length).toBe(2);
     expect(queue.retries('ns/a')).toBe(1);
   });
@@ -69,7 +70,7 @@ describe('WorkQueue', () => {
     const shutdown = queue.shutDownWithDrain(5_000).then((ok) => (drained = ok));
     expect(await idleWorker).toBeUndefined();
     queue.add('ns/late');
-    await new Promise((r) => setTimeout(r, 20));
+    await sleep(20);
     expect(drained).toBe(false);
     queue.done(key ?? '');
     await shutdown;

@@ -1,6 +1,7 @@
 // Runs the Memcached operator against a real kube-apiserver + etcd. There is no kubelet and no
 // kube-controller-manager: the tests write Deployment and pod status themselves, and check what
 // the operator makes of it.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { V1Deployment } from '@kubernetes/client-node';
 import { spawnSync } from 'node:child_process';
@@ -286,7 +287,7 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
         manager.cache.informer(memcacheds).store.get(`${namespace}/steady`)?.status?.observedGeneration === 1,
       poll,
     );
-    await new Promise((r) => setTimeout(r, 1000)); // let the echo of the last write reach the cache
+    await sleep(1000); // let the echo of the last write reach the cache
     const writes = () =>
       ['POST', 'PUT', 'PATCH', 'DELETE'].reduce(
         (sum, verb) => sum + (manager.client.transport.counts[verb] ?? 0),
@@ -299,7 +300,7 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
       controller?.enqueue({ namespace, name: 'steady' });
       await waitUntil(`reconcile ${i + 1}`, async () => (await reconcileCount(manager)) > count, poll);
     }
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     expect(writes()).toBe(before);
   });
 
@@ -472,7 +473,7 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
       async () => (await client.find(memcacheds, 'doomed', namespace)) === undefined,
       poll,
     );
-    await new Promise((r) => setTimeout(r, 1000)); // give a wrong-headed operator time to recreate things
+    await sleep(1000); // give a wrong-headed operator time to recreate things
     // No garbage collector runs here; every object left must name the deleted Memcached as its
     // controller (so a cluster's garbage collector deletes it), and none may be new.
     const selector = 'app.kubernetes.io/instance=doomed';

@@ -2,6 +2,7 @@
 // pgBackRest into versitygw (S3 over TLS on loopback), a base backup, rows written after it, and
 // a restore to a moment between two of them into a fresh data directory that starts and holds
 // exactly the rows committed before that moment.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -57,8 +58,6 @@ async function serverNow(instance: PlainInstance): Promise<Date> {
     return now;
   });
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('pgBackRest to S3: archive, base backup, point-in-time restore', () => {
   let s3: S3TestServer;

@@ -3,6 +3,7 @@
 // standby has it, even while the other instances are still restarting as its replicas. Real
 // PostgreSQL 15 processes: pg-0's data kept aside (stopped, as a pod not back yet), pg-1 a standby
 // of it with every row, the adoption run against them.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryStateStore, settledState } from '../failover/failover-state.ts';
 import { defaultConnectOptions, withConnection } from '../instance/instance.ts';
@@ -42,7 +43,7 @@ describe('a retained standby adopted as the primary, on real PostgreSQL 15 proce
     expect(first.state).toBeUndefined();
     expect(first.waiting).toMatch(/must hold still for 200 ms/);
     expect(store.state).toEqual(settledState('pg-0'));
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    await sleep(250);
     const turn = await adoptRetained(world, store, ['pg-1'], synchronous, {
       settleMs: 200,
       ...(first.seen ? { previous: first.seen } : {}),

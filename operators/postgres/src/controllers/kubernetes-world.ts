@@ -2,6 +2,7 @@
 // label (moved by its own field manager), fencing is unrouting then deleting the pod at once, a
 // clean stop is a normal pod deletion (the preStop hook runs a fast shutdown), and a rejoin is
 // leaving the pod to be created again as a replica once the operation is over (ADR 0202).
+import { setTimeout as sleep } from 'node:timers/promises';
 import { builtin, isNotFound, objectPath, type KubeClient } from '@homeostat/reconcile';
 import type { Fencing, InstanceActions, Routing } from '../failover/actions.ts';
 import type { InstanceEndpoint } from '../instance/instance.ts';
@@ -24,8 +25,6 @@ export interface PodWorldOptions {
 }
 
 export type PodRole = 'primary' | 'replica' | undefined;
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * Sets (or with `undefined`, removes) the routing label of a pod. A primary also gets the role

@@ -9,7 +9,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitUntil } from '@homeostat/testing';
+import { consistently, waitUntil } from '@homeostat/testing';
 import type { S3TestServer } from '@homeostat/testing/s3';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
 import { builtin, findCondition, KubeClient, type Manager } from '@homeostat/reconcile';
@@ -151,7 +151,14 @@ describe('continuous WAL archiving to S3: real kube-apiserver, real PostgreSQL a
     expect(condition?.message).toContain(`fails to archive WAL segment ${segment}`);
     expect((await get()).status?.backup).toMatchObject({ failingWal: segment });
     // The archiver keeps retrying the same segment; the Event is recorded once for it.
-    await new Promise((r) => setTimeout(r, 5000));
+    await consistently(
+      'one ArchivingFailing Event',
+      async () => (await events('ArchivingFailing')).length <= 1,
+      {
+        forMs: 5000,
+        intervalMs: 500,
+      },
+    );
     const warnings = await events('ArchivingFailing');
     expect(warnings.map((e) => e.type)).toEqual(['Warning']);
     expect(warnings[0]?.note).toContain(segment);

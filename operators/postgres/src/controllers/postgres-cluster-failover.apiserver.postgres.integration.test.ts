@@ -1,6 +1,7 @@
 // Failover and switchover through the controller: a real kube-apiserver + etcd, and real
 // PostgreSQL processes standing in for the pods (test-support/pod-processes.ts plays kubelet and
 // kube-proxy). The operator sees the instances only through SQL and the API server, as in a cluster.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '@homeostat/testing';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
@@ -131,7 +132,7 @@ describe('failover through the PostgreSQLCluster controller: real kube-apiserver
       old,
       "INSERT INTO acked (id, pad) SELECT -g, repeat('x', 1000) FROM generate_series(2, 3000) g",
     );
-    await new Promise((r) => setTimeout(r, 1000)); // a few probes see the primary's new position
+    await sleep(1000); // a few probes see the primary's new position
     const promotedBefore = (await events('Promoted')).length;
     // Under required with ANY 1 of 2 standbys, both must answer before one of them is known to hold
     // every acknowledged commit: with one silent, the failover stops after fencing, with its state

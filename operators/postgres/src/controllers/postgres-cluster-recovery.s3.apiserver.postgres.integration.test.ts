@@ -5,6 +5,7 @@
 // before it), to the end of the archive (every row), and to a time before any backup (refused,
 // and the status says why). A recovered cluster takes writes, its own Secrets' passwords work,
 // and no recovery target is left in its settings.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '@homeostat/testing';
@@ -114,13 +115,13 @@ describe('bootstrap.recovery: real kube-apiserver, real PostgreSQL and pgBackRes
     );
     // pgBackRest compares a time target with a backup's end to the second: a target in the
     // second the backup ended would find no backup before it.
-    await new Promise((r) => setTimeout(r, 1100));
+    await sleep(1100);
     await sql(source, "INSERT INTO marks(label) VALUES ('after-backup-1')");
     await sql(source, "INSERT INTO marks(label) VALUES ('after-backup-2')");
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     const [now] = await sql<{ now: Date }>(source, 'SELECT clock_timestamp() AS now');
     target = (now?.now ?? new Date()).toISOString();
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     await sql(source, "INSERT INTO marks(label) VALUES ('after-target-1')");
     await sql(source, "INSERT INTO marks(label) VALUES ('after-target-2')");
     const [closed] = await sql<{ walfile: string }>(

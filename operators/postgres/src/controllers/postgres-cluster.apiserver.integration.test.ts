@@ -3,7 +3,7 @@
 // status, conditions, Events) and what it refuses. Failover through the controller, with real
 // PostgreSQL processes standing in for the pods, is proven in postgres-cluster-failover.*.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitUntil } from '@homeostat/testing';
+import { consistently, waitUntil } from '@homeostat/testing';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
 import { builtin, findCondition, KubeClient, type Manager } from '@homeostat/reconcile';
 import { memoryLogger } from '@homeostat/reconcile/testing';
@@ -211,8 +211,11 @@ describe('PostgreSQLCluster controller on a real kube-apiserver + etcd', () => {
     expect((await get('upgrade')).status?.operation?.step).toBe('reinstating');
     expect(await labels('upgrade-1')).toMatchObject({ 'postgres.homeostat.dev/role': 'replica' });
     // The fenced one is left to the operation: no `routed`, so -r does not send reads to it.
-    await new Promise((r) => setTimeout(r, 1500)); // five probe intervals: five reconciles
-    expect((await labels('upgrade-2'))?.['postgres.homeostat.dev/routed']).toBeUndefined();
+    await consistently(
+      'upgrade-2 never routed while fenced', // five probe intervals: five reconciles
+      async () => (await labels('upgrade-2'))?.['postgres.homeostat.dev/routed'] === undefined,
+      { forMs: 1500 },
+    );
     await client.delete(postgresClusters, 'upgrade', namespace);
   });
 
@@ -280,9 +283,13 @@ describe('PostgreSQLCluster controller on a real kube-apiserver + etcd', () => {
       ];
       return objects.map((o) => `${o.metadata?.name}@${o.metadata?.resourceVersion}`).sort();
     };
-    const before = await versions();
-    await new Promise((r) => setTimeout(r, 1500)); // five probe intervals: five reconciles
-    expect(await versions()).toEqual(before);
+    const before = (await versions()).join(' ');
+    let now = before;
+    await consistently(
+      'no object written again', // five probe intervals: five reconciles
+      async () => (now = (await versions()).join(' ')) === before,
+      { forMs: 1500, describe: () => `before: ${before}\nnow: ${now}` },
+    );
   });
 
   it('publishes the superuser only while superuserAccess is on', async () => {

@@ -2,6 +2,7 @@
 // action, save the next state; again, until the cluster is settled (healthy, or waiting out the
 // failover delay), an operation completes, or a step is refused. Stateless between calls: all it
 // needs to continue is in the store, so any process may call it, after a crash of another.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { decide, type FailoverPolicy } from './decide.ts';
 import { sameState, type FailoverState, type FailoverStateStore, type Operation } from './failover-state.ts';
 import { errorMessage } from '../instance/instance.ts';
@@ -36,8 +37,6 @@ export interface StepRunResult {
   /** When settled but waiting (the failover delay): how long until a new run may act. */
   readonly retryAfterMs?: number;
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * Observes every instance once, in parallel; never throws. Instances in `skip` are reported

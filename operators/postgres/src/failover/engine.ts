@@ -2,6 +2,7 @@
 // the failover() / switchover() calls the tests and the benchmark use. Its state lives in a
 // FailoverStateStore: in memory by default, or anywhere durable, so that a new engine given the
 // same store finishes what a stopped one started.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Fencing, InstanceActions, Routing } from './actions.ts';
 import { clusterView, type ClusterView } from './cluster-view.ts';
 import { defaultPolicy, type FailoverPolicy } from './decide.ts';
@@ -53,8 +54,6 @@ export interface FailoverEngineOptions {
   readonly isolatedPrimaryStopsWithinMs?: number;
   readonly onEvent?: (event: EngineEvent) => void;
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * Watches the primary, fails over when it is gone, performs planned switchovers and keeps

@@ -1,6 +1,7 @@
 // Carries out the failover engine's actions (decide.ts) on the instances, through SQL and the
 // Fencing, Routing and InstanceActions the operator (or a test) provides. Each action is
 // idempotent: an engine that restarts repeats the action of the step it finds in the state.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Fencing, InstanceActions, Routing } from './actions.ts';
 import {
   alterSystem,
@@ -92,7 +93,7 @@ async function stillReadOnly(world: EngineWorld, name: string): Promise<string |
     const check = await checkReadOnly(control(world, name));
     if (!check.readOnly) return undefined;
     if (check.source !== 'configuration file' || Date.now() >= deadline) return check.source;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
   }
 }
 

@@ -1,14 +1,13 @@
 // A primary that answers with an error is alive: every connection slot taken, the operator's
 // password refused, a server shutting down. Real PostgreSQL 15 processes produce each answer; the
 // engine must tell them from a dead server and fail over only the dead one.
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '@homeostat/testing';
 import { defaultConnectOptions } from '../instance/instance.ts';
 import { observeInstance, stillAnswers } from '../instance/observe.ts';
 import { TestCluster } from '../test-support/test-cluster.ts';
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 describe('a primary that answers with an error, on real PostgreSQL 15 processes', () => {
   const cluster = new TestCluster({

@@ -4,6 +4,7 @@
 // nothing listens), the primary must stop itself all the same; a primary that knows no other
 // instance keeps running, since no failover could replace it. The answering DNS is an /etc/hosts
 // of the watcher's own, bind-mounted in a mount namespace of its own: root only.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { existsSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
@@ -86,7 +87,7 @@ describe.skipIf(!isRoot)('a cut-off primary whose DNS still answers (a node-loca
     const { primary, cut } = await watchedPrimary('lone', undefined);
     await cut();
     // Four times the fence's delay: the watcher has long decided by then.
-    await new Promise((resolve) => setTimeout(resolve, 4000));
+    await sleep(4000);
     expect(primary.isRunning()).toBe(true);
     expect(existsSync(join(bed.root, 'lone', 'run', 'self-fenced'))).toBe(false);
     expect(bed.entrypointLog('lone')).toContainEqual(
@@ -107,14 +108,14 @@ describe.skipIf(!isRoot)('a cut-off primary whose DNS still answers (a node-loca
     if (!peer) throw new Error('no peer');
     // The first checks ask the API server: the peer is known from the DNS after the first, and
     // answers from the second. Then a dozen checks (3 s) while it answers: none.
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await sleep(1000);
     const settled = connections();
-    await new Promise((resolve) => setTimeout(resolve, 3000));
+    await sleep(3000);
     expect(connections() - settled).toBe(0);
     // The peer goes: the API server is asked again, answers, and the primary keeps running.
     await peer.stopFast();
     await waitUntil('the watcher asks the API server again', async () => connections() > settled, watching);
-    await new Promise((resolve) => setTimeout(resolve, 3000));
+    await sleep(3000);
     expect(primary.isRunning()).toBe(true);
     expect(existsSync(join(bed.root, 'quiet', 'run', 'self-fenced'))).toBe(false);
     // And once the API server goes too, it is cut off: it stops as before.

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '@homeostat/testing';
 import { TestCluster, missingIds } from '../test-support/test-cluster.ts';
@@ -100,7 +101,7 @@ describe('synchronous replication, dataDurability required, on real PostgreSQL 1
       { timeoutMs: 20_000 },
     );
     // Give the engine several probes to (wrongly) degrade the setting; required must not.
-    await new Promise((r) => setTimeout(r, 1500));
+    await sleep(1500);
     expect(settled).toBe(false);
     const [names] = await cluster.sql<{ v: string }>(
       primary,

@@ -1,5 +1,6 @@
 // The setup the controller tests share: a namespace ready for a PostgreSQLCluster, and the operator
 // reaching its instances at the PostgreSQL processes that play the pods (pod-processes.ts).
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { installCrds, waitUntil } from '@homeostat/testing';
@@ -113,7 +114,7 @@ export async function failOverWhileRefused(
   reader: ReturnType<typeof clusterReader>,
   old: string,
 ) {
-  await new Promise((r) => setTimeout(r, 30_000));
+  await sleep(30_000);
   pods.instance(old).freeze();
   await waitUntil(
     'a replica promoted in place of the quiet primary',

@@ -8,6 +8,7 @@
 // message in the container's lastState, CrashLoopBackOff, a retry after a back-off), and killed
 // when the pod is deleted; the read-write "Service" is a TCP proxy to the running instance
 // labelled primary, cut when there is none.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { V1ContainerStatus, V1Pod, V1Secret } from '@kubernetes/client-node';
@@ -29,8 +30,6 @@ import { sourceRepository } from '../controllers/desired-recovery.ts';
 import { instancePaths, tlsVolume } from '../controllers/desired-pod.ts';
 import { annotationKeys, labelKeys } from '../controllers/operand-labels.ts';
 import { PostgresTestBed, type TestInstance } from './postgres-processes.ts';
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 interface Running {
   /** The pod's uid: a new pod of the same name is a new container. */

@@ -1,6 +1,7 @@
 // A client that writes rows through one address until stopped and records every row whose INSERT
 // was acknowledged (and when each write failed), so lost writes are counted, never guessed. The
 // engine's tests, bench:failover and the e2e suites all measure with this one load.
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import type { Credentials } from '../instance/instance.ts';
 
@@ -105,13 +106,13 @@ export function startWriteLoad(target: WriteTarget, options: WriteLoadOptions = 
         const id = nextId++;
         await client.query(insert, pad === undefined ? [id] : [id, pad]);
         acked.push({ id, at: Date.now() });
-        if (pauseMs) await new Promise((r) => setTimeout(r, pauseMs));
+        if (pauseMs) await sleep(pauseMs);
       } catch {
         failures.push(Date.now());
         const c = client;
         client = undefined;
         void c?.end().catch(() => undefined);
-        await new Promise((r) => setTimeout(r, reconnectPauseMs));
+        await sleep(reconnectPauseMs);
       }
     }
   })();

@@ -5,6 +5,7 @@
 // keepLast 2: after four scheduled runs and one backup by hand, the repository lists exactly the
 // two newest scheduled backups and the one by hand, as do the PostgreSQLBackups; the WAL only the
 // expired ones needed is gone, and the WAL from the oldest backup left on is all there.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '@homeostat/testing';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
@@ -220,7 +221,7 @@ describe('scheduled PostgreSQLBackups and retention: real API server, PostgreSQL
         await client.patch(postgresClusters, cluster, namespace, {
           metadata: { annotations: { 'test.homeostat.dev/tick': String(++tick) } },
         });
-        await new Promise((resolve) => setTimeout(resolve, 1000));
+        await sleep(1000);
       }
       expect(
         (await client.list(builtin.pods, { namespace })).items.filter((p) =>
