@@ -22,7 +22,10 @@ import {
   renderPgBackRestConfig,
   renderRepositoryHostConfig,
 } from '../../operators/postgres/src/backup/pgbackrest-config.ts';
-import { runPgBackRest, type PgBackRestInvocation } from '../../operators/postgres/src/backup/pgbackrest-cli.ts';
+import {
+  runPgBackRest,
+  type PgBackRestInvocation,
+} from '../../operators/postgres/src/backup/pgbackrest-cli.ts';
 import { readRepository } from '../../operators/postgres/src/backup/repository-info.ts';
 import { restoreBackupFiles } from '../../operators/postgres/src/backup/restore.ts';
 import { archiveCommand, restoreCommand } from '../../operators/postgres/src/backup/wal-commands.ts';
@@ -239,7 +242,11 @@ export async function pgBackRestTool(
         await runPgBackRest({ ...invocation, configFile: probeConfig }, 'check');
         return true;
       },
-      { timeoutMs: 30_000, intervalMs: 200, describe: () => logTail(join(bed.root, 'pgbackrest-server.log')) },
+      {
+        timeoutMs: 30_000,
+        intervalMs: 200,
+        describe: () => logTail(join(bed.root, 'pgbackrest-server.log')),
+      },
     );
     return remote;
   };

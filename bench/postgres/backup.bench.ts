@@ -1,15 +1,22 @@
 // npm run bench:backup -- [--size-mb S] [--rpo-seconds T] [--commits-per-second N]
-//   [--archive-timeout-s A] [--process-max P]
+//   [--archive-timeout-s A] [--process-max P] [--variants word,word]
 // The PostgreSQL operator's backups (pgBackRest through the engine in operators/postgres/src/backup,
 // to versitygw over TLS on loopback) against a plain pg_basebackup of the same PostgreSQL 15 in the
 // same run. One database filled to S MB (default 1024; 32 under BENCH_SMOKE=1), then:
-//   - pg_basebackup to a local directory, twice: uncompressed (-Fp) and as tar with client-side
-//     zstd at pgBackRest's default level (-Ft --compress=client-zstd:3). The second does the same
-//     compression work as pgBackRest does, so the ratio against it isolates what pgBackRest adds
-//     (its manifest, checksums, TLS to the object store); the first is the floor of a copy.
-//   - a full backup through takeBaseBackup with the engine's configuration (zstd, start-fast), and
-//     as separate figures the same with process-max P (default 2) and with repo1-bundle (small files
-//     bundled into fewer objects), neither of which the engine sets;
+//   - pg_basebackup to a local directory, twice: uncompressed (-Fp), the floor of a copy, and as
+//     tar with client-side zstd at level 3 (-Ft --compress=client-zstd:3);
+//   - pg_basebackup -Ft -D - with client-side zstd at levels 3 and 1, streamed into the same bucket
+//     over TLS (a multipart upload through the AWS SDK, stream-to-bucket.ts): the same compression
+//     work as pgBackRest's, ending in the same place, the baseline the ratios are taken against;
+//   - a full backup through takeBaseBackup with the engine's configuration, then one more full
+//     backup per variant, each changing one thing (variantsToRun: the engine's settings before
+//     ADR 0219, archive-check=n, a posix repository on local disk, the backup pod's path through
+//     pgBackRest's TLS server, compress level and type, checksum-page=n, process-max P (default
+//     2), repo1-bundle, the S3 upload chunk size); --variants runs only those whose names contain
+//     one of the words. archive-check=n is a measurement only, never an engine setting;
+//   - for each, wall-clock seconds and the CPU seconds the bench's whole process tree spent
+//     meanwhile (PostgreSQL, pgBackRest, versitygw, the uploader): on a shared machine the wall
+//     clock moves with other jobs' load, the CPU a piece of work burns much less;
 //   - a restore of the engine's backup into a fresh data directory (restoreBackupFiles, then the
 //     engine's recovery settings to the archive's end) until the server is promoted, rows checked;
 //   - the RPO under a steady write load: archive_timeout A (default 10 s; 2 s in smoke), one writer
@@ -34,6 +41,7 @@ import {
 import { postgresBinDir } from '../../operators/postgres/src/test-support/postgres-processes.ts';
 import { sized } from '../support/bench-size.ts';
 import { loadAverage } from '../support/load-average.ts';
+import { treeCpuSeconds } from '../support/tree-cpu.ts';
 import { Teardown } from '../support/teardown.ts';
 import { archived, one, query, startUntilPromoted, switchSegment, timed } from './plain-sql.ts';
 import { pgBackRestTool, type BackupVariant } from './backup-tools.ts';
@@ -46,6 +54,8 @@ const { values } = parseArgs({
     'commits-per-second': { type: 'string', default: '20' },
     'archive-timeout-s': { type: 'string', default: sized('10', '2') },
     'process-max': { type: 'string', default: '2' },
+    // Only the variants whose names contain one of these comma-separated words (all when unset).
+    variants: { type: 'string', default: '' },
   },
 });
 const sizeMb = Number(values['size-mb']);
@@ -53,12 +63,23 @@ const rpoSeconds = Number(values['rpo-seconds']);
 const commitsPerSecond = Number(values['commits-per-second']);
 const archiveTimeoutS = Number(values['archive-timeout-s']);
 const processMax = Number(values['process-max']);
+const variantFilter = values.variants
+  .split(',')
+  .map((w) => w.trim())
+  .filter((w) => w.length > 0);
 const say = (line: string) => console.error(`bench:backup ${line}`);
 const round = (x: number, digits = 2) => Number(x.toFixed(digits));
 const mb = (bytes: number) => round(bytes / (1024 * 1024), 1);
 const bucket = 'bench';
 const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The work's result, its wall-clock seconds, and the CPU seconds the bench's process tree burnt meanwhile. */
+async function measured<T>(work: () => Promise<T>): Promise<[T, number, number]> {
+  const cpuBefore = treeCpuSeconds();
+  const [result, seconds] = await timed(work);
+  return [result, seconds, treeCpuSeconds() - cpuBefore];
+}
 
 function median(xs: readonly number[]): number {
   const sorted = [...xs].sort((a, b) => a - b);
@@ -139,6 +160,10 @@ interface NamedVariant extends BackupVariant {
 // is only ever a measurement here: a posix repository of its own has no archive to wait for, so
 // its S3 twin skips the wait too and the pair differs by the object store alone.
 const variantsToRun: readonly NamedVariant[] = [
+  {
+    name: 'the engine before 2026-11-27: compress-level=3, repo1-bundle=n',
+    options: { 'compress-level': '3', 'repo1-bundle': 'n' },
+  },
   { name: 'archive-check=n (no wait for the WAL)', options: { 'archive-check': 'n' } },
   { name: 'posix repository, archive-check=n', repository: 'posix', options: { 'archive-check': 'n' } },
   { name: 'over the TLS server (the backup pod\u2019s path)', remote: true },
@@ -149,6 +174,16 @@ const variantsToRun: readonly NamedVariant[] = [
   { name: 'checksum-page=n', options: { 'checksum-page': 'n' } },
   { name: `process-max=${processMax}`, options: { 'process-max': String(processMax) } },
   { name: 'repo1-bundle=y', options: { 'repo1-bundle': 'y' } },
+  { name: 'repo1-storage-upload-chunk-size=16MiB', options: { 'repo1-storage-upload-chunk-size': '16MiB' } },
+  {
+    name: 'compress-level=1, repo1-bundle=y, chunk 16MiB',
+    options: { 'compress-level': '1', 'repo1-bundle': 'y', 'repo1-storage-upload-chunk-size': '16MiB' },
+  },
+  {
+    name: 'compress-level=1, repo1-bundle=y, chunk 16MiB, over the TLS server',
+    remote: true,
+    options: { 'compress-level': '1', 'repo1-bundle': 'y', 'repo1-storage-upload-chunk-size': '16MiB' },
+  },
   {
     name: 'posix, none, checksum-page=n, archive-check=n (the copy and its SHA-1 alone)',
     repository: 'posix',
@@ -277,33 +312,63 @@ try {
   await archived(primary, await switchSegment(primary), 1_800_000);
   const perSecond = (seconds: number) => round(mb(clusterBytes) / seconds, 1);
 
-  const [, plainSeconds] = await timed(() =>
+  const cpu = (seconds: number) => `${round(seconds, 1)} CPU s`;
+  const [, plainSeconds, plainCpu] = await measured(() =>
     pgBaseBackup(bed, primary, ['-D', bed.directory('basebackup-plain'), '-Fp']),
   );
-  say(`pg_basebackup -Fp (uncompressed): ${round(plainSeconds)} s, ${perSecond(plainSeconds)} MB/s`);
-  const [, zstdSeconds] = await timed(() =>
+  say(
+    `pg_basebackup -Fp (uncompressed): ${round(plainSeconds)} s, ${perSecond(plainSeconds)} MB/s, ${cpu(plainCpu)}`,
+  );
+  const [, zstdSeconds, zstdCpu] = await measured(() =>
     pgBaseBackup(bed, primary, ['-D', bed.directory('basebackup-zstd'), '-Ft', '--compress=client-zstd:3']),
   );
-  say(`pg_basebackup -Ft client-zstd:3 to local disk: ${round(zstdSeconds)} s, ${perSecond(zstdSeconds)} MB/s`);
+  say(
+    `pg_basebackup -Ft client-zstd:3 to local disk: ${round(zstdSeconds)} s, ${perSecond(zstdSeconds)} MB/s, ` +
+      cpu(zstdCpu),
+  );
   // The same work ending where pgBackRest's ends: one tar streamed into the bucket over TLS.
   const toBucket = [];
   for (const level of baselineLevels) {
-    const [stored, seconds] = await timed(() => pgBaseBackupToBucket(bed, primary, s3, level));
+    const [stored, seconds, cpuSeconds] = await measured(() => pgBaseBackupToBucket(bed, primary, s3, level));
     say(
       `pg_basebackup -Ft -D - client-zstd:${level} | upload to the bucket: ${round(seconds)} s, ` +
-        `${perSecond(seconds)} MB/s, ${mb(stored)} MB stored`,
+        `${perSecond(seconds)} MB/s, ${cpu(cpuSeconds)}, ${mb(stored)} MB stored`,
     );
-    toBucket.push({ level, seconds: round(seconds), mbPerSecond: perSecond(seconds), storedMb: mb(stored) });
+    toBucket.push({
+      level,
+      seconds: round(seconds),
+      mbPerSecond: perSecond(seconds),
+      cpuSeconds: round(cpuSeconds, 1),
+      storedMb: mb(stored),
+    });
   }
   const zstdToBucketSeconds = toBucket[0]?.seconds ?? Number.NaN;
-  const [label, engineSeconds] = await timed(() => tool.backup());
-  say(`pgBackRest full (the engine's configuration): ${round(engineSeconds)} s, ${perSecond(engineSeconds)} MB/s`);
+  const [label, engineSeconds, engineCpu] = await measured(() => tool.backup());
+  say(
+    `pgBackRest full (the engine's configuration): ${round(engineSeconds)} s, ${perSecond(engineSeconds)} MB/s, ` +
+      cpu(engineCpu),
+  );
   // Each variant is one more full backup of the same database: what one change costs or buys.
   const variants = [];
-  for (const variant of variantsToRun) {
-    const [, seconds] = await timed(() => tool.backupWith(variant));
-    say(`pgBackRest full, ${variant.name}: ${round(seconds)} s, ${perSecond(seconds)} MB/s`);
-    variants.push({ variant: variant.name, seconds: round(seconds), mbPerSecond: perSecond(seconds) });
+  const chosen = variantsToRun.filter(
+    (v) => variantFilter.length === 0 || variantFilter.some((w) => v.name.includes(w)),
+  );
+  for (const variant of chosen) {
+    const [, seconds, cpuSeconds] = await measured(() => tool.backupWith(variant));
+    // pgBackRest's TLS server does not wait for the children it forks per connection, so the
+    // CPU they spend (reading and compressing, on the instance's side) never reaches this count.
+    const uncounted = variant.remote ? ' (without the TLS server\u2019s side)' : '';
+    say(
+      `pgBackRest full, ${variant.name}: ${round(seconds)} s, ${perSecond(seconds)} MB/s, ` +
+        `${cpu(cpuSeconds)}${uncounted}`,
+    );
+    variants.push({
+      variant: variant.name,
+      seconds: round(seconds),
+      mbPerSecond: perSecond(seconds),
+      cpuSeconds: round(cpuSeconds, 1),
+      ...(variant.remote ? { cpuWithoutTheServersSide: true } : {}),
+    });
   }
   const ratio = (theirs: number, ours: number) => round(theirs / ours, 2);
 
@@ -338,11 +403,23 @@ try {
     pgBackRest: tool.version,
     loadAverage: { before: loadBefore, after: loadAverage() },
     pgBaseBackup: {
-      plain: { seconds: round(plainSeconds), mbPerSecond: perSecond(plainSeconds) },
-      zstd: { seconds: round(zstdSeconds), mbPerSecond: perSecond(zstdSeconds) },
+      plain: {
+        seconds: round(plainSeconds),
+        mbPerSecond: perSecond(plainSeconds),
+        cpuSeconds: round(plainCpu, 1),
+      },
+      zstd: {
+        seconds: round(zstdSeconds),
+        mbPerSecond: perSecond(zstdSeconds),
+        cpuSeconds: round(zstdCpu, 1),
+      },
       zstdToBucket: toBucket,
     },
-    pgBackRestFull: { seconds: round(engineSeconds), mbPerSecond: perSecond(engineSeconds) },
+    pgBackRestFull: {
+      seconds: round(engineSeconds),
+      mbPerSecond: perSecond(engineSeconds),
+      cpuSeconds: round(engineCpu, 1),
+    },
     // The same full backup changed one way, and its ratio against pg_basebackup zstd:3 into the bucket.
     pgBackRestVariants: variants.map((v) => ({
       ...v,

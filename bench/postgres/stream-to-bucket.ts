@@ -28,7 +28,9 @@ export async function streamToBucket(
     endpoint: s3.endpoint,
     forcePathStyle: true,
     credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
-    requestHandler: { httpsAgent: new Agent({ keepAlive: true, ...(s3.caFile ? { ca: readFileSync(s3.caFile) } : {}) }) },
+    requestHandler: {
+      httpsAgent: new Agent({ keepAlive: true, ...(s3.caFile ? { ca: readFileSync(s3.caFile) } : {}) }),
+    },
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
   });
