@@ -3,16 +3,29 @@
 // files into an empty data directory, and the restore_command a recovering server runs. pgBackRest
 // goes through the operator's own engine (src/backup); Barman Cloud through its commands.
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import {
+  createTestCa,
+  freeLoopbackPort,
+  issueTestCertificate,
+  logTail,
+  startProcess,
+  waitUntil,
+  type ManagedProcess,
+} from '@homeostat/testing';
 import type { S3TestServer } from '@homeostat/testing/s3';
 import { ensureStanza, takeBaseBackup } from '../../operators/postgres/src/backup/base-backup.ts';
 import {
   credentialEnvironment,
   renderPgBackRestConfig,
+  renderRepositoryHostConfig,
 } from '../../operators/postgres/src/backup/pgbackrest-config.ts';
-import type { PgBackRestInvocation } from '../../operators/postgres/src/backup/pgbackrest-cli.ts';
+import {
+  runPgBackRest,
+  type PgBackRestInvocation,
+} from '../../operators/postgres/src/backup/pgbackrest-cli.ts';
 import { readRepository } from '../../operators/postgres/src/backup/repository-info.ts';
 import { restoreBackupFiles } from '../../operators/postgres/src/backup/restore.ts';
 import { archiveCommand, restoreCommand } from '../../operators/postgres/src/backup/wal-commands.ts';
@@ -68,16 +81,56 @@ async function toolVersion(command: string, args: string[]): Promise<string> {
   return `${stdout}${stderr}`.trim().split(/\s+/).pop() ?? 'unknown';
 }
 
+/** A full backup through the engine with something the engine's own configuration does not do. */
+export interface BackupVariant {
+  /** Options for the configuration's global section; an option the engine sets takes this value instead. */
+  readonly options?: Readonly<Record<string, string>>;
+  /**
+   * Where the repository is: the engine's S3 bucket (the default), or a posix directory on the
+   * local disk (a stanza of its own; its archive is empty, so the variant needs archive-check=n).
+   */
+  readonly repository?: 's3' | 'posix';
+  /**
+   * Read the data directory through a pgBackRest TLS server on the instance, as the operator's
+   * backup pod does (the repository host of ADR 0215), instead of locally.
+   */
+  readonly remote?: boolean;
+}
+
 /** pgBackRest's tool, plus a full backup with options the engine does not set. */
 export interface PgBackRestTool extends BackupTool {
   /** What the engine's restore_command and recovery settings name. */
   readonly configFile: string;
   readonly stanza: string;
   /**
-   * The engine's takeBaseBackup with the engine's configuration plus `options` in its global
-   * section (process-max, repo1-bundle: what each would buy), through a second configuration file.
+   * The engine's takeBaseBackup with the engine's configuration changed as `variant` says,
+   * through a configuration file of its own.
    */
-  backupWith(options: Readonly<Record<string, string>>): Promise<string>;
+  backupWith(variant: BackupVariant): Promise<string>;
+  /** Stops what the variants started (the TLS server). */
+  stop(): Promise<void>;
+}
+
+/** `config` with each option set to its value: replaced where the engine sets it, else added to [global]. */
+export function withOptions(config: string, options: Readonly<Record<string, string>>): string {
+  let text = config;
+  for (const [name, value] of Object.entries(options)) {
+    const pattern = new RegExp(`^${name}=.*$`, 'm');
+    text = pattern.test(text)
+      ? text.replace(pattern, `${name}=${value}`)
+      : text.replace('[global]\n', `[global]\n${name}=${value}\n`);
+  }
+  return text;
+}
+
+/** The same configuration with a posix repository in `path` in place of the bucket. */
+function onPosix(config: string, path: string): string {
+  return config
+    .split('\n')
+    .filter((l) => !/^repo1-(s3-|storage-)/.test(l))
+    .join('\n')
+    .replace(/^repo1-type=.*$/m, 'repo1-type=posix')
+    .replace(/^repo1-path=.*$/m, `repo1-path=${path}`);
 }
 
 /** pgBackRest through the engine: stanza per cluster, zstd, credentials in the environment. */
@@ -99,22 +152,104 @@ export async function pgBackRestTool(
     ...(s3.endpoint ? { endpoint: s3.endpoint } : {}),
     ...(s3.caFile ? { caFile: s3.caFile } : {}),
   };
-  const config = renderPgBackRestConfig({
-    stanza,
-    destination,
-    workDir,
-    instance: {
-      dataDir: primary.dataDir,
-      port: primary.port,
-      socketDir: primary.socketDir,
-      user: 'postgres',
-    },
-  });
+  const instance = {
+    dataDir: primary.dataDir,
+    port: primary.port,
+    socketDir: primary.socketDir,
+    user: 'postgres',
+  };
+  const config = renderPgBackRestConfig({ stanza, destination, workDir, instance });
   writeFileSync(configFile, config);
   bed.own(configFile);
   const credentials = { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey };
   const target = { configFile, stanza };
   const invocation: PgBackRestInvocation = { ...target, credentials, runAs: bed.runAs };
+  let variants = 0;
+  let server: ManagedProcess | undefined;
+  let remote: string | undefined;
+  /**
+   * The operator's path (ADR 0215): pgBackRest's TLS server beside the instance, under a serving
+   * certificate of a throwaway CA, and a repository host configuration that reaches it with a
+   * client certificate of that CA (common name homeostat-backup) on loopback.
+   */
+  const remoteConfig = async (): Promise<string> => {
+    if (remote !== undefined) return remote;
+    const pki = bed.directory('pgbackrest-tls');
+    const ca = await createTestCa(pki, 'ca', 'homeostat-bench-ca');
+    const serving = await issueTestCertificate(ca, pki, 'server', {
+      subject: '/CN=localhost',
+      sans: ['DNS:localhost'],
+      usages: ['serverAuth'],
+      describe: 'the pgBackRest server certificate',
+    });
+    const client = await issueTestCertificate(ca, pki, 'client', {
+      subject: '/CN=homeostat-backup',
+      usages: ['clientAuth'],
+      describe: 'the backup client certificate',
+    });
+    // pgBackRest takes a key only when its owner alone can read it.
+    for (const file of [ca.cert, serving.cert, serving.key, client.cert, client.key]) {
+      chmodSync(file, 0o600);
+      bed.own(file);
+    }
+    const port = await freeLoopbackPort();
+    const serverDir = bed.directory('pgbackrest-server');
+    const serverConfig = join(serverDir, 'pgbackrest.conf');
+    writeFileSync(
+      serverConfig,
+      renderPgBackRestConfig({
+        stanza,
+        destination,
+        workDir: serverDir,
+        instance,
+        tlsServer: {
+          address: '127.0.0.1',
+          port,
+          certFile: serving.cert,
+          keyFile: serving.key,
+          caFile: ca.cert,
+          clientCommonName: 'homeostat-backup',
+        },
+      }),
+    );
+    bed.own(serverConfig);
+    const [command, ...args] = [...bed.runAs, 'pgbackrest', `--config=${serverConfig}`, 'server'];
+    server = startProcess({
+      name: 'pgbackrest-server',
+      command: command ?? 'pgbackrest',
+      args,
+      logFile: join(bed.root, 'pgbackrest-server.log'),
+      env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' },
+      cwd: bed.root,
+    });
+    const hostDir = bed.directory('pgbackrest-repository-host');
+    remote = renderRepositoryHostConfig({
+      stanza,
+      destination,
+      workDir: hostDir,
+      instances: [{ ...instance, host: 'localhost' }],
+      client: { certFile: client.cert, keyFile: client.key, caFile: ca.cert },
+      serverPort: port,
+      fromStandby: false,
+    });
+    // The server answers once it listens; `check` through it is the first call that needs it.
+    const probeConfig = join(hostDir, 'probe.conf');
+    writeFileSync(probeConfig, remote);
+    bed.own(probeConfig);
+    await waitUntil(
+      'pgBackRest server on loopback',
+      async () => {
+        await runPgBackRest({ ...invocation, configFile: probeConfig }, 'check');
+        return true;
+      },
+      {
+        timeoutMs: 30_000,
+        intervalMs: 200,
+        describe: () => logTail(join(bed.root, 'pgbackrest-server.log')),
+      },
+    );
+    return remote;
+  };
   return {
     name: 'pgbackrest',
     configFile,
@@ -126,12 +261,20 @@ export async function pgBackRestTool(
     archiveCommand: archiveCommand(target),
     prepare: () => ensureStanza(invocation),
     backup: async () => (await takeBaseBackup(invocation)).label,
-    backupWith: async (options) => {
-      const words = Object.entries(options).map(([name, value]) => `${name}=${value}`);
-      const variantConfig = join(workDir, `pgbackrest-${words.join('-')}.conf`);
-      writeFileSync(variantConfig, config.replace('[global]\n', `[global]\n${words.join('\n')}\n`));
+    backupWith: async (variant) => {
+      const n = ++variants;
+      let text = variant.remote ? await remoteConfig() : config;
+      if (variant.repository === 'posix') text = onPosix(text, join(workDir, `posix-repo-${n}`));
+      text = withOptions(text, variant.options ?? {});
+      const variantConfig = join(workDir, `pgbackrest-variant-${n}.conf`);
+      writeFileSync(variantConfig, text);
       bed.own(variantConfig);
-      return (await takeBaseBackup({ ...invocation, configFile: variantConfig })).label;
+      const variantInvocation = { ...invocation, configFile: variantConfig };
+      if (variant.repository === 'posix') await ensureStanza(variantInvocation);
+      return (await takeBaseBackup(variantInvocation)).label;
+    },
+    stop: async () => {
+      await server?.stop();
     },
     restoreFiles: async (label, dataDir) => {
       const backup = (await readRepository(invocation)).backups.find((b) => b.label === label);

@@ -38,6 +38,10 @@ describe('pgBackRest configuration', () => {
     expect(text).toContain('repo1-s3-uri-style=path\n');
     expect(text).toContain('repo1-storage-ca-file=/etc/homeostat/s3-ca/ca.crt\n');
     expect(text).toContain('[cluster-a]\npg1-path=/var/lib/postgresql/data\npg1-port=5432\n');
+    // The speed settings of ADR 0219: zstd level 1, small files bundled; the page checksums stay on.
+    expect(text).toContain('compress-type=zst\ncompress-level=1\nrepo1-bundle=y\n');
+    expect(text).not.toContain('checksum-page');
+    expect(text).not.toContain('archive-check');
     expect(text).not.toContain('AKIA');
     expect(text).not.toContain('s3cr3t');
   });
