@@ -1,11 +1,20 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { WorkQueue } from './work-queue.ts';
 import { ExponentialRateLimiter } from './rate-limiter.ts';
 
 const noLimit = { rateLimiter: new ExponentialRateLimiter(1, 1000) };
 
+// Virtual time: delays and deadlines are advanced by the test, never waited for.
+const advance = (ms: number) => vi.advanceTimersByTimeAsync(ms);
+
 describe('WorkQueue', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('holds a waiting key once however often it is added', async () => {
     const queue = new WorkQueue(noLimit);
     queue.add('ns/a');
@@ -28,7 +37,7 @@ describe('WorkQueue', () => {
     expect(queue.length).toBe(0);
     let secondWorkerGot: string | undefined = 'nothing yet';
     const second = queue.get().then((k) => (secondWorkerGot = k));
-    await sleep(20);
+    await advance(20);
     expect(secondWorkerGot).toBe('nothing yet');
 
     queue.done('ns/a');
@@ -56,7 +65,9 @@ describe('WorkQueue', () => {
     expect(queue.length).toBe(0);
     queue.addAfter('ns/b', 5_000);
     queue.addAfter('ns/b', 10); // earlier wins
-    await sleep(120);
+    await advance(39);
+    expect(queue.length).toBe(1); // ns/b after 10 ms, ns/a not before its 40
+    await advance(1);
     expect(queue.length).toBe(2);
     expect(queue.retries('ns/a')).toBe(1);
   });
@@ -70,7 +81,7 @@ describe('WorkQueue', () => {
     const shutdown = queue.shutDownWithDrain(5_000).then((ok) => (drained = ok));
     expect(await idleWorker).toBeUndefined();
     queue.add('ns/late');
-    await sleep(20);
+    await advance(20);
     expect(drained).toBe(false);
     queue.done(key ?? '');
     await shutdown;
@@ -82,6 +93,8 @@ describe('WorkQueue', () => {
     const queue = new WorkQueue(noLimit);
     queue.add('ns/stuck');
     await queue.get();
-    expect(await queue.shutDownWithDrain(30)).toBe(false);
+    const drained = queue.shutDownWithDrain(30);
+    await advance(30);
+    expect(await drained).toBe(false);
   });
 });
