@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -65,7 +66,7 @@ describe('backup and restore on real etcd processes', () => {
     })();
     try {
       // Let the load run a moment first, so the snapshot is cut in the middle of it.
-      while (written < 100) await new Promise((r) => setTimeout(r, 20));
+      while (written < 100) await sleep(20);
       record = await takeBackup(connection, fileSnapshotSink(backupDir), { name: 'under-load.db' });
     } finally {
       writing = false;

@@ -4,7 +4,7 @@
 // owner references alone. Retain: the cluster deleted and created again (a GitOps replace) comes
 // back as the same etcd cluster with every key. Delete: the claims go with the cluster.
 import { describe, expect, it } from 'vitest';
-import { waitUntil } from '@homeostat/testing';
+import { consistently, waitUntil } from '@homeostat/testing';
 import { builtin } from '@homeostat/reconcile';
 import { etcdClusters, type EtcdCluster } from '../api/etcd-cluster-types.ts';
 import type { EtcdConnection } from '../connection.ts';
@@ -169,12 +169,13 @@ describe('storage.retention on a real kube-apiserver with real etcd members', ()
       'bootstrap.fromBackup would be ignored: delete the claims to restore the backup',
     );
     // A few more rounds' worth of time: still no member pod, and the Warning said once.
-    await new Promise((resolve) => setTimeout(resolve, 3000));
-    const pods = await client.list(builtin.pods, {
-      namespace,
-      labelSelector: 'app.kubernetes.io/instance=restored',
-    });
-    expect(pods.items).toEqual([]);
+    await consistently(
+      'no member pod of restored',
+      async () =>
+        (await client.list(builtin.pods, { namespace, labelSelector: 'app.kubernetes.io/instance=restored' }))
+          .items.length === 0,
+      { forMs: 3000, intervalMs: 300 },
+    );
     const events = await eventsAbout(client, namespace, 'restored', 'RetainedClaimsConflict');
     expect(events.map((e) => [e.type, e.note])).toEqual([['Warning', message]]);
     // The claims are left as they were: the user decides.

@@ -3,7 +3,7 @@
 // client Service is replaced by one it does not control (a name someone else holds) and the CA
 // Secret is deleted; the operator back, Degraded names both, and the CA's Warning is recorded once.
 import { describe, expect, it } from 'vitest';
-import { waitUntil } from '@homeostat/testing';
+import { consistently, waitUntil } from '@homeostat/testing';
 import { builtin } from '@homeostat/reconcile';
 import { waitForVoters } from '../test-support/cluster-clients.ts';
 import { conditionOf, createEtcdCluster, eventsAbout } from '../test-support/etcd-cluster-fixtures.ts';
@@ -43,7 +43,10 @@ describe('a lost CA beside another problem, on a real kube-apiserver with real e
       new RegExp(`Secret ${caSecretName(name)} .* is missing; no new CA is made`),
     );
     // A few more rounds: the CA's Warning still once.
-    await new Promise((resolve) => setTimeout(resolve, 3000));
-    expect(await eventsAbout(client, namespace, name, 'CertificateAuthorityMissing')).toHaveLength(1);
+    await consistently(
+      'one CertificateAuthorityMissing Event',
+      async () => (await eventsAbout(client, namespace, name, 'CertificateAuthorityMissing')).length === 1,
+      { forMs: 3000, intervalMs: 500 },
+    );
   });
 });

@@ -1,33 +1,12 @@
 // The objects around an EtcdCluster's members: its Services and PodDisruptionBudget, and the owner
 // references of its member claims. Nothing after them waits on a refused write (it is only recorded
 // in `ctx.writes`, ADR 0603); a Service name someone else holds stops everything (NameTaken).
-import {
-  WriteFailure,
-  assertOwnedOrAbsent,
-  builtin,
-  isControlledBy,
-  type KubeObject,
-} from '@homeostat/reconcile';
-import type { EtcdCluster } from '../api/etcd-cluster-types.ts';
+import { assertOwnedOrAbsent, builtin, isControlledBy } from '@homeostat/reconcile';
 import { claimOwnersToWrite, heldByAnother, memberOfClaim } from './claim-retention.ts';
 import { nameOf, namespaceOf } from './cluster-names.ts';
 import { desiredPodDisruptionBudget } from './desired-pdb.ts';
 import { desiredClientService, desiredPeerService } from './desired-services.ts';
-import { Refusal } from './refusal.ts';
 import type { Round } from './round.ts';
-
-/**
- * A Service of this name someone else holds stops everything (NameTaken): clients would reach it.
- * Whose the object is and what to say is the library's (assertOwnedOrAbsent).
- */
-function assertServiceOurs(current: KubeObject | undefined, cluster: EtcdCluster): void {
-  try {
-    assertOwnedOrAbsent(current, cluster, 'Service');
-  } catch (error) {
-    if (!(error instanceof WriteFailure)) throw error;
-    throw new Refusal(error.reason, error.message);
-  }
-}
 
 /**
  * Services and the PodDisruptionBudget. Nothing after them waits on a refused write (it is only
@@ -42,7 +21,8 @@ export async function applyClusterObjects(round: Round): Promise<void> {
     const current =
       deps.owned.service(cluster, name) ??
       (await ctx.client.find(builtin.services, name, namespaceOf(cluster)));
-    assertServiceOurs(current, cluster);
+    // Someone else's stops everything (a refused write, NameTaken): clients would reach it.
+    assertOwnedOrAbsent(current, cluster, 'Service');
     await ctx.writes.attempt(`applying Service ${name}`, () =>
       ctx.client.applyIfChanged(builtin.services, service, current),
     );

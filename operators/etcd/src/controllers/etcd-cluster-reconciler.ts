@@ -38,7 +38,7 @@ import type { MemberAddressing } from './member-addressing.ts';
 import { convergeMembers, maintain, restartMembers, seed, upgradeMembers } from './member-steps.ts';
 import type { OwnedObjects } from './owned-objects.ts';
 import { RefusedBackups, superviseQuorum, type RecoveryDecision } from './quorum-recovery.ts';
-import { Refusal } from './refusal.ts';
+import { Refusal, asRefusal } from './refusal.ts';
 import { versionOfImage, type UpgradeOutcome } from './rolling-upgrade.ts';
 import {
   credentialsOf,
@@ -149,7 +149,7 @@ export class EtcdClusterReconciler implements Reconciler<EtcdCluster> {
     return { cluster, ctx, deps, desired: await desiredMembers(cluster, addressing) };
   }
 
-  /** The phases in order; a Refusal ends them, kept in the outcome beside what they found. */
+  /** The phases in order; a Refusal or a refused write ends them, kept beside what they found. */
   async drive(start: RoundStart): Promise<RoundOutcome> {
     const { cluster } = start;
     const paused = cluster.spec.paused;
@@ -169,12 +169,15 @@ export class EtcdClusterReconciler implements Reconciler<EtcdCluster> {
       const steady = keepingRunningVersion(round, observed.versionChange);
       outcome.recovery = await this.supervise(steady, observed.health);
       if (!outcome.recovery.inCharge) await this.driveMembers(steady, observed, outcome);
-    } catch (error) {
-      if (!(error instanceof Refusal)) throw error;
+    } catch (thrown) {
+      const error = asRefusal(thrown);
+      if (!error) throw thrown;
       outcome.refusal = error;
       // A permanent refusal's Event comes with the PermanentError of the report; a refused write's
-      // with the other refused writes.
-      if (!error.permanent && !(error.cause instanceof WriteFailure)) {
+      // with the other refused writes (ctx.writes), a name someone else holds here.
+      const withWrites =
+        error.cause instanceof WriteFailure && start.ctx.writes.failures.includes(error.cause);
+      if (!error.permanent && !withWrites) {
         await start.ctx.events.warning(cluster, error.reason, 'Reconcile', error.message);
       }
     }

@@ -3,6 +3,7 @@
 // from each pod's own flags, with a data directory per claim. Bootstrap, scaling, a deleted pod,
 // a lost claim, an operator restart in the middle of a scale and every pod deleted at once, with
 // every key checked on every member.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -309,7 +310,7 @@ describe('EtcdCluster controller driving real etcd members on a real kube-apiser
         ).length;
         mostDown = Math.max(mostDown, podsNotReady);
         if (conditionOf(await get('old'), 'Upgrading')?.status === 'True') sawUpgrading = true;
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await sleep(100);
       }
     })();
     try {
@@ -384,7 +385,7 @@ describe('EtcdCluster controller driving real etcd members on a real kube-apiser
       for (let i = 0; i < 10; i++) {
         await etcd.put(`old/poke${i}`).value('poke');
         oldKeys.set(`old/poke${i}`, 'poke');
-        await new Promise((resolve) => setTimeout(resolve, 150));
+        await sleep(150);
       }
     } finally {
       etcd.close();

@@ -24,7 +24,7 @@ import { claimName, nameOf, namespaceOf, ordinalOf, seedMemberId } from './clust
 import { versionRank } from './cluster-status.ts';
 import { claimMemberId } from './desired-member-claim.ts';
 import { deleteMemberObjects, ensureMemberObjects, kubeMemberRuntime } from './kube-member-runtime.ts';
-import { Refusal, writeOrRefuse } from './refusal.ts';
+import { Refusal } from './refusal.ts';
 import { rollUpgradeStep, type UpgradeOutcome } from './rolling-upgrade.ts';
 import type { Round } from './round.ts';
 
@@ -58,7 +58,7 @@ export async function seed(round: Round, operatorImage: string, fromBackup?: Etc
     }
     throw error;
   }
-  await writeOrRefuse(round.ctx, `creating member ${first.name}`, () =>
+  await round.ctx.writes.step(`creating member ${first.name}`, () =>
     ensureMemberObjects(
       round.deps,
       first.name,
@@ -91,7 +91,7 @@ export async function restartMembers(round: Round): Promise<void> {
   for (const member of withData) {
     if (deps.owned.pod(cluster, member.name)) continue;
     const claim = deps.owned.claim(cluster, claimName(member.name));
-    const made = await writeOrRefuse(round.ctx, `recreating pod ${member.name}`, () =>
+    const made = await round.ctx.writes.step(`recreating pod ${member.name}`, () =>
       ensureMemberObjects(
         deps,
         member.name,
@@ -206,7 +206,7 @@ async function collectLeftovers(round: Round, health: ClusterHealth): Promise<vo
       m.member.peerUrls.some((u) => normalizeUrl(u) === normalizeUrl(urls.peerUrl)),
     );
     if (!listed) {
-      await writeOrRefuse(round.ctx, `deleting the pod and claim of ${name}`, () =>
+      await round.ctx.writes.step(`deleting the pod and claim of ${name}`, () =>
         deleteMemberObjects(deps, name),
       );
     }
@@ -243,7 +243,7 @@ export async function convergeMembers(round: Round, health: ClusterHealth): Prom
 
 /** One member moved to spec.version once membership has settled (rolling-upgrade.ts). */
 export async function upgradeMembers(round: Round, health: ClusterHealth): Promise<UpgradeOutcome> {
-  const outcome = await writeOrRefuse(round.ctx, 'upgrading a member', () =>
+  const outcome = await round.ctx.writes.step('upgrading a member', () =>
     rollUpgradeStep(round.deps, round.desired, health, round.connection),
   );
   if (outcome.kind === 'leader-moved') {

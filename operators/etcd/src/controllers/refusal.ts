@@ -1,6 +1,7 @@
 // What stops an EtcdCluster reconcile's phases: a Refusal, reported as Degraded and a Warning Event
-// (etcd-cluster-reconciler.ts), and the write an engine step cannot go on without.
-import { WriteFailure, type ReconcileContext } from '@homeostat/reconcile';
+// (etcd-cluster-reconciler.ts), or a write a step cannot go on without (the library's WriteFailure,
+// from ctx.writes.step or assertOwnedOrAbsent), taken as one.
+import { WriteFailure } from '@homeostat/reconcile';
 
 /**
  * Something keeps the operator from carrying out the spec; becomes Degraded and a Warning Event.
@@ -19,18 +20,11 @@ export class Refusal extends Error {
 }
 
 /**
- * A write an engine step cannot go on without: sent through `ctx.writes` (its own backoff), a
- * refusal stops the step as an ApplyFailed Refusal.
+ * What ends the phases, as a Refusal: a Refusal itself, or a refused write (its reason: ApplyFailed,
+ * or NameTaken for a name someone else holds); undefined for anything else (a bug: thrown on).
  */
-export async function writeOrRefuse<T>(
-  ctx: ReconcileContext,
-  what: string,
-  action: () => Promise<T>,
-): Promise<T> {
-  try {
-    return await ctx.writes.step(what, action);
-  } catch (error) {
-    if (!(error instanceof WriteFailure)) throw error;
-    throw new Refusal('ApplyFailed', error.message, { cause: error });
-  }
+export function asRefusal(error: unknown): Refusal | undefined {
+  if (error instanceof Refusal) return error;
+  if (error instanceof WriteFailure) return new Refusal(error.reason, error.message, { cause: error });
+  return undefined;
 }

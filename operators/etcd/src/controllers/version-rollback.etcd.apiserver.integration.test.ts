@@ -4,7 +4,7 @@
 // version) rolls back member by member, the broken one first, every key kept. Going back after
 // etcd's cluster version moved is refused by the controller when a stale status let it through.
 import { describe, expect, it } from 'vitest';
-import { waitUntil } from '@homeostat/testing';
+import { consistently, waitUntil } from '@homeostat/testing';
 import { builtin } from '@homeostat/reconcile';
 import { etcdClusters, type EtcdCluster } from '../api/etcd-cluster-types.ts';
 import { imageOf, minorOf, supportedVersions } from '../api/etcd-versions.ts';
@@ -74,8 +74,13 @@ describe('going back from an etcd upgrade, on a real kube-apiserver with real et
     // The operator wrote etcd's own cluster version over the stale one.
     expect(cluster.status?.clusterVersion).toBe(clusterVersionOf(to));
     // Several health polls later: one Event, the pod untouched, the member serving every key.
-    await new Promise((resolve) => setTimeout(resolve, 5000));
-    expect(await eventsAbout(client, namespace, 'moved', 'DowngradeRefused')).toHaveLength(1);
+    await consistently(
+      'one DowngradeRefused Event, the pod not rolled',
+      async () =>
+        (await eventsAbout(client, namespace, 'moved', 'DowngradeRefused')).length === 1 &&
+        (await podsOf('moved')).every((p) => podImage(p) === imageOf(to)),
+      { forMs: 5000, intervalMs: 500 },
+    );
     const [pod] = await podsOf('moved');
     expect(pod && podImage(pod)).toBe(imageOf(to));
     expect(pod?.status?.containerStatuses?.[0]?.restartCount).toBe(1);
@@ -123,7 +128,11 @@ describe('going back from an etcd upgrade, on a real kube-apiserver with real et
       .at(-1)
       ?.note?.split(' ')[1];
     // Stuck: the roll waits for the broken member, and etcd keeps the old cluster version.
-    await new Promise((resolve) => setTimeout(resolve, 5000));
+    await consistently(
+      'the roll waits: no third member moved',
+      async () => (await eventsAbout(client, namespace, 'halfway', 'MemberUpgrading')).length === 2,
+      { forMs: 5000, intervalMs: 500 },
+    );
     cluster = await get('halfway');
     expect(await eventsAbout(client, namespace, 'halfway', 'MemberUpgrading')).toHaveLength(2);
     expect(cluster.status?.members?.find((m) => m.name === broken)?.ready).toBe(false);

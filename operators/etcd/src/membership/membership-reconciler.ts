@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { EtcdConnection } from '../connection.ts';
 import { EtcdEngineError, isTransient, messageOf } from '../errors.ts';
 import { readClusterHealth, type ClusterHealth } from '../health/cluster-health.ts';
@@ -178,7 +179,7 @@ export async function convergeMembership(
       );
     }
     const pause = outcome.kind === 'waiting' || outcome.action === 'start-member';
-    if (pause) await new Promise((r) => setTimeout(r, options.pollMs ?? 250));
+    if (pause) await sleep(options.pollMs ?? 250);
   }
 }
 

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEtcdCluster, type EtcdTestCluster } from '@homeostat/testing/etcd';
 import type { EtcdConnection } from '../connection.ts';
@@ -19,7 +20,7 @@ async function retryWhileTransient<T>(change: () => Promise<T>, timeoutMs = 30_0
       return await change();
     } catch (error) {
       if (!isTransient(error) || Date.now() > deadline) throw error;
-      await new Promise((r) => setTimeout(r, 250));
+      await sleep(250);
     }
   }
 }

@@ -4,12 +4,13 @@
 // agent, etcdutl, a scratch etcd). Checks a drill that proves a backup (HashKV equal, status and
 // Event, pod and claim gone), and drills that fail on a changed and on a removed snapshot (the
 // condition names it), the source cluster's pod, claim, Service and keys untouched each time.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { installCrds, waitUntil } from '@homeostat/testing';
+import { consistently, installCrds, waitUntil } from '@homeostat/testing';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
 import { startS3Server, type S3TestServer } from '@homeostat/testing/s3';
 import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
@@ -293,8 +294,13 @@ describe('restore drills of EtcdBackups, on a real kube-apiserver, real etcd and
     stoppedClock = new Date();
     await nudge();
     const runs = runner.drills.runs.length;
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect(runner.drills.runs.length).toBe(runs);
+    await consistently(
+      'no second drill for the same cron time',
+      async () => runner.drills.runs.length === runs,
+      {
+        forMs: 1500,
+      },
+    );
     // Five minutes on: one drill for that cron time.
     stoppedClock = new Date(stoppedClock.getTime() + 5 * 60_000);
     await nudge();
@@ -311,7 +317,7 @@ describe('restore drills of EtcdBackups, on a real kube-apiserver, real etcd and
     // The snapshot was removed by the test before: the scheduled drill says so too.
     expect(conditionOf(cluster, 'BackupVerified')).toMatchObject({ reason: 'SnapshotMissing' });
     await nudge();
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await sleep(1500);
     expect(runner.drills.runs.length).toBe(runs + 1);
   });
 
@@ -409,7 +415,7 @@ describe('restore drills of EtcdBackups, on a real kube-apiserver, real etcd and
     expect(cluster.status?.lastVerifiedBackup?.backup).toBe('in-claim');
     // The pod made before the stop is the one that answered; no second drill for the same request.
     expect(runner.drills.runs.at(-1)?.uid).toBe(pod?.metadata?.uid);
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await sleep(1500);
     expect(runner.drills.runs.length).toBe(runs + 1);
   });
 });

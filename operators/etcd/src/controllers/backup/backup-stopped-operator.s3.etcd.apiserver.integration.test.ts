@@ -5,7 +5,7 @@
 // through a loopback proxy that holds the operator's requests back while it is being stopped.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { startTcpProxy, waitUntil, type TcpProxy } from '@homeostat/testing';
+import { consistently, startTcpProxy, type TcpProxy, waitUntil } from '@homeostat/testing';
 import { startS3Server, type S3TestServer } from '@homeostat/testing/s3';
 import { etcdBackups } from '../../api/etcd-backup-types.ts';
 import { waitForVoters } from '../../test-support/cluster-clients.ts';
@@ -60,9 +60,13 @@ describe('a backup when its operator is stopped mid-way, real etcd and S3, on a 
     // sent reach the server. The old operator's upload went on from there to a committed object.
     await bed.stopOperator();
     proxy.resume();
-    await new Promise((resolve) => setTimeout(resolve, 3000));
-    expect(await objectKeys(s3, bucket, prefix)).toEqual([]);
-    expect((await client.get(etcdBackups, 'halted-now', namespace)).status?.phase).toBe('Running');
+    await consistently(
+      'no object committed by the stopped operator, the backup still Running',
+      async () =>
+        (await objectKeys(s3, bucket, prefix)).length === 0 &&
+        (await client.get(etcdBackups, 'halted-now', namespace)).status?.phase === 'Running',
+      { forMs: 3000, intervalMs: 300 },
+    );
 
     await bed.startOperator();
     await waitUntil(

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { installCrds, waitUntil } from '@homeostat/testing';
+import { consistently, installCrds, waitUntil } from '@homeostat/testing';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
 import { startS3Server, type S3TestServer } from '@homeostat/testing/s3';
 import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
@@ -365,8 +365,11 @@ describe('EtcdBackup to a real S3-compatible server, from real etcd members, on 
     await client.patch(etcdClusters, 'sched', namespace, {
       metadata: { annotations: { 'test.homeostat.dev/tick': 'again' } },
     });
-    await new Promise((r) => setTimeout(r, 1000));
-    expect((await scheduledBackups()).map((b) => b.metadata?.name)).toEqual(kept);
+    await consistently(
+      'no scheduled run before the next cron time',
+      async () => (await scheduledBackups()).map((b) => b.metadata?.name).join() === kept.join(),
+      { forMs: 1000 },
+    );
   });
 
   it('writes a backup into a PersistentVolumeClaim through a short-lived pod of the operator image', async () => {
