@@ -7,6 +7,7 @@
 // moment; a restore to that moment into a fresh data directory (the backup's files, then replay
 // to promotion), checked to hold exactly the rows before it; and what a wrong secret key prints.
 // Prints figures and one JSON line; asserts nothing about time.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -26,8 +27,6 @@ const say = (line: string) => console.error(`bench:backup-tools ${line}`);
 const round = (x: number, digits = 2) => Number(x.toFixed(digits));
 const mb = (bytes: number) => round(bytes / (1024 * 1024), 1);
 const bucket = 'bench';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Bytes of every object under `prefix` in the bucket (versitygw's posix backend keeps each as a file). */
 async function storedBytes(s3: S3TestServer, prefix: string): Promise<number> {

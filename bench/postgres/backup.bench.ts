@@ -24,6 +24,7 @@
 //     250 ms, the age of the archiver's last push (now - pg_stat_archiver.last_archived_time), and
 //     for every commit the time until its WAL segment is an object in the bucket.
 // Prints a readable summary on stderr and one JSON line on stdout; asserts nothing about time.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { execFile, spawn } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -55,7 +56,8 @@ const { values } = parseArgs({
     'archive-timeout-s': { type: 'string', default: sized('10', '2') },
     'process-max': { type: 'string', default: '2' },
     // Only the variants whose names contain one of these comma-separated words (all when unset).
-    variants: { type: 'string', default: '' },
+    // The smoke run proves the two other paths (a posix repository, the TLS server) still run.
+    variants: { type: 'string', default: sized('', 'posix,TLS server') },
   },
 });
 const sizeMb = Number(values['size-mb']);
@@ -72,7 +74,6 @@ const round = (x: number, digits = 2) => Number(x.toFixed(digits));
 const mb = (bytes: number) => round(bytes / (1024 * 1024), 1);
 const bucket = 'bench';
 const run = promisify(execFile);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The work's result, its wall-clock seconds, and the CPU seconds the bench's process tree burnt meanwhile. */
 async function measured<T>(work: () => Promise<T>): Promise<[T, number, number]> {
