@@ -66,6 +66,25 @@ describe('WriteBackoff', () => {
     expect(t.heard).toEqual([100, 200, 400, 800, 1000]); // each refusal told once, repeats not
   });
 
+  it('reports a write not sent (a name taken) with its own reason, and looks again next reconcile', async () => {
+    const backoff = new WriteBackoff({ now: () => 0 });
+    let looked = 0;
+    const taken = () => {
+      looked++;
+      throw new WriteFailure('Secret db-ca', 'held by another', { reason: 'NameTaken' });
+    };
+    for (let round = 0; round < 2; round++) {
+      const writes = backoff.begin('n/db', 1);
+      expect(await writes.attempt('making the TLS Secrets', taken)).toBeUndefined();
+      expect(writes.failures).toMatchObject([
+        { reason: 'NameTaken', message: 'Secret db-ca: held by another' },
+      ]);
+      writes.finish();
+    }
+    expect(looked).toBe(2);
+    expect(backoff.nextDueMs('n/db')).toBeUndefined();
+  });
+
   it('keeps the writes of a reconcile going past a refused one with attempt, listing each refusal', async () => {
     const backoff = new WriteBackoff({ now: () => 0 });
     const writes = backoff.begin('n/db', 1);

@@ -69,6 +69,9 @@ export class WriteBackoff {
         entries.delete(what);
         return done;
       } catch (error) {
+        // Not sent (a name someone else holds, assertOwnedOrAbsent): reported as it is, and
+        // looked at again next reconcile, since no request was refused.
+        if (error instanceof WriteFailure) return refuse(what, error);
         const failure = new WriteFailure(what, error);
         const count = (current?.failures ?? 0) + 1;
         const waitMs = Math.min(this.#maxMs, this.#baseMs * 2 ** (count - 1));

@@ -5,5 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * restarting, a Lease renewing, a request retried) look at the signal themselves after waiting.
  */
 export async function sleepUntilAborted(ms: number, signal?: AbortSignal): Promise<void> {
-  await sleep(ms, undefined, signal ? { signal } : {}).catch(() => undefined);
+  await sleep(ms, undefined, signal ? { signal } : {}).catch((error: unknown) => {
+    if (!(error instanceof Error && error.name === 'AbortError')) throw error;
+  });
 }

@@ -174,10 +174,12 @@ export class EtcdClusterReconciler implements Reconciler<EtcdCluster> {
       if (!error) throw thrown;
       outcome.refusal = error;
       // A permanent refusal's Event comes with the PermanentError of the report; a refused write's
-      // with the other refused writes (ctx.writes), a name someone else holds here.
+      // with the other refused writes (ctx.writes); any other (a name someone else holds) here,
+      // once while Degraded says it: every look finds it again while it lasts.
       const withWrites =
         error.cause instanceof WriteFailure && start.ctx.writes.failures.includes(error.cause);
-      if (!error.permanent && !withWrites) {
+      const alreadySaid = conditionMessage(cluster, 'Degraded').includes(error.message);
+      if (!error.permanent && !withWrites && !alreadySaid) {
         await start.ctx.events.warning(cluster, error.reason, 'Reconcile', error.message);
       }
     }

@@ -4,7 +4,7 @@
 // next to this one runs real members for the pods.)
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installCrds, waitUntil } from '@homeostat/testing';
+import { consistently, installCrds, waitUntil } from '@homeostat/testing';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
 import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
 import { memoryLogger } from '@homeostat/reconcile/testing';
@@ -290,6 +290,15 @@ describe('EtcdCluster controller on a real kube-apiserver (no node, so no member
         'Service squatter: an object of this name exists and is not controlled by this EtcdCluster; rename or delete it',
     });
     expect((await eventsAbout(client, namespace, 'squatter', 'NameTaken'))[0]?.type).toBe('Warning');
+    // Said once while it lasts, not at every look (the test bed looks every second).
+    await consistently(
+      'one NameTaken Warning, not repeated',
+      async () => {
+        const events = await eventsAbout(client, namespace, 'squatter', 'NameTaken');
+        return events.length === 1 && (events[0]?.series?.count ?? 1) === 1;
+      },
+      { forMs: 3500, intervalMs: 500 },
+    );
     expect(
       (await client.get(builtin.services, 'squatter', namespace)).metadata?.ownerReferences,
     ).toBeUndefined();

@@ -163,7 +163,8 @@ export async function runSteps(run: StepRun): Promise<StepRunResult> {
     if (decision.completes && operation) {
       const newPrimary = state.currentPrimary;
       const seen = statuses.find((s) => s.name === newPrimary);
-      const seenTimeline = seen?.reachable ? seen.timeline : undefined;
+      // A standby's timeline is the one it streams from: only the primary's own answer counts.
+      const seenTimeline = seen?.reachable && seen.role === 'primary' ? seen.timeline : undefined;
       if (reinstated) {
         const durationMs = Date.now() - operation.startedAt;
         return {
