@@ -149,6 +149,9 @@ function spread(cluster: EtcdCluster): V1TopologySpreadConstraint[] | undefined 
       maxSkew: 1,
       topologyKey,
       whenUnsatisfiable: policy === 'Required' ? 'DoNotSchedule' : 'ScheduleAnyway',
+      // Only nodes members may run on are domains: with the default (Ignore) a tainted
+      // control-plane node counts as an empty one, and under Required a member would stay Pending.
+      nodeTaintsPolicy: 'Honor',
       labelSelector: { matchLabels: selectorLabels(nameOf(cluster)) },
     },
   ];

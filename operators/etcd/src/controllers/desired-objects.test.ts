@@ -93,6 +93,7 @@ describe('member pod', () => {
         maxSkew: 1,
         topologyKey: 'kubernetes.io/hostname',
         whenUnsatisfiable: 'ScheduleAnyway',
+        nodeTaintsPolicy: 'Honor',
         labelSelector: {
           matchLabels: { 'app.kubernetes.io/name': 'etcd', 'app.kubernetes.io/instance': 'orders' },
         },
@@ -101,6 +102,20 @@ describe('member pod', () => {
     expect(pod.spec?.containers[0]?.resources).toEqual({ requests: { cpu: '100m', memory: '256Mi' } });
     expect(pod.spec).not.toHaveProperty('nodeSelector');
     expect(pod.spec).not.toHaveProperty('affinity');
+  });
+
+  it('spreads over the nodes members may run on: a node whose taint they do not tolerate is no domain', () => {
+    // With the scheduler's default (nodeTaintsPolicy Ignore) a tainted control-plane node counts
+    // as an empty domain: under Required, a 4th member on 3 workers would make the skew 2 and stay
+    // Pending, where the spec promises that with fewer domains than members some share one.
+    const pod = desiredMemberPod(
+      cluster({ scheduling: { spread: { policy: 'Required', topologyKey: 'kubernetes.io/hostname' } } }),
+      input(),
+    );
+    expect(pod.spec?.topologySpreadConstraints?.[0]).toMatchObject({
+      whenUnsatisfiable: 'DoNotSchedule',
+      nodeTaintsPolicy: 'Honor',
+    });
   });
 
   it('takes the scheduling and resources of the spec', () => {
