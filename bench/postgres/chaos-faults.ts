@@ -1,13 +1,16 @@
 // The faults `bench:chaos:postgres` causes on a PostgreSQLCluster, each as a user or a cluster
 // causes it: a blunt `kubectl delete`, a SIGKILL on the node, a network cut inside the pod, the
 // operator killed while it fails over, a replica restarted mid-failover, a synchronous standby
-// whose replay is paused. Each fault returns once it is caused; ending it (a cut restored, replay
-// resumed) is its `settle`, run before the cluster is expected healthy again.
+// whose replay is paused, and on a kind cluster the primary's node stopped (`docker stop`, as a
+// machine failing). Each fault returns once it is caused; ending it (a cut restored, replay
+// resumed, the node started again) is its `settle`, run before the cluster is expected healthy
+// again.
 import type { V1Pod } from '@kubernetes/client-node';
 import { kubectl, listObjects } from '../../e2e/harness/cluster-access.ts';
 import { cutPodNetwork, killOnNode, podOnNode, postmasterOf } from '../../e2e/harness/pod-processes.ts';
 import type { PostgresClusterUnderTest } from '../../e2e/harness/postgres-cluster.ts';
 import { waitUntil } from '@homeostat/testing';
+import type { NodeStops } from '../support/node-stops.ts';
 
 export const faultKinds = [
   'primary-pod-force-deleted',
@@ -17,8 +20,12 @@ export const faultKinds = [
   'operator-killed-mid-failover',
   'replica-restarted-mid-failover',
   'sync-standby-replay-paused',
+  'primary-node-stopped',
 ] as const;
 export type FaultKind = (typeof faultKinds)[number];
+
+/** Kinds that stop a node: only on a kind cluster of three or more workers. */
+export const nodeStopKinds: readonly FaultKind[] = ['primary-node-stopped'];
 
 /** What a fault needs to reach: the cluster, and the operator's release (to kill its pod). */
 export interface FaultTarget {
@@ -26,6 +33,8 @@ export interface FaultTarget {
   operatorRelease: string;
   /** A number in [0, 1), from the run's seeded generator (random delays inside a fault). */
   random: () => number;
+  /** The kind nodes the run stops (each started again when the run ends). */
+  nodes: NodeStops;
 }
 
 /** A fault that has happened; `settle` ends it (restores the network, resumes replay). */
@@ -78,6 +87,21 @@ export async function causeFault(kind: FaultKind, target: FaultTarget): Promise<
   const primaryName = primary.metadata?.name ?? '';
   const replicas = (await cluster.pods()).filter((p) => p.metadata?.name !== primaryName);
   switch (kind) {
+    case 'primary-node-stopped': {
+      const node = await target.nodes.stop(podOnNode(primary).node);
+      return {
+        settle: async () => {
+          // The node stays away until another instance took over (or 180 s), as a machine that
+          // failed for good would; then it comes back and the old primary must rejoin.
+          await waitUntil(
+            'another primary while the node is stopped',
+            async () => (await cluster.get())?.status?.currentPrimary !== primaryName,
+            { timeoutMs: 180_000, intervalMs: 500 },
+          ).catch(() => undefined);
+          await target.nodes.start(node);
+        },
+      };
+    }
     case 'primary-pod-force-deleted':
       await forceDelete(namespace, [primaryName]);
       return noSettle;

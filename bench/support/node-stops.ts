@@ -1,0 +1,47 @@
+// The kind nodes a chaos benchmark stops (`docker stop`, as a machine failing). Every node it
+// stopped is started again when the run ends, however it ends: a teardown step (a normal end, a
+// failed set-up, SIGINT or SIGTERM), the benchmark's own call when it leaves a stuck cluster for a
+// person to look at, and last a `docker start` as the process exits (an uncaught error), so no
+// run leaves the next one a cluster with a node missing.
+import { spawnSync } from 'node:child_process';
+import { StoppableNode } from '../../e2e/harness/stoppable-node.ts';
+import type { Teardown } from './teardown.ts';
+
+export class NodeStops {
+  readonly #teardown: Teardown;
+  /** Each node still stopped, with what drops its teardown step once it is started again. */
+  readonly #stopped = new Map<StoppableNode, () => void>();
+
+  constructor(teardown: Teardown) {
+    this.#teardown = teardown;
+    process.once('exit', () => {
+      for (const node of this.#stopped.keys())
+        spawnSync('docker', ['start', node.name], { stdio: 'ignore', timeout: 60_000 });
+    });
+  }
+
+  /** Stops node `name`; it stays stopped until `start`, or until the run ends. */
+  async stop(name: string): Promise<StoppableNode> {
+    const node = new StoppableNode(name);
+    // Newest teardown steps run first: the node is back before namespaces with pods on it go.
+    this.#stopped.set(
+      node,
+      this.#teardown.add(`start node ${name} again`, () => this.start(node)),
+    );
+    await node.stop();
+    return node;
+  }
+
+  /** Starts a node this run stopped and waits until the control plane reports it Ready. */
+  async start(node: StoppableNode): Promise<void> {
+    await node.restore();
+    this.#stopped.get(node)?.();
+    this.#stopped.delete(node);
+  }
+
+  /** Starts every node still stopped (a failed start is reported; the others still start). */
+  async startAll(): Promise<void> {
+    for (const node of [...this.#stopped.keys()])
+      await this.start(node).catch((error: unknown) => console.error(`starting node ${node.name}:`, error));
+  }
+}
