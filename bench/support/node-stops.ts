@@ -11,6 +11,7 @@ export class NodeStops {
   readonly #teardown: Teardown;
   /** Each node still stopped, with what drops its teardown step once it is started again. */
   readonly #stopped = new Map<StoppableNode, () => void>();
+  readonly #stoppedAt = new Map<StoppableNode, number>();
 
   constructor(teardown: Teardown) {
     this.#teardown = teardown;
@@ -28,15 +29,22 @@ export class NodeStops {
       node,
       this.#teardown.add(`start node ${name} again`, () => this.start(node)),
     );
+    this.#stoppedAt.set(node, Date.now());
     await node.stop();
     return node;
   }
 
   /** Starts a node this run stopped and waits until the control plane reports it Ready. */
   async start(node: StoppableNode): Promise<void> {
+    const startedAt = Date.now();
     await node.restore();
     this.#stopped.get(node)?.();
     this.#stopped.delete(node);
+    const away = (startedAt - (this.#stoppedAt.get(node) ?? startedAt)) / 1000;
+    // How much of a fault's time the node was away by design, and how long it took to come back.
+    console.error(
+      `  node ${node.name} stopped for ${away.toFixed(1)} s, Ready ${((Date.now() - startedAt) / 1000).toFixed(1)} s after its start`,
+    );
   }
 
   /** Starts every node still stopped (a failed start is reported; the others still start). */
