@@ -86,6 +86,13 @@ export async function causeFault(kind: FaultKind, target: FaultTarget): Promise<
   const primary = await cluster.primaryPod();
   const primaryName = primary.metadata?.name ?? '';
   const replicas = (await cluster.pods()).filter((p) => p.metadata?.name !== primaryName);
+  // Until the status names another primary, or `timeoutMs` passed (the fault then ends anyway).
+  const anotherPrimary = (timeoutMs: number) =>
+    waitUntil(
+      `another primary than ${primaryName}`,
+      async () => (await cluster.get())?.status?.currentPrimary !== primaryName,
+      { timeoutMs, intervalMs: 500 },
+    ).catch(() => undefined);
   switch (kind) {
     case 'primary-node-stopped': {
       const node = await target.nodes.stop(podOnNode(primary).node);
@@ -93,11 +100,7 @@ export async function causeFault(kind: FaultKind, target: FaultTarget): Promise<
         settle: async () => {
           // The node stays away until another instance took over (or 180 s), as a machine that
           // failed for good would; then it comes back and the old primary must rejoin.
-          await waitUntil(
-            'another primary while the node is stopped',
-            async () => (await cluster.get())?.status?.currentPrimary !== primaryName,
-            { timeoutMs: 180_000, intervalMs: 500 },
-          ).catch(() => undefined);
+          await anotherPrimary(180_000);
           await target.nodes.start(node);
         },
       };
@@ -124,11 +127,7 @@ export async function causeFault(kind: FaultKind, target: FaultTarget): Promise<
       return {
         settle: async () => {
           // The cut lasts until another instance took over (or 30 s), as a real partition would.
-          await waitUntil(
-            'another primary during the cut',
-            async () => (await cluster.get())?.status?.currentPrimary !== primaryName,
-            { timeoutMs: 30_000, intervalMs: 500 },
-          ).catch(() => undefined);
+          await anotherPrimary(30_000);
           await restore();
         },
       };
