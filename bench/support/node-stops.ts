@@ -12,6 +12,7 @@ export class NodeStops {
   /** Each node still stopped, with what drops its teardown step once it is started again. */
   readonly #stopped = new Map<StoppableNode, () => void>();
   readonly #stoppedAt = new Map<StoppableNode, number>();
+  readonly #starting = new Map<StoppableNode, Promise<void>>();
 
   constructor(teardown: Teardown) {
     this.#teardown = teardown;
@@ -34,8 +35,17 @@ export class NodeStops {
     return node;
   }
 
-  /** Starts a node this run stopped and waits until the control plane reports it Ready. */
-  async start(node: StoppableNode): Promise<void> {
+  /**
+   * Starts a node this run stopped and waits until the control plane reports it Ready; a second
+   * call while it starts (a signal's teardown during a fault's own start) waits for the same start.
+   */
+  start(node: StoppableNode): Promise<void> {
+    const starting = this.#starting.get(node) ?? this.#start(node);
+    this.#starting.set(node, starting);
+    return starting.finally(() => this.#starting.delete(node));
+  }
+
+  async #start(node: StoppableNode): Promise<void> {
     const startedAt = Date.now();
     await node.restore();
     this.#stopped.get(node)?.();
