@@ -9,9 +9,8 @@ import { parseArgs } from 'node:util';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { repoRoot } from '@homeostat/testing';
-import { note, seconds } from './cluster/progress.ts';
-import { kindClusterUp } from './kind/kind-cluster.ts';
-import { localClusterWithImages } from './local-cluster.ts';
+import { seconds } from './cluster/progress.ts';
+import { clusterChoice, kindWorkers, useClusterUnderTest } from './cluster-under-test.ts';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const started = Date.now();
@@ -30,31 +29,7 @@ const ours = new Set(
   ),
 );
 const vitestArgs = process.argv.slice(2).filter((_, i) => !ours.has(i));
-const clusterChoice = values.cluster ?? 'local';
-
-if (clusterChoice === 'kind') {
-  const workers = Number(values.workers ?? '3');
-  if (!Number.isInteger(workers) || workers < 0)
-    throw new Error(`--workers must be a whole number of worker nodes, not "${String(values.workers)}"`);
-  const cluster = await kindClusterUp({
-    workers,
-    nodeImage: process.env['HOMEOSTAT_KIND_NODE_IMAGE'] === 'kind' ? 'kind' : 'built',
-  });
-  Object.assign(process.env, {
-    KUBECONFIG: cluster.kubeconfig,
-    HOMEOSTAT_KIND_CLUSTER: cluster.name,
-    HOMEOSTAT_KIND_WORKERS: String(workers),
-  });
-  note(`kind cluster ready after ${seconds(started)} s; KUBECONFIG=${cluster.kubeconfig}`);
-} else if (clusterChoice !== 'local') {
-  throw new Error(`--cluster must be "local" or "kind", not "${String(clusterChoice)}"`);
-} else if (!process.env['KUBECONFIG']) {
-  const cluster = await localClusterWithImages();
-  process.env['KUBECONFIG'] = cluster.kubeconfig;
-  note(`local cluster ready after ${seconds(started)} s; KUBECONFIG=${cluster.kubeconfig}`);
-} else {
-  note(`running against the cluster in KUBECONFIG=${process.env['KUBECONFIG']}`);
-}
+await useClusterUnderTest(clusterChoice(values.cluster), kindWorkers(values.workers));
 
 const suitesStarted = Date.now();
 const vitest = spawn(join(repoRoot, 'node_modules/.bin/vitest'), ['run', ...vitestArgs], {

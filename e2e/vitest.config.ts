@@ -1,11 +1,10 @@
 import { defineConfig } from 'vitest/config';
-import { kindClusterUnderTest } from './harness/kind-nodes.ts';
+import { isMultiNodeKind } from './harness/kind-nodes.ts';
 
 // Suites named *.kind.e2e.test.ts stop nodes of a kind cluster of three or more workers: they run
 // only there (`npm run e2e -- --cluster kind`), and are not collected at all anywhere else, so no
 // run reports a skipped test as if it had been checked.
-const kind = kindClusterUnderTest();
-const onMultiNodeKind = kind !== undefined && kind.workers >= 3;
+const onMultiNodeKind = isMultiNodeKind();
 
 export default defineConfig({
   test: {

@@ -1,15 +1,24 @@
 // The faults `bench:chaos:etcd` causes on an EtcdCluster, each as a user or a cluster causes it: a
 // blunt `kubectl delete` of a member's pod or of its claim, a SIGKILL on the node, the operator
 // killed in the middle of a member replacement, a scale, a backup, a rolling upgrade or a restore
-// into a new cluster, and the operator alone cut off from the members (they stay healthy; only its
-// connections to their client and peer ports drop).
+// into a new cluster, the operator alone cut off from the members (they stay healthy; only its
+// connections to their client and peer ports drop), and on a kind cluster a member's node stopped
+// (`docker stop`, as a machine failing).
 // Each fault returns once it is caused; ending it (the cut restored, the backup finished) is its
 // `settle`, run before the cluster is expected healthy again.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1Pod } from '@kubernetes/client-node';
 import { waitUntil } from '@homeostat/testing';
 import { apply, getObject, kubectl, listObjects } from '../../e2e/harness/cluster-access.ts';
-import { memberSelector, waitForMembers, type EtcdBackupObject } from '../../e2e/harness/etcd-clusters.ts';
+import {
+  getEtcdCluster,
+  memberSelector,
+  waitForMembers,
+  type EtcdBackupObject,
+} from '../../e2e/harness/etcd-clusters.ts';
 import { cutPodNetwork, killOnNode, podOnNode, processNamed } from '../../e2e/harness/pod-processes.ts';
+import { waitForNodeReady } from '../../e2e/harness/stoppable-node.ts';
+import type { NodeStops } from '../support/node-stops.ts';
 
 export const faultKinds = [
   'member-pod-force-deleted',
@@ -21,8 +30,12 @@ export const faultKinds = [
   'operator-killed-mid-upgrade',
   'operator-killed-mid-restore',
   'operator-cut-off-from-members',
+  'member-node-stopped',
 ] as const;
 export type FaultKind = (typeof faultKinds)[number];
+
+/** Kinds that stop a node: only on a kind cluster of three or more workers. */
+export const nodeStopKinds: readonly FaultKind[] = ['member-node-stopped'];
 
 /**
  * Faults a run causes once at most: an upgrade moves etcd's cluster version for good (the cluster
@@ -44,6 +57,8 @@ export interface FaultTarget {
   readonly upgradeTo: string;
   /** A Succeeded EtcdBackup of the cluster, which a restore fault restores into a new cluster. */
   readonly backupName: string;
+  /** The kind nodes the run stops (each started again when the run ends). */
+  readonly nodes: NodeStops;
 }
 
 /** A fault that has happened; `settle` ends it and says what went wrong with the fault's own work. */
@@ -53,7 +68,6 @@ export interface CausedFault {
   settle(): Promise<{ problem?: string }>;
 }
 
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Sizes a scale fault moves between. */
 const scaleSizes = [3, 5] as const;
 let backups = 0;
@@ -100,12 +114,48 @@ const settled: CausedFault['settle'] = async () => ({});
 /** Causes one fault of `kind` on the cluster, which must be healthy at `target.size`. */
 export async function causeFault(kind: FaultKind, target: FaultTarget): Promise<CausedFault> {
   const { namespace, cluster, size, random } = target;
-  const members = (await listObjects<V1Pod>('pods', namespace, memberSelector(cluster)))
-    .map((p) => p.metadata?.name ?? '')
-    .sort();
+  const pods = await listObjects<V1Pod>('pods', namespace, memberSelector(cluster));
+  const members = pods.map((p) => p.metadata?.name ?? '').sort();
   const member = members[Math.floor(random() * members.length)] ?? `${cluster}-0`;
   const same = (caused: Omit<CausedFault, 'size'>): CausedFault => ({ size, ...caused });
   switch (kind) {
+    case 'member-node-stopped': {
+      // The node of a random member among those whose node holds a minority of the members (the
+      // default spread is Preferred: two members may share a node), so the members left keep a
+      // quorum and no restore may start.
+      const nodeOf = new Map(pods.map((p) => [p.metadata?.name ?? '', p.spec?.nodeName ?? '']));
+      const onNode = (n: string) => [...nodeOf.values()].filter((m) => m === n).length;
+      const minority = members.filter(
+        (m) => nodeOf.get(m) && 2 * onNode(nodeOf.get(m) ?? '') < members.length,
+      );
+      const chosen = minority[Math.floor(random() * minority.length)];
+      const nodeName = chosen ? nodeOf.get(chosen) : undefined;
+      if (!chosen || !nodeName)
+        throw new Error(`no node holds a minority of the members: ${JSON.stringify([...nodeOf])}`);
+      const node = await target.nodes.stop(nodeName);
+      return same({
+        settle: async () => {
+          // The node stays away until the control plane calls it NotReady and the operator
+          // reports the member not ready (as a machine failing is noticed), then comes back.
+          let problem: string | undefined;
+          await waitForNodeReady(node.name, false).catch(() => {
+            problem = `node ${node.name} never reported NotReady`;
+          });
+          await waitUntil(
+            `the status shows ${chosen} not ready`,
+            async () =>
+              ((await getEtcdCluster(namespace, cluster))?.status?.members ?? []).some(
+                (m) => m.name === chosen && !m.ready,
+              ),
+            { timeoutMs: 120_000, intervalMs: 1000 },
+          ).catch(() => {
+            problem ??= `the status never showed ${chosen} not ready while its node was stopped`;
+          });
+          await target.nodes.start(node);
+          return problem ? { problem } : {};
+        },
+      });
+    }
     case 'member-pod-force-deleted':
       await forceDelete(namespace, [member]);
       return same({ settle: settled });
@@ -122,13 +172,13 @@ export async function causeFault(kind: FaultKind, target: FaultTarget): Promise<
       return same({ settle: settled });
     case 'operator-killed-mid-replacement':
       await loseMemberVolume(namespace, member);
-      await pause(random() * 8000);
+      await sleep(random() * 8000);
       await killOperator(target);
       return same({ settle: settled });
     case 'operator-killed-mid-scale': {
       const next = scaleSizes.find((s) => s !== size) ?? 3;
       await patchSpec(namespace, cluster, { size: next });
-      await pause(random() * 10_000);
+      await sleep(random() * 10_000);
       await killOperator(target);
       return { size: next, settle: settled };
     }
@@ -142,7 +192,7 @@ export async function causeFault(kind: FaultKind, target: FaultTarget): Promise<
           spec: { clusterName: cluster },
         },
       ]);
-      await pause(random() * 3000);
+      await sleep(random() * 3000);
       await killOperator(target);
       return same({
         settle: async () => {
@@ -161,7 +211,7 @@ export async function causeFault(kind: FaultKind, target: FaultTarget): Promise<
     }
     case 'operator-killed-mid-upgrade': {
       await patchSpec(namespace, cluster, { version: target.upgradeTo });
-      await pause(random() * 15_000);
+      await sleep(random() * 15_000);
       await killOperator(target);
       return same({
         settle: async () => {
@@ -193,7 +243,7 @@ export async function causeFault(kind: FaultKind, target: FaultTarget): Promise<
           },
         },
       ]);
-      await pause(random() * 8000);
+      await sleep(random() * 8000);
       await killOperator(target);
       return same({
         settle: async () => {
@@ -227,7 +277,7 @@ export async function causeFault(kind: FaultKind, target: FaultTarget): Promise<
       );
       return same({
         settle: async () => {
-          await pause((target.recoveryAfterSeconds + 15) * 1000);
+          await sleep((target.recoveryAfterSeconds + 15) * 1000);
           for (const restore of restores) await restore();
           return {};
         },

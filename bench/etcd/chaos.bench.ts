@@ -1,7 +1,9 @@
-// npm run bench:chaos:etcd [-- --faults N] [--seed S] [--kinds a,b]: the etcd operator's promises
-// under faults, as figures. The operator is installed from its chart into a namespace of its own
-// on the cluster in KUBECONFIG (or the local cluster, brought up or reused with its images, as
-// `npm run e2e` does); one EtcdCluster of three members backs up to a real S3 server in the
+// npm run bench:chaos:etcd [-- --faults N] [--seed S] [--kinds a,b] [--cluster kind]: the etcd
+// operator's promises under faults, as figures. The operator is installed from its chart into a
+// namespace of its own on the cluster in KUBECONFIG (or the local cluster, brought up or reused
+// with its images, as `npm run e2e` does; or, with `--cluster kind`, a kind cluster of three
+// workers, where the operator and the S3 server run on the control-plane node, the members are
+// spread over the workers, and a member's node may be stopped); one EtcdCluster of three members backs up to a real S3 server in the
 // cluster and may restore its newest backup 10 s after it believes quorum lost
 // (`onQuorumLoss: RestoreNewestBackup`, the setting that could destroy a healthy cluster). A
 // write load puts keys through the client Service over TLS and records every acknowledged put.
@@ -25,20 +27,24 @@ import {
 import { operatorCharts } from '../../e2e/harness/operator-charts.ts';
 import { installOperator } from '../../e2e/harness/operator-release.ts';
 import { deployS3Server } from '../../e2e/harness/s3-server.ts';
+import { onControlPlanePlacement, onControlPlaneValues } from '../../e2e/harness/stoppable-node.ts';
 import { createTestNamespace } from '../../e2e/harness/test-namespace.ts';
-import { localClusterWithImages } from '../../e2e/local-cluster.ts';
 import type { V1Pod } from '@kubernetes/client-node';
 import { chaosRun, firstLine, max, median } from '../support/chaos-run.ts';
 import { loadAverage } from '../support/load-average.ts';
 import { supportedVersions } from '@homeostat/etcd-operator';
-import { causeFault, faultKinds, oneShotKinds, type FaultKind } from './chaos-faults.ts';
+import { causeFault, faultKinds, nodeStopKinds, oneShotKinds, type FaultKind } from './chaos-faults.ts';
 
 // The smoke run causes a cheap fault and the one that could destroy a healthy cluster, so CI
 // proves the harness (and that promise) end to end.
-const { faultCount, seed, kinds, random, teardown, setUp } = chaosRun('bench:chaos:etcd', faultKinds, [
-  'member-pod-force-deleted',
-  'operator-cut-off-from-members',
-]);
+const { faultCount, seed, kinds, random, teardown, onMultiNodeKind, nodes, setUp } = await chaosRun(
+  'bench:chaos:etcd',
+  {
+    all: faultKinds,
+    smoke: ['member-pod-force-deleted', 'operator-cut-off-from-members'],
+    nodeStops: nodeStopKinds,
+  },
+);
 /** How long the cluster has to be healthy again after a fault before it counts as not recovered. */
 const recoveryTimeoutMs = 300_000;
 const recoveryAfterSeconds = 10;
@@ -53,14 +59,19 @@ interface FaultResult {
   problem?: string;
 }
 
-if (!process.env['KUBECONFIG']) process.env['KUBECONFIG'] = (await localClusterWithImages()).kubeconfig;
 const namespace = await createTestNamespace('bench-chaos-etcd');
 const ns = namespace.name;
 teardown.add(`delete namespace ${ns}`, () => namespace.remove());
 const bucket = 'chaos';
-const s3 = await setUp(() => deployS3Server([bucket]));
+// On kind the S3 server and the operator run on the control-plane node, which no fault stops: a
+// backup or a restore never waits for a stopped worker.
+const s3 = await setUp(() =>
+  deployS3Server([bucket], onMultiNodeKind ? { placement: onControlPlanePlacement() } : {}),
+);
 teardown.add('remove the S3 server', () => s3.remove());
-const operator = await setUp(() => installOperator(operatorCharts.etcd, ns));
+const operator = await setUp(() =>
+  installOperator(operatorCharts.etcd, ns, onMultiNodeKind ? onControlPlaneValues() : {}),
+);
 teardown.add('uninstall the operator', () => operator.cleanup());
 const name = 'chaos';
 let size = 3;
@@ -159,6 +170,7 @@ for (let i = 0; i < faultCount; i++) {
       random,
       upgradeTo: newestVersion,
       backupName: `${name}-before-faults`,
+      nodes,
     });
     size = caused.size;
     let { problem } = await caused.settle();
@@ -203,6 +215,7 @@ for (let i = 0; i < faultCount; i++) {
   // what explains it: the next faults would measure nothing.
   if (!result.recovered || destroyed) {
     await explainStuck(result);
+    await nodes.startAll();
     break;
   }
 }

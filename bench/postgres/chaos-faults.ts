@@ -1,13 +1,17 @@
 // The faults `bench:chaos:postgres` causes on a PostgreSQLCluster, each as a user or a cluster
 // causes it: a blunt `kubectl delete`, a SIGKILL on the node, a network cut inside the pod, the
 // operator killed while it fails over, a replica restarted mid-failover, a synchronous standby
-// whose replay is paused. Each fault returns once it is caused; ending it (a cut restored, replay
-// resumed) is its `settle`, run before the cluster is expected healthy again.
+// whose replay is paused, and on a kind cluster the primary's node stopped (`docker stop`, as a
+// machine failing). Each fault returns once it is caused; ending it (a cut restored, replay
+// resumed, the node started again) is its `settle`, run before the cluster is expected healthy
+// again.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { V1Pod } from '@kubernetes/client-node';
 import { kubectl, listObjects } from '../../e2e/harness/cluster-access.ts';
 import { cutPodNetwork, killOnNode, podOnNode, postmasterOf } from '../../e2e/harness/pod-processes.ts';
 import type { PostgresClusterUnderTest } from '../../e2e/harness/postgres-cluster.ts';
 import { waitUntil } from '@homeostat/testing';
+import type { NodeStops } from '../support/node-stops.ts';
 
 export const faultKinds = [
   'primary-pod-force-deleted',
@@ -17,8 +21,12 @@ export const faultKinds = [
   'operator-killed-mid-failover',
   'replica-restarted-mid-failover',
   'sync-standby-replay-paused',
+  'primary-node-stopped',
 ] as const;
 export type FaultKind = (typeof faultKinds)[number];
+
+/** Kinds that stop a node: only on a kind cluster of three or more workers. */
+export const nodeStopKinds: readonly FaultKind[] = ['primary-node-stopped'];
 
 /** What a fault needs to reach: the cluster, and the operator's release (to kill its pod). */
 export interface FaultTarget {
@@ -26,6 +34,8 @@ export interface FaultTarget {
   operatorRelease: string;
   /** A number in [0, 1), from the run's seeded generator (random delays inside a fault). */
   random: () => number;
+  /** The kind nodes the run stops (each started again when the run ends). */
+  nodes: NodeStops;
 }
 
 /** A fault that has happened; `settle` ends it (restores the network, resumes replay). */
@@ -34,7 +44,6 @@ export interface CausedFault {
 }
 
 const noSettle: CausedFault = { settle: async () => {} };
-const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function forceDelete(namespace: string, pods: readonly string[]): Promise<void> {
   await kubectl(['-n', namespace, 'delete', 'pod', ...pods, '--grace-period=0', '--force', '--wait=false']);
@@ -77,7 +86,25 @@ export async function causeFault(kind: FaultKind, target: FaultTarget): Promise<
   const primary = await cluster.primaryPod();
   const primaryName = primary.metadata?.name ?? '';
   const replicas = (await cluster.pods()).filter((p) => p.metadata?.name !== primaryName);
+  // Until the status names another primary, or `timeoutMs` passed (the fault then ends anyway).
+  const anotherPrimary = (timeoutMs: number) =>
+    waitUntil(
+      `another primary than ${primaryName}`,
+      async () => (await cluster.get())?.status?.currentPrimary !== primaryName,
+      { timeoutMs, intervalMs: 500 },
+    ).catch(() => undefined);
   switch (kind) {
+    case 'primary-node-stopped': {
+      const node = await target.nodes.stop(podOnNode(primary).node);
+      return {
+        settle: async () => {
+          // The node stays away until another instance took over (or 180 s), as a machine that
+          // failed for good would; then it comes back and the old primary must rejoin.
+          await anotherPrimary(180_000);
+          await target.nodes.start(node);
+        },
+      };
+    }
     case 'primary-pod-force-deleted':
       await forceDelete(namespace, [primaryName]);
       return noSettle;
@@ -100,18 +127,14 @@ export async function causeFault(kind: FaultKind, target: FaultTarget): Promise<
       return {
         settle: async () => {
           // The cut lasts until another instance took over (or 30 s), as a real partition would.
-          await waitUntil(
-            'another primary during the cut',
-            async () => (await cluster.get())?.status?.currentPrimary !== primaryName,
-            { timeoutMs: 30_000, intervalMs: 500 },
-          ).catch(() => undefined);
+          await anotherPrimary(30_000);
           await restore();
         },
       };
     }
     case 'operator-killed-mid-failover': {
       await killPostgres(primary);
-      await pause(500 + random() * 3000);
+      await sleep(500 + random() * 3000);
       const operatorPods = await listObjects<V1Pod>(
         'pods',
         namespace,
@@ -125,7 +148,7 @@ export async function causeFault(kind: FaultKind, target: FaultTarget): Promise<
     }
     case 'replica-restarted-mid-failover': {
       await forceDelete(namespace, [primaryName]);
-      await pause(random() * 2500);
+      await sleep(random() * 2500);
       const replica = replicas[Math.floor(random() * replicas.length)];
       if (replica)
         await kubectl(['-n', namespace, 'delete', 'pod', replica.metadata?.name ?? '', '--wait=false']);
@@ -136,11 +159,11 @@ export async function causeFault(kind: FaultKind, target: FaultTarget): Promise<
       // primary dies: only a standby holding every acknowledged commit may be promoted.
       const standby = (await synchronousStandby(namespace, primaryName)) ?? replicas[0]?.metadata?.name ?? '';
       await sqlInPod(namespace, standby, 'SELECT pg_wal_replay_pause()');
-      await pause(2000 + random() * 3000);
+      await sleep(2000 + random() * 3000);
       await killPostgres(primary);
       return {
         settle: async () => {
-          await pause(5000);
+          await sleep(5000);
           // Promotion ends a pause by itself; a standby still paused is resumed.
           await sqlInPod(namespace, standby, 'SELECT pg_wal_replay_resume()').catch(() => '');
         },

@@ -1,7 +1,9 @@
-// npm run bench:chaos:postgres [-- --faults N] [--seed S] [--kinds a,b]: the PostgreSQL operator's
-// promises under faults, as figures. The operator is installed from its chart into a namespace of
-// its own on the cluster in KUBECONFIG (or the local cluster, brought up or reused with its
-// images, as `npm run e2e` does); one three-instance PostgreSQLCluster in synchronous mode
+// npm run bench:chaos:postgres [-- --faults N] [--seed S] [--kinds a,b] [--cluster kind]: the
+// PostgreSQL operator's promises under faults, as figures. The operator is installed from its
+// chart into a namespace of its own on the cluster in KUBECONFIG (or the local cluster, brought up
+// or reused with its images, as `npm run e2e` does; or, with `--cluster kind`, a kind cluster of
+// three workers, where the operator runs on the control-plane node, the instances one per worker,
+// and the primary's node may be stopped); one three-instance PostgreSQLCluster in synchronous mode
 // `required` takes a write load through its -rw Service that records every acknowledged id, while
 // a watcher asks every instance every 200 ms whether it accepts writes. Then N faults (default 50;
 // 2 under BENCH_SMOKE=1) drawn at random from chaos-faults.ts, each once the cluster is healthy
@@ -20,18 +22,22 @@ import {
   writeOutageSeconds,
 } from '../../e2e/harness/postgres-client.ts';
 import { PostgresClusterUnderTest, requiredSyncCluster } from '../../e2e/harness/postgres-cluster.ts';
+import { onControlPlaneValues } from '../../e2e/harness/stoppable-node.ts';
 import { createTestNamespace } from '../../e2e/harness/test-namespace.ts';
-import { localClusterWithImages } from '../../e2e/local-cluster.ts';
 import { waitUntil } from '@homeostat/testing';
 import { chaosRun, firstLine, max, median } from '../support/chaos-run.ts';
 import { loadAverage } from '../support/load-average.ts';
-import { causeFault, faultKinds, type FaultKind } from './chaos-faults.ts';
+import { causeFault, faultKinds, nodeStopKinds, type FaultKind } from './chaos-faults.ts';
 
 // The smoke run causes the two most common faults, so CI proves the harness end to end cheaply.
-const { faultCount, seed, kinds, random, teardown, setUp } = chaosRun('bench:chaos:postgres', faultKinds, [
-  'primary-postgres-sigkill',
-  'primary-pod-force-deleted',
-]);
+const { faultCount, seed, kinds, random, teardown, onMultiNodeKind, nodes, setUp } = await chaosRun(
+  'bench:chaos:postgres',
+  {
+    all: faultKinds,
+    smoke: ['primary-postgres-sigkill', 'primary-pod-force-deleted'],
+    nodeStops: nodeStopKinds,
+  },
+);
 /** How long the cluster has to be healthy again after a fault before it counts as not recovered. */
 const recoveryTimeoutMs = 240_000;
 
@@ -45,15 +51,20 @@ interface FaultResult {
   problem?: string;
 }
 
-if (!process.env['KUBECONFIG']) process.env['KUBECONFIG'] = (await localClusterWithImages()).kubeconfig;
 const namespace = await createTestNamespace('bench-chaos-postgres');
 teardown.add(`delete namespace ${namespace.name}`, () => namespace.remove());
-const operator = await setUp(() => installOperator(operatorCharts.postgres, namespace.name));
+// On kind the operator runs on the control-plane node, which no fault stops.
+const operator = await setUp(() =>
+  installOperator(operatorCharts.postgres, namespace.name, onMultiNodeKind ? onControlPlaneValues() : {}),
+);
 teardown.add('uninstall the operator', () => operator.cleanup());
 const name = 'chaos';
 const cluster = new PostgresClusterUnderTest(namespace.name, name);
 const target = await setUp(async () => {
-  await apply([requiredSyncCluster(namespace.name, name)]);
+  // One instance per node on kind, so that a node stopped takes one instance with it.
+  await apply([
+    requiredSyncCluster(namespace.name, name, onMultiNodeKind ? { antiAffinity: 'required' } : undefined),
+  ]);
   await cluster.waitHealthy(3);
   const rw = await cluster.readWriteTarget();
   await queryOnce(rw, ackedTable);
@@ -90,7 +101,7 @@ for (let i = 0; i < faultCount; i++) {
   const at = Date.now();
   let result: FaultResult;
   try {
-    const caused = await causeFault(kind, { cluster, operatorRelease: operator.release, random });
+    const caused = await causeFault(kind, { cluster, operatorRelease: operator.release, random, nodes });
     await caused.settle();
     let recovered = true;
     let problem = '';
@@ -135,6 +146,7 @@ for (let i = 0; i < faultCount; i++) {
   // would measure nothing, and the namespace stays for a person to look at.
   if (!result.recovered) {
     await explainStuck(result);
+    await nodes.startAll();
     break;
   }
 }

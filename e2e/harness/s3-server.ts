@@ -55,6 +55,8 @@ export interface ClusterS3Server {
 export interface S3ServerOptions {
   /** Serve https only, with a certificate for the Service's DNS names from a CA of its own. */
   readonly tls?: boolean;
+  /** Where its pod may run (a pod spec's nodeSelector and tolerations): off the nodes a run stops. */
+  readonly placement?: { nodeSelector: Record<string, string>; tolerations: object[] };
 }
 
 /** Deploys the server with `buckets` made empty, and waits until it serves. */
@@ -132,6 +134,7 @@ export async function deployS3Server(
           ],
         },
         podSpec: {
+          ...options.placement,
           securityContext: { fsGroup: uid },
           volumes: [
             { name: 'data', emptyDir: {} },

@@ -4,7 +4,7 @@ import type { V1Node } from '@kubernetes/client-node';
 import { waitUntil } from '@homeostat/testing';
 import { run } from '../cluster/run-command.ts';
 import { getObject } from './cluster-access.ts';
-import { kindClusterUnderTest } from './kind-nodes.ts';
+import { isMultiNodeKind, kindClusterUnderTest } from './kind-nodes.ts';
 
 const nodeReady = (node: V1Node | undefined) =>
   node?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
@@ -48,11 +48,30 @@ export class StoppableNode {
   }
 }
 
-/** Fails, saying how to run it, unless the suites run on a kind cluster of three or more workers. */
-export function requireMultiNodeKind(what: string): void {
+/**
+ * Fails, saying how to run it, unless the suites run on a kind cluster of three or more workers
+ * (`kind`: the cluster a run is about to use, when it is not the cluster under test yet).
+ */
+export function requireMultiNodeKind(
+  what: string,
+  howToRun = 'npm run e2e -- --cluster kind --workers 3',
+  kind = kindClusterUnderTest(),
+): void {
+  if (!isMultiNodeKind(kind)) throw new Error(`${what}: run it with \`${howToRun}\``);
+}
+
+const controlPlaneTaint = 'node-role.kubernetes.io/control-plane';
+
+/**
+ * What puts a pod on the kind cluster's control-plane node, which no suite stops (its spec's
+ * nodeSelector and tolerations): for what a suite or benchmark needs while a worker is away.
+ */
+export function onControlPlanePlacement(): { nodeSelector: Record<string, string>; tolerations: object[] } {
   const kind = kindClusterUnderTest();
-  if (!kind || kind.workers < 3)
-    throw new Error(`${what}: run it with \`npm run e2e -- --cluster kind --workers 3\``);
+  return {
+    nodeSelector: { 'kubernetes.io/hostname': `${kind?.name ?? ''}-control-plane` },
+    tolerations: [{ key: controlPlaneTaint, operator: 'Exists', effect: 'NoSchedule' }],
+  };
 }
 
 /**
@@ -64,7 +83,7 @@ export function onControlPlaneValues(): Record<string, string> {
   const kind = kindClusterUnderTest();
   return {
     'nodeSelector.kubernetes\\.io/hostname': `${kind?.name ?? ''}-control-plane`,
-    'tolerations[0].key': 'node-role.kubernetes.io/control-plane',
+    'tolerations[0].key': controlPlaneTaint,
     'tolerations[0].operator': 'Exists',
     'tolerations[0].effect': 'NoSchedule',
   };
