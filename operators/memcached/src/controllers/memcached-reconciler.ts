@@ -9,6 +9,7 @@ import {
   builtin,
   isBeingDeleted,
   isControlledBy,
+  warnRefusedWrites,
   type Informer,
   type ReconcileContext,
   type ReconcileRequest,
@@ -57,8 +58,9 @@ export class MemcachedReconciler implements Reconciler<Memcached> {
       return { deployment: await applyObjects(memcached, ctx, this.#options.defaultImage) };
     } catch (error) {
       if (!(error instanceof WriteFailure)) throw error;
-      // None while the write waits out its backoff: the status still says it.
-      if (!error.repeated) await ctx.events.warning(memcached, error.reason, 'Reconcile', error.message);
+      // Once per refusal: none while it waits out its backoff or while Degraded already says it.
+      const said = memcached.status?.conditions?.find((c) => c.type === 'Degraded')?.message ?? '';
+      await warnRefusedWrites(ctx.events, memcached, [error], said);
       const { name = '', namespace = 'default' } = memcached.metadata ?? {};
       return { deployment: ctx.cache.get(builtin.deployments, name, namespace), failure: error };
     }

@@ -7,7 +7,7 @@ import type { V1Deployment } from '@kubernetes/client-node';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
-import { binaryPath, installCrds, waitUntil } from '@homeostat/testing';
+import { binaryPath, consistently, installCrds, waitUntil } from '@homeostat/testing';
 import { sharedKubeConfig, sharedKubeconfigPath } from '@homeostat/testing/shared';
 import { builtin, findCondition, KubeClient, type Condition, type Manager } from '@homeostat/reconcile';
 import { memcachedCrd } from '../api/memcached-crd.ts';
@@ -456,6 +456,15 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
         'Service squatter: an object of this name exists and is not controlled by this Memcached',
       ),
     });
+    // Said once while it lasts, though the key is retried (with backoff) meanwhile.
+    await consistently(
+      'one NameTaken Warning, not repeated',
+      async () => {
+        const events = await eventsAbout(client, namespace, 'squatter', 'NameTaken');
+        return events.length === 1 && events[0]?.type === 'Warning' && (events[0]?.series?.count ?? 1) === 1;
+      },
+      { forMs: 3000, intervalMs: 300 },
+    );
     const service = await client.get(builtin.services, 'squatter', namespace);
     expect(service.metadata?.ownerReferences).toBeUndefined();
   });
