@@ -1,8 +1,9 @@
 // What the cluster looked like when a suite's test failed: every test namespace's pods, claims,
 // custom resources (with the status the operator last wrote) and recent Events, and the logs of
-// the operators running there (the current container and, after a restart, the one before). A failure in CI is often seen once and never again (the cluster is torn
-// down with the run), so the report goes to the test's output, where the CI log keeps it, and in
-// full to a file.
+// every pod there (the current containers and, after a restart, the ones before): the operators'
+// in the test's output, the others' last lines only. A failure in CI is often seen once and never
+// again (the cluster is torn down with the run), so the report goes to the test's output, where
+// the CI log keeps it, and in full to a file.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +15,8 @@ const testNamespaceSelector = 'app.kubernetes.io/part-of=homeostat-e2e';
 const operatorSelector = 'app.kubernetes.io/part-of=homeostat,app.kubernetes.io/component=operator';
 /** Lines of each operator container's log in the printed report; the file keeps them all. */
 const printedLogLines = 120;
+/** Lines of each other pod's log (a database instance, its watcher) in the printed report. */
+const printedOperandLines = 25;
 const printedEvents = 60;
 /** The custom resources whose status says what an operator last decided (each CRD exists only once its chart is installed). */
 const homeostatKinds = ['etcdclusters', 'etcdbackups', 'postgresqlclusters', 'memcacheds'];
@@ -33,6 +36,22 @@ async function read(args: readonly string[]): Promise<string> {
   return kubectl(args).catch((error: unknown) => `(unavailable: ${String(error).slice(0, 300)})`);
 }
 
+/** The names of the pods of `namespace` that `selector` (kubectl arguments) picks. */
+async function podNames(namespace: string, selector: readonly string[]): Promise<string[]> {
+  const names = await read([
+    '-n',
+    namespace,
+    'get',
+    'pods',
+    ...selector,
+    '-o',
+    'jsonpath={.items[*].metadata.name}',
+  ]);
+  return names.startsWith('(unavailable')
+    ? []
+    : names.split(/\s+/).filter((name) => /^[a-z0-9.-]+$/.test(name));
+}
+
 async function namespaceSections(namespace: string): Promise<Section[]> {
   const sections: Section[] = [];
   const objects = await read(['-n', namespace, 'get', 'pods,pvc', '-o', 'wide']);
@@ -48,17 +67,9 @@ async function namespaceSections(namespace: string): Promise<Section[]> {
     if (found.startsWith('(unavailable') || !/^- apiVersion:/m.test(found)) continue; // no CRD, or none of them
     sections.push({ title: `${namespace}: ${kind}`, full: found, printed: found });
   }
-  const pods = await read([
-    '-n',
-    namespace,
-    'get',
-    'pods',
-    '-l',
-    operatorSelector,
-    '-o',
-    'jsonpath={.items[*].metadata.name}',
-  ]);
-  for (const pod of pods.split(/\s+/).filter((name) => /^[a-z0-9.-]+$/.test(name))) {
+  const operators = new Set(await podNames(namespace, ['-l', operatorSelector]));
+  for (const pod of await podNames(namespace, [])) {
+    const operator = operators.has(pod);
     for (const previous of [false, true]) {
       const log = await read([
         '-n',
@@ -66,11 +77,18 @@ async function namespaceSections(namespace: string): Promise<Section[]> {
         'logs',
         pod,
         '--all-containers',
+        '--prefix',
         ...(previous ? ['--previous'] : []),
       ]);
       if (previous && log.startsWith('(unavailable')) continue; // never restarted
-      const title = `${namespace}/${pod}: operator log${previous ? ' (container before the restart)' : ''}`;
-      sections.push({ title, full: log, printed: lastLines(log, printedLogLines) });
+      const title = `${namespace}/${pod}: ${operator ? 'operator' : 'pod'} log${previous ? ' (containers before the restart)' : ''}`;
+      // The operators' decisions in the test's output; the operands' (database, watcher) in the file,
+      // with only their last lines printed.
+      sections.push({
+        title,
+        full: log,
+        printed: lastLines(log, operator ? printedLogLines : printedOperandLines),
+      });
     }
   }
   return sections;

@@ -115,6 +115,7 @@ export {
   type Condition,
   type ConditionInput,
 } from './helpers/conditions.ts';
+export { conditionAsWritten, type WithConditions } from './helpers/condition-as-written.ts';
 export { observedGenerationField, phaseField, conditionsField } from './helpers/status-schema.ts';
 export { controllerReference, controllerOf, isControlledBy } from './helpers/owner-references.ts';
 export { addFinalizer, removeFinalizer, hasFinalizer, isBeingDeleted } from './helpers/finalizers.ts';

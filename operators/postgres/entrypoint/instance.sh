@@ -69,7 +69,8 @@ nap() { # nap <seconds>: a sleep a trapped signal cuts short
 #
 # A primary that knows no other instance (a one-instance cluster, or every replica's pod gone from
 # the headless Service) is never stopped: no failover could replace it, so stopping it would only
-# turn an API server or network outage into a database outage.
+# turn an API server or network outage into a database outage. Only an answer naming some address
+# changes what it knows: a lookup cut off halfway answers nothing, and forgets no peer.
 #
 # Timing (the operator promotes no sooner than 2 s after it first sees the primary fail, which is
 # after the cut, and counts on this): a check asks the DNS and every known peer at once, and the
@@ -92,7 +93,7 @@ self_fence_watch() {
   reachable() {
     # The API server or any other instance answering a connection means this pod's network
     # works. Asked at once with the DNS lookup, so a failing check lasts 1 s, not more.
-    local peer pids=() pid answered=1 dns api="" timer finished status pending=() peer_now=""
+    local peer pids=() pid answered=1 dns api="" timer finished status pending=() peer_now="" answer
     timeout 1 getent hosts kubernetes.default.svc >/dev/null 2>&1 &
     dns="$!"
     for peer in $peers; do
@@ -134,8 +135,11 @@ self_fence_watch() {
     if wait "$dns"; then
       # Evidence only until the API server has answered once (see above): a cache answers too.
       [[ -n "$api_answered" ]] || answered=0
-      # The peers' addresses, for the time the DNS does not answer.
-      peers="$(timeout 1 getent ahostsv4 "$PG_PEERS_HOST" 2>/dev/null | awk '{print $1}' | sort -u | grep -vxF "${own:-none}" || true)"
+      # The peers' addresses, for the time the DNS does not answer. A lookup that names no address
+      # at all did not answer (this instance's own pod is always in the headless Service, ready or
+      # not): a cut that lands between the two lookups must not forget the peers it cuts off.
+      answer="$(timeout 1 getent ahostsv4 "$PG_PEERS_HOST" 2>/dev/null | awk '{print $1}' | sort -u || true)"
+      [[ -z "$answer" ]] || peers="$(grep -vxF "${own:-none}" <<<"$answer" || true)"
     fi
     for pid in "${pending[@]}"; do wait "$pid" && peer_now=yes; done
     peer_answered="$peer_now"

@@ -200,6 +200,22 @@ export class KubeClient {
     return this.#send<T>({ method: 'GET', path: objectPath(type, name, namespace) }, call);
   }
 
+  /**
+   * `copy` when it is at least this process's last write of the object; else the object read
+   * afresh (undefined when it is gone). The informer cache shows a write only once its watch event
+   * arrives, so a decision about what the object already says (a condition that already reports a
+   * problem, so no Event is due) must not be taken from a copy the cache has not updated yet.
+   */
+  async latest<T extends KubeObject>(
+    type: ResourceType<T>,
+    copy: T,
+    call?: CallOptions,
+  ): Promise<T | undefined> {
+    const { name, namespace } = describe(copy);
+    if (!this.#ownWrites.mayBeOlder(writeKey(type, name, namespace), copy)) return copy;
+    return this.find(type, name, namespace, call);
+  }
+
   /** Reads one object, or undefined when it does not exist. */
   async find<T extends KubeObject>(
     type: ResourceType<T>,

@@ -7,6 +7,7 @@
 import {
   PermanentError,
   WriteFailure,
+  conditionAsWritten,
   isBeingDeleted,
   refusedWritesProblem,
   warnRefusedWrites,
@@ -178,7 +179,7 @@ export class EtcdClusterReconciler implements Reconciler<EtcdCluster> {
       // once while Degraded says it: every look finds it again while it lasts.
       const withWrites =
         error.cause instanceof WriteFailure && start.ctx.writes.failures.includes(error.cause);
-      const alreadySaid = conditionMessage(cluster, 'Degraded').includes(error.message);
+      const alreadySaid = (await degradedAsWritten(start)).includes(error.message);
       if (!error.permanent && !withWrites && !alreadySaid) {
         await start.ctx.events.warning(cluster, error.reason, 'Reconcile', error.message);
       }
@@ -292,7 +293,7 @@ export class EtcdClusterReconciler implements Reconciler<EtcdCluster> {
   /** What Degraded says, with an Event for each problem it does not say yet. */
   async assembleProblems({ cluster, ctx }: RoundStart, outcome: RoundOutcome): Promise<Problems> {
     const { refusal, recovery, tlsProblem } = outcome;
-    const degraded = conditionMessage(cluster, 'Degraded');
+    const degraded = await degradedAsWritten({ cluster, ctx });
     const earlier = refusal ? { reason: refusal.reason, message: refusal.message } : recovery?.problem;
     const change = outcome.observed?.versionChange;
     const refusedChange =
@@ -425,9 +426,12 @@ function clusterVersionLags(status: { currentVersion?: string; clusterVersion?: 
   return !!currentVersion && !!clusterVersion && minorOf(currentVersion) !== minorOf(clusterVersion);
 }
 
-/** The message of a condition of `cluster` as last written, '' without one. */
-function conditionMessage(cluster: EtcdCluster, type: string): string {
-  return cluster.status?.conditions?.find((c) => c.type === type)?.message ?? '';
+/**
+ * What Degraded says as this process last wrote it ('' without one): the cache may not show the
+ * status the reconcile before wrote, and a problem it said would be said again.
+ */
+async function degradedAsWritten({ cluster, ctx }: Pick<RoundStart, 'cluster' | 'ctx'>): Promise<string> {
+  return (await conditionAsWritten(ctx.client, etcdClusters, cluster, 'Degraded'))?.message ?? '';
 }
 
 /** When the newest Succeeded EtcdBackup of `cluster` finished, if any. */

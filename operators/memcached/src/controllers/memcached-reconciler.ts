@@ -7,6 +7,7 @@ import {
   WriteFailure,
   assertOwnedOrAbsent,
   builtin,
+  conditionAsWritten,
   isBeingDeleted,
   isControlledBy,
   warnRefusedWrites,
@@ -59,7 +60,8 @@ export class MemcachedReconciler implements Reconciler<Memcached> {
     } catch (error) {
       if (!(error instanceof WriteFailure)) throw error;
       // Once per refusal: none while it waits out its backoff or while Degraded already says it.
-      const said = memcached.status?.conditions?.find((c) => c.type === 'Degraded')?.message ?? '';
+      // As last written: the cache may not show the status the reconcile before wrote yet.
+      const said = (await conditionAsWritten(ctx.client, memcacheds, memcached, 'Degraded'))?.message ?? '';
       await warnRefusedWrites(ctx.events, memcached, [error], said);
       const { name = '', namespace = 'default' } = memcached.metadata ?? {};
       return { deployment: ctx.cache.get(builtin.deployments, name, namespace), failure: error };

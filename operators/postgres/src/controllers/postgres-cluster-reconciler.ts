@@ -9,6 +9,7 @@
 import {
   WriteFailure,
   builtin,
+  conditionAsWritten,
   isBeingDeleted,
   refusedWritesProblem,
   warnRefusedWrites,
@@ -207,7 +208,9 @@ export class PostgresClusterReconciler implements Reconciler<PostgresCluster> {
     });
     await restartForRollout(rollout, cluster, pods, ctx);
     const refusals = [...(owned ? [owned] : []), ...ctx.writes.failures];
-    const reported = cluster.status?.conditions?.find((c) => c.type === 'Degraded')?.message ?? '';
+    // As last written: the cache may not show the status the reconcile before wrote yet.
+    const reported =
+      (await conditionAsWritten(ctx.client, postgresClusters, cluster, 'Degraded'))?.message ?? '';
     await warnRefusedWrites(ctx.events, cluster, refusals, reported);
     return {
       restartPending,

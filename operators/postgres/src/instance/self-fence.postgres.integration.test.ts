@@ -69,7 +69,7 @@ describe.skipIf(!isRoot)('a cut-off primary whose DNS still answers (a node-loca
     expect(primary.isRunning()).toBe(true);
     /** The cut: the API server no longer answers; the DNS still does. */
     const cut = () => new Promise<void>((resolve) => api.close(() => resolve()));
-    return { primary, watching, cut, connections: () => connections };
+    return { primary, watching, cut, connections: () => connections, hosts };
   }
 
   it('stops itself once the API server and its peer stop answering, whatever the DNS says', async () => {
@@ -81,6 +81,17 @@ describe.skipIf(!isRoot)('a cut-off primary whose DNS still answers (a node-loca
     expect(bed.entrypointLog('solo')).toContainEqual(
       expect.stringContaining('self-fence: this primary has reached neither'),
     );
+  });
+
+  it('stops itself though the lookup of its peers failed as the cut began: a failed lookup forgets no peer', async () => {
+    const { primary, watching, cut, hosts } = await watchedPrimary('forgetful', '127.0.0.3');
+    // The cut lands between the watcher's two lookups: the cluster DNS still answered, the
+    // headless Service's name no longer does (the same file, rewritten in place: it is bind-mounted).
+    writeFileSync(hosts, '127.0.0.1 localhost\n127.0.0.1 kubernetes.default.svc\n');
+    await sleep(1000);
+    await cut();
+    await waitUntil('the cut-off primary stops', async () => !primary.isRunning(), watching);
+    expect(existsSync(join(bed.root, 'forgetful', 'run', 'self-fenced'))).toBe(true);
   });
 
   it('keeps a primary that knows no other instance running: no failover could replace it', async () => {
