@@ -79,8 +79,43 @@ async function synchronousStandby(namespace: string, primary: string): Promise<s
   return names.split('\n').find((n) => n.trim() !== '');
 }
 
-/** Causes one fault of `kind` on the cluster, which must be healthy. */
+/**
+ * Causes one fault of `kind` on the cluster, which must be healthy. Its `settle` ends the fault,
+ * then waits until the cluster has been seen to meet it (faultSeen): until then the status still
+ * reads healthy from before, and a next fault would land on a cluster still recovering.
+ */
 export async function causeFault(kind: FaultKind, target: FaultTarget): Promise<CausedFault> {
+  const at = Date.now();
+  const primaryName = (await target.cluster.primaryPod()).metadata?.name ?? '';
+  const caused = await causeFaultOnly(kind, target);
+  return {
+    settle: async () => {
+      await caused.settle();
+      await faultSeen(target.cluster, primaryName, at);
+    },
+  };
+}
+
+/**
+ * Until another instance is primary, or the primary's postgres container started after `at` (the
+ * kubelet restarted it, or its pod was made again): a fault the cluster has met either way. At
+ * most a minute: a fault it rode out without either (a cut ended before anything failed) goes on.
+ */
+async function faultSeen(cluster: PostgresClusterUnderTest, primaryName: string, at: number): Promise<void> {
+  await waitUntil(
+    `the cluster meets the fault (another primary than ${primaryName}, or its postgres started again)`,
+    async () => {
+      if ((await cluster.get())?.status?.currentPrimary !== primaryName) return true;
+      const pod = (await cluster.pods()).find((p) => p.metadata?.name === primaryName);
+      const postgres = pod?.status?.containerStatuses?.find((c) => c.name === 'postgres');
+      const started = postgres?.state?.running?.startedAt;
+      return started !== undefined && new Date(started).getTime() >= at - 1000;
+    },
+    { timeoutMs: 60_000, intervalMs: 250 },
+  ).catch(() => undefined);
+}
+
+async function causeFaultOnly(kind: FaultKind, target: FaultTarget): Promise<CausedFault> {
   const { cluster, random } = target;
   const namespace = cluster.namespace;
   const primary = await cluster.primaryPod();

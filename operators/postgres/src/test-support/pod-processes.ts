@@ -67,6 +67,11 @@ export class PodProcesses {
    * meanwhile (a Secret) is what the pod starts with.
    */
   holdExpirePods = false;
+  /**
+   * Pods whose node is down, by name (stopNode): their container is killed and none of a pod of
+   * that name starts again, as a pod bound to a stopped node by its volume stays unstarted.
+   */
+  readonly #downNodes = new Set<string>();
   /** Every start: pod name, role, for assertions. */
   readonly starts: { pod: string; role: string }[] = [];
 
@@ -107,6 +112,11 @@ export class PodProcesses {
     return running
       ? { name: instance, host: running.host, port: running.port, ...(running.ca ? { ca: running.ca } : {}) }
       : { name: instance, host: '127.0.0.1', port: 1 };
+  }
+
+  /** The node of `pod` stops, as a machine failing: its postgres dies and never starts again here. */
+  stopNode(pod: string): void {
+    this.#downNodes.add(pod);
   }
 
   /** The process of a pod (to kill or freeze it, as a node would). */
@@ -468,7 +478,8 @@ export class PodProcesses {
 
     // Deleted pods: their containers are killed (one still starting, once it has started).
     for (const [name, running] of this.#running) {
-      if (live.get(name)?.metadata?.uid === running.uid || running.starting) continue;
+      const nodeDown = this.#downNodes.has(name);
+      if ((!nodeDown && live.get(name)?.metadata?.uid === running.uid) || running.starting) continue;
       await running.instance?.kill9();
       this.#running.delete(name);
     }
@@ -493,6 +504,7 @@ export class PodProcesses {
     for (const pod of pods) {
       const name = pod.metadata?.name ?? '';
       const uid = pod.metadata?.uid ?? '';
+      if (this.#downNodes.has(name)) continue;
       const running = this.#running.get(name);
       if (running?.starting || (running?.uid === uid && running.instance?.isRunning())) continue;
       if (running?.uid === uid && Date.now() < running.retryAt) continue;
