@@ -2,47 +2,20 @@
 // promote (they wait for a primary that is gone), and must end by itself, bringing the old primary
 // back with every committed row. A real kube-apiserver + etcd, real PostgreSQL processes as the
 // pods (test-support/pod-processes.ts).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { waitUntil } from '@homeostat/testing';
-import { sharedKubeConfig } from '@homeostat/testing/shared';
-import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
-import { memoryLogger } from '@homeostat/reconcile/testing';
+import { builtin } from '@homeostat/reconcile';
 import { defaultConnectOptions, withConnection } from '../instance/instance.ts';
-import { PodProcesses } from '../test-support/pod-processes.ts';
-import {
-  clusterReader,
-  createRequiredCluster,
-  podOperator,
-  prepareNamespace,
-  settled,
-} from '../test-support/pod-cluster.ts';
+import { podClusterSuite, settled } from '../test-support/pod-cluster.ts';
 import { ackedTable, loopbackTarget, startWriteLoad } from '../test-support/write-load.ts';
 import { missingIds } from '../test-support/test-cluster.ts';
 
-const kubeConfig = sharedKubeConfig();
-const namespace = `pg-all-deleted-${process.pid}`;
-const cluster = 'accounts';
 const instances = ['accounts-0', 'accounts-1', 'accounts-2'];
-const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
-const { log, lines } = memoryLogger();
-const { get, events, slow } = clusterReader(client, namespace, cluster, lines);
 
 describe('every instance pod deleted: real kube-apiserver, real PostgreSQL processes as pods', () => {
-  const pods = new PodProcesses(client, namespace, cluster);
-  let manager: Manager;
-
-  beforeAll(async () => {
-    await prepareNamespace(kubeConfig, client, namespace);
-    manager = podOperator(kubeConfig, namespace, log, pods);
-    await manager.start();
-    await createRequiredCluster(client, namespace, cluster);
-    await pods.start();
-  });
-
-  afterAll(async () => {
-    await manager?.stop();
-    await pods.stop();
-    client.close();
+  const { client, namespace, pods, get, events, slow } = podClusterSuite({
+    namespace: `pg-all-deleted-${process.pid}`,
+    cluster: 'accounts',
   });
 
   it('comes back Healthy by itself, the old primary taking writes again with every committed row', async () => {

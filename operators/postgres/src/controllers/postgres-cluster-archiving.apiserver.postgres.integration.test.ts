@@ -8,27 +8,19 @@
 // the access key id).
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { consistently, waitUntil } from '@homeostat/testing';
 import type { S3TestServer } from '@homeostat/testing/s3';
-import { sharedKubeConfig } from '@homeostat/testing/shared';
-import { builtin, findCondition, KubeClient, type Manager } from '@homeostat/reconcile';
-import { memoryLogger } from '@homeostat/reconcile/testing';
+import { builtin, findCondition } from '@homeostat/reconcile';
 import { conditionTypes } from '../api/postgres-cluster-types.ts';
 import { defaultConnectOptions, withConnection } from '../instance/instance.ts';
-import { PodProcesses } from '../test-support/pod-processes.ts';
 import { startS3Repository, type S3Repository } from '../test-support/s3-repository.ts';
-import { clusterReader, createCluster, podOperator, prepareNamespace } from '../test-support/pod-cluster.ts';
+import { podClusterSuite } from '../test-support/pod-cluster.ts';
 
-const kubeConfig = sharedKubeConfig();
-const namespace = `pg-archive-${process.pid}`;
 const cluster = 'ledger';
 const instance = 'ledger-0';
 const bucket = 'pg-archive';
 const prefix = 'clusters/ledger/';
-const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
-const { log, lines } = memoryLogger();
-const { get, events, slow } = clusterReader(client, namespace, cluster, lines);
 
 /** Every object key under the cluster's WAL archive in the bucket (versitygw keeps objects as files). */
 function archivedObjects(s3: S3TestServer): string[] {
@@ -43,10 +35,26 @@ function archivedObjects(s3: S3TestServer): string[] {
 }
 
 describe('continuous WAL archiving to S3: real kube-apiserver, real PostgreSQL and pgBackRest, real S3', () => {
-  const pods = new PodProcesses(client, namespace, cluster);
-  let manager: Manager;
   let repository: S3Repository;
   let s3: S3TestServer;
+  const { client, namespace, pods, lines, get, events, slow } = podClusterSuite({
+    namespace: `pg-archive-${process.pid}`,
+    cluster,
+    setUp: async ({ client, namespace }) => {
+      repository = await startS3Repository(client, namespace, bucket);
+      s3 = repository.s3;
+    },
+    spec: () => ({
+      instances: 2,
+      // The primary's restart (below) must not start a failover: the test is about its archiving.
+      failoverDelay: '60s',
+      backup: {
+        destination: { s3: repository.destination(prefix) },
+        archiveTimeout: '60s',
+      },
+    }),
+    tearDown: () => repository?.stop() ?? Promise.resolve(),
+  });
 
   const sql = <T extends Record<string, unknown>>(text: string) =>
     withConnection(
@@ -63,31 +71,6 @@ describe('continuous WAL archiving to S3: real kube-apiserver, real PostgreSQL a
   };
   const archiving = async () =>
     findCondition((await get()).status?.conditions, conditionTypes.continuousArchiving);
-
-  beforeAll(async () => {
-    await prepareNamespace(kubeConfig, client, namespace);
-    repository = await startS3Repository(client, namespace, bucket);
-    s3 = repository.s3;
-    manager = podOperator(kubeConfig, namespace, log, pods);
-    await manager.start();
-    await createCluster(client, namespace, cluster, {
-      instances: 2,
-      // The primary's restart (below) must not start a failover: the test is about its archiving.
-      failoverDelay: '60s',
-      backup: {
-        destination: { s3: repository.destination(prefix) },
-        archiveTimeout: '60s',
-      },
-    });
-    await pods.start();
-  });
-
-  afterAll(async () => {
-    await manager?.stop();
-    await pods.stop();
-    await repository?.stop();
-    client.close();
-  });
 
   it('archives each finished segment into the bucket, and says so in the status', async () => {
     await waitUntil('the primary up', async () => (await get()).status?.currentPrimary === instance, slow);

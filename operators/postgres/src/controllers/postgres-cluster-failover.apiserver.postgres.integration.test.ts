@@ -2,44 +2,25 @@
 // PostgreSQL processes standing in for the pods (test-support/pod-processes.ts plays kubelet and
 // kube-proxy). The operator sees the instances only through SQL and the API server, as in a cluster.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { waitUntil } from '@homeostat/testing';
-import { sharedKubeConfig } from '@homeostat/testing/shared';
-import { KubeClient, type Manager } from '@homeostat/reconcile';
-import { memoryLogger } from '@homeostat/reconcile/testing';
 import { postgresClusters } from '../api/postgres-cluster-types.ts';
 import { defaultConnectOptions, withConnection } from '../instance/instance.ts';
-import { PodProcesses } from '../test-support/pod-processes.ts';
-import {
-  clusterReader,
-  createRequiredCluster,
-  podOperator,
-  prepareNamespace,
-  settled,
-} from '../test-support/pod-cluster.ts';
+import { podClusterSuite, settled } from '../test-support/pod-cluster.ts';
 import { ackedTable, loopbackTarget, startWriteLoad } from '../test-support/write-load.ts';
 import { missingIds } from '../test-support/test-cluster.ts';
 
-const kubeConfig = sharedKubeConfig();
-const namespace = `pg-ha-${process.pid}`;
-const cluster = 'ha';
-const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
-const { log, lines } = memoryLogger();
-const { get, events, slow } = clusterReader(client, namespace, cluster, lines);
-
 describe('failover through the PostgreSQLCluster controller: real kube-apiserver, real PostgreSQL processes as pods', () => {
-  lines
-    .slice(-30)
-    .map((l) => `${String(l['msg'])} ${String(l['err'] ?? '')}`)
-    .join('\n');
-  const pods = new PodProcesses(client, namespace, cluster);
-  let manager: Manager;
-  const operator = () =>
-    podOperator(kubeConfig, namespace, log, pods, {
-      maxLagBytes: 1024n * 1024n,
-      // A failover held in electing across an operator restart (below) must not end by bringing
-      // the old primary back in the meantime.
-      electionTimeoutMs: 120_000,
+  const { client, namespace, cluster, pods, get, events, slow, stopOperator, startOperator } =
+    podClusterSuite({
+      namespace: `pg-ha-${process.pid}`,
+      cluster: 'ha',
+      operator: {
+        maxLagBytes: 1024n * 1024n,
+        // A failover held in electing across an operator restart (below) must not end by bringing
+        // the old primary back in the meantime.
+        electionTimeoutMs: 120_000,
+      },
     });
   const sql = (instance: string, text: string) =>
     withConnection(pods.endpoint(instance), pods.bed.superuser, defaultConnectOptions, (c) => c.query(text));
@@ -49,20 +30,6 @@ describe('failover through the PostgreSQLCluster controller: real kube-apiserver
         c.query<{ id: string }>('SELECT id FROM acked ORDER BY id'),
       )
     ).rows.map((r) => Number(r.id));
-
-  beforeAll(async () => {
-    await prepareNamespace(kubeConfig, client, namespace);
-    manager = operator();
-    await manager.start();
-    await createRequiredCluster(client, namespace, cluster);
-    await pods.start();
-  });
-
-  afterAll(async () => {
-    await manager?.stop();
-    await pods.stop();
-    client.close();
-  });
 
   it('bootstraps: instance 0 is primary, the others stream from it, the cluster is Healthy', async () => {
     await waitUntil('ha Healthy with 3 ready instances', async () => settled(await get()), slow);
@@ -145,7 +112,7 @@ describe('failover through the PostgreSQLCluster controller: real kube-apiserver
         (await get()).status?.operation?.step === 'electing' && (await events('FailoverRefused')).length > 0,
       slow,
     );
-    await manager.stop();
+    await stopOperator();
     expect((await get()).status?.operation).toMatchObject({
       kind: 'failover',
       step: 'electing',
@@ -156,8 +123,7 @@ describe('failover through the PostgreSQLCluster controller: real kube-apiserver
     );
 
     pods.instance(silent).thaw();
-    manager = operator();
-    await manager.start();
+    await startOperator();
     await waitUntil('a new operator finishes the failover', async () => settled(await get()), slow);
     const status = (await get()).status;
     expect(replicas).toContain(status?.currentPrimary);

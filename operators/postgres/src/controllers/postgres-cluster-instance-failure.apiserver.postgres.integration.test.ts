@@ -1,42 +1,18 @@
 // A first primary that cannot start: a real kube-apiserver + etcd, the operator, and a real
 // PostgreSQL process as its pod (test-support/pod-processes.ts reports a failed start as a kubelet
 // does). The cause reaches the cluster's status and an Event, and correcting the spec is a way out.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { waitUntil } from '@homeostat/testing';
-import { sharedKubeConfig } from '@homeostat/testing/shared';
-import { builtin, findCondition, KubeClient, type Manager } from '@homeostat/reconcile';
-import { memoryLogger } from '@homeostat/reconcile/testing';
+import { builtin, findCondition } from '@homeostat/reconcile';
 import { postgresClusters } from '../api/postgres-cluster-types.ts';
-import { PodProcesses } from '../test-support/pod-processes.ts';
-import { clusterReader, createCluster, podOperator, prepareNamespace } from '../test-support/pod-cluster.ts';
-
-const kubeConfig = sharedKubeConfig();
-const namespace = `pg-fail-${process.pid}`;
-const cluster = 'broken';
-const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
-const { log, lines } = memoryLogger();
-const { get, events, slow } = clusterReader(client, namespace, cluster, lines);
+import { podClusterSuite } from '../test-support/pod-cluster.ts';
 
 describe('a first primary that cannot start: real kube-apiserver, real PostgreSQL as its pod', () => {
-  const pods = new PodProcesses(client, namespace, cluster);
-  let manager: Manager;
-
-  beforeAll(async () => {
-    await prepareNamespace(kubeConfig, client, namespace);
-    manager = podOperator(kubeConfig, namespace, log, pods);
-    await manager.start();
+  const { client, namespace, cluster, get, events, slow } = podClusterSuite({
+    namespace: `pg-fail-${process.pid}`,
+    cluster: 'broken',
     // A misspelt parameter: a name the API server cannot know PostgreSQL lacks.
-    await createCluster(client, namespace, cluster, {
-      instances: 1,
-      postgresql: { parameters: { shared_bufers: '16MB' } },
-    });
-    await pods.start();
-  });
-
-  afterAll(async () => {
-    await manager?.stop();
-    await pods.stop();
-    client.close();
+    spec: { instances: 1, postgresql: { parameters: { shared_bufers: '16MB' } } },
   });
 
   it('reports the cause in the Degraded condition, the phase and one Event', async () => {

@@ -6,53 +6,25 @@
 // answered"), brought back the stopped primary and waited until its node returned.
 // A real kube-apiserver + etcd, real PostgreSQL processes as pods (test-support/pod-processes.ts);
 // a node stop is the test kubelet killing the pod's postgres and never starting a pod of that name.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { waitUntil } from '@homeostat/testing';
-import { sharedKubeConfig } from '@homeostat/testing/shared';
-import { KubeClient, type Manager } from '@homeostat/reconcile';
-import { memoryLogger } from '@homeostat/reconcile/testing';
 import { defaultConnectOptions, withConnection } from '../instance/instance.ts';
-import { PodProcesses } from '../test-support/pod-processes.ts';
-import {
-  clusterReader,
-  createRequiredCluster,
-  podOperator,
-  prepareNamespace,
-  settled,
-} from '../test-support/pod-cluster.ts';
+import { podClusterSuite, settled } from '../test-support/pod-cluster.ts';
 import { ackedTable, loopbackTarget, startWriteLoad } from '../test-support/write-load.ts';
 import { missingIds } from '../test-support/test-cluster.ts';
 
-const kubeConfig = sharedKubeConfig();
-const namespace = `pg-quorum-${process.pid}`;
-const cluster = 'lv';
-const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
-const { log, lines } = memoryLogger();
-const { get, slow } = clusterReader(client, namespace, cluster, lines);
-
 describe('a failover under required, when the only other standby never streamed from the lost primary', () => {
-  const pods = new PodProcesses(client, namespace, cluster);
-  let manager: Manager;
+  const { pods, get, slow } = podClusterSuite({
+    namespace: `pg-quorum-${process.pid}`,
+    cluster: 'lv',
+    operator: { maxLagBytes: 1024n * 1024n },
+  });
   const ids = async (instance: string) =>
     (
       await withConnection(pods.endpoint(instance), pods.bed.superuser, defaultConnectOptions, (c) =>
         c.query<{ id: string }>('SELECT id FROM acked ORDER BY id'),
       )
     ).rows.map((r) => Number(r.id));
-
-  beforeAll(async () => {
-    await prepareNamespace(kubeConfig, client, namespace);
-    manager = podOperator(kubeConfig, namespace, log, pods, { maxLagBytes: 1024n * 1024n });
-    await manager.start();
-    await createRequiredCluster(client, namespace, cluster);
-    await pods.start();
-  });
-
-  afterAll(async () => {
-    await manager?.stop();
-    await pods.stop();
-    client.close();
-  });
 
   it('promotes the standby that holds every acknowledged commit, without waiting for the lost node', async () => {
     await waitUntil('lv Healthy', async () => settled(await get()), slow);

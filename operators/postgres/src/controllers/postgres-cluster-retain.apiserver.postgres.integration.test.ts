@@ -3,26 +3,15 @@
 // instance was primary before. A real kube-apiserver + etcd, real PostgreSQL processes as the pods
 // (test-support/pod-processes.ts), whose data directories outlive the pods as a claim's volume
 // does. The test control plane runs no garbage collector: a stand-in does what it does.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { waitUntil } from '@homeostat/testing';
-import { sharedKubeConfig } from '@homeostat/testing/shared';
-import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
-import { GarbageCollectorStandIn, memoryLogger } from '@homeostat/reconcile/testing';
+import { builtin } from '@homeostat/reconcile';
+import { GarbageCollectorStandIn } from '@homeostat/reconcile/testing';
 import { postgresClusters } from '../api/postgres-cluster-types.ts';
 import { defaultConnectOptions, withConnection, type Credentials } from '../instance/instance.ts';
-import { PodProcesses } from '../test-support/pod-processes.ts';
-import {
-  clusterReader,
-  createCluster,
-  podOperator,
-  prepareNamespace,
-  settled,
-} from '../test-support/pod-cluster.ts';
+import { createCluster, podClusterSuite, settled } from '../test-support/pod-cluster.ts';
 import { secretNames } from './cluster-names.ts';
 
-const kubeConfig = sharedKubeConfig();
-const namespace = `pg-retain-${process.pid}`;
-const cluster = 'ledger';
 const instances = ['ledger-0', 'ledger-1', 'ledger-2'];
 // Synchronous commits: the failover below loses no acknowledged row (asynchronous mode may lose
 // the last ones, which is not what this test is about), so every row must come back.
@@ -32,29 +21,15 @@ const spec = {
   storage: { retention: 'Retain' },
   postgresql: { synchronous: { mode: 'required', number: 1 } },
 };
-const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
-const { log, lines } = memoryLogger();
-const { get, events, slow } = clusterReader(client, namespace, cluster, lines);
 
 describe('storage.retention Retain: real kube-apiserver, real PostgreSQL processes as pods', () => {
-  const pods = new PodProcesses(client, namespace, cluster);
+  const { client, namespace, cluster, pods, get, events, slow } = podClusterSuite({
+    namespace: `pg-retain-${process.pid}`,
+    cluster: 'ledger',
+    spec,
+    tearDown: () => garbageCollector.stop(),
+  });
   const garbageCollector = new GarbageCollectorStandIn(client, namespace);
-  let manager: Manager;
-
-  beforeAll(async () => {
-    await prepareNamespace(kubeConfig, client, namespace);
-    manager = podOperator(kubeConfig, namespace, log, pods);
-    await manager.start();
-    await createCluster(client, namespace, cluster, spec);
-    await pods.start();
-  });
-
-  afterAll(async () => {
-    await garbageCollector.stop();
-    await manager?.stop();
-    await pods.stop();
-    client.close();
-  });
 
   it('brings a cluster created again back from its claims: every row, writable, the same credentials', async () => {
     await waitUntil('ledger Healthy with 3 ready instances', async () => settled(await get()), slow);

@@ -1,21 +1,11 @@
 // A rolling restart whose pod deletion a ValidatingAdmissionPolicy refuses must not switch failover
 // off: the refusal waits in status while a quiet primary is failed over. Real kube-apiserver, real
 // PostgreSQL processes as the pods (test-support/pod-processes.ts).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { waitUntil } from '@homeostat/testing';
-import { sharedKubeConfig } from '@homeostat/testing/shared';
-import { builtin, KubeClient, resourceType, type KubeObject, type Manager } from '@homeostat/reconcile';
-import { memoryLogger } from '@homeostat/reconcile/testing';
+import { builtin, resourceType, type KubeObject } from '@homeostat/reconcile';
 import { postgresClusters } from '../api/postgres-cluster-types.ts';
-import { PodProcesses } from '../test-support/pod-processes.ts';
-import {
-  clusterReader,
-  createRequiredCluster,
-  failOverWhileRefused,
-  podOperator,
-  prepareNamespace,
-  settled,
-} from '../test-support/pod-cluster.ts';
+import { failOverWhileRefused, podClusterSuite, settled } from '../test-support/pod-cluster.ts';
 
 interface WithSpec extends KubeObject {
   spec: Record<string, unknown>;
@@ -34,34 +24,18 @@ const bindings = resourceType<WithSpec>(
   false,
 );
 
-const kubeConfig = sharedKubeConfig();
-const namespace = `pg-rollout-refused-${process.pid}`;
 const policy = `keep-replica-pods-${process.pid}`;
-const cluster = 'orders';
-const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
-const { log, lines } = memoryLogger();
-const reader = clusterReader(client, namespace, cluster, lines);
-const { get, events, slow } = reader;
 
 describe('a rolling restart refused by an admission policy: real kube-apiserver, real PostgreSQL processes', () => {
-  const pods = new PodProcesses(client, namespace, cluster);
-  let manager: Manager;
-
-  beforeAll(async () => {
-    await prepareNamespace(kubeConfig, client, namespace);
-    manager = podOperator(kubeConfig, namespace, log, pods);
-    await manager.start();
-    await createRequiredCluster(client, namespace, cluster);
-    await pods.start();
+  const suite = podClusterSuite({
+    namespace: `pg-rollout-refused-${process.pid}`,
+    cluster: 'orders',
+    tearDown: async ({ client }) => {
+      await client.delete(bindings, policy).catch(() => undefined);
+      await client.delete(policies, policy).catch(() => undefined);
+    },
   });
-
-  afterAll(async () => {
-    await client.delete(bindings, policy).catch(() => undefined);
-    await client.delete(policies, policy).catch(() => undefined);
-    await manager?.stop();
-    await pods.stop();
-    client.close();
-  });
+  const { client, namespace, cluster, pods, get, events, slow } = suite;
 
   it('fails over from a quiet primary while the restart of a replica is refused, and says so', async () => {
     await waitUntil('orders Healthy with 3 ready instances', async () => settled(await get()), slow);
@@ -118,7 +92,7 @@ describe('a rolling restart refused by an admission policy: real kube-apiserver,
       { spec: { resources: { requests: { cpu: '50m' } } } },
       { patchType: 'merge' },
     );
-    const completed = await failOverWhileRefused(pods, reader, old);
+    const completed = await failOverWhileRefused(pods, suite, old);
     expect(completed?.note).toMatch(new RegExp(`replacing ${old}`));
     await waitUntil(
       'the refused restart in status',

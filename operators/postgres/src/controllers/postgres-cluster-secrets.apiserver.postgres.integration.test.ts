@@ -8,46 +8,21 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { waitUntil } from '@homeostat/testing';
-import { sharedKubeConfig } from '@homeostat/testing/shared';
-import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
-import { memoryLogger } from '@homeostat/reconcile/testing';
+import { builtin } from '@homeostat/reconcile';
 import { postgresClusters } from '../api/postgres-cluster-types.ts';
 import { defaultConnectOptions, withConnection, type Credentials } from '../instance/instance.ts';
-import { PodProcesses } from '../test-support/pod-processes.ts';
 import { postgresBinDir } from '../test-support/postgres-processes.ts';
-import { clusterReader, createCluster, podOperator, prepareNamespace } from '../test-support/pod-cluster.ts';
+import { podClusterSuite } from '../test-support/pod-cluster.ts';
 import { secretNames, tlsSecretNames } from './cluster-names.ts';
 import { operandLabels } from './operand-labels.ts';
 
-const kubeConfig = sharedKubeConfig();
-const namespace = `pg-sec-${process.pid}`;
-const cluster = 'sec';
-const client = new KubeClient(kubeConfig, { fieldManager: 'test-user' });
-const { log, lines } = memoryLogger();
-const { slow } = clusterReader(client, namespace, cluster, lines);
-
 describe('no password in any log, with statement logging on: real kube-apiserver, real PostgreSQL as pods', () => {
-  const pods = new PodProcesses(client, namespace, cluster);
-  let manager: Manager;
-
-  const credentials = async (name: string): Promise<Credentials> => {
-    const data = (await client.get(builtin.secrets, name, namespace)).data ?? {};
-    const field = (key: string) => Buffer.from(data[key] ?? '', 'base64').toString();
-    return { user: field('username'), password: field('password') };
-  };
-  const logsIn = (c: Credentials) =>
-    withConnection(pods.endpoint(`${cluster}-0`), c, defaultConnectOptions, async (client) => {
-      await client.query('SELECT 1');
-      return true;
-    }).catch(() => false);
-
-  beforeAll(async () => {
-    await prepareNamespace(kubeConfig, client, namespace);
-    manager = podOperator(kubeConfig, namespace, log, pods);
-    await manager.start();
-    await createCluster(client, namespace, cluster, {
+  const { client, namespace, cluster, pods, lines, slow } = podClusterSuite({
+    namespace: `pg-sec-${process.pid}`,
+    cluster: 'sec',
+    spec: {
       instances: 1,
       superuserAccess: true,
       bootstrap: { database: 'shop', owner: 'shopper' },
@@ -59,15 +34,19 @@ describe('no password in any log, with statement logging on: real kube-apiserver
           log_min_messages: 'info',
         },
       },
-    });
-    await pods.start();
+    },
   });
 
-  afterAll(async () => {
-    await manager?.stop();
-    await pods.stop();
-    client.close();
-  });
+  const credentials = async (name: string): Promise<Credentials> => {
+    const data = (await client.get(builtin.secrets, name, namespace)).data ?? {};
+    const field = (key: string) => Buffer.from(data[key] ?? '', 'base64').toString();
+    return { user: field('username'), password: field('password') };
+  };
+  const logsIn = (c: Credentials) =>
+    withConnection(pods.endpoint(`${cluster}-0`), c, defaultConnectOptions, async (client) => {
+      await client.query('SELECT 1');
+      return true;
+    }).catch(() => false);
 
   it('every role the operator and the entrypoint set logs in with its Secret, and no password is in any log', async () => {
     const names = secretNames(cluster);
