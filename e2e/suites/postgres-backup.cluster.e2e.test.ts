@@ -38,6 +38,7 @@ interface BackupObject {
     databaseBytes?: number;
     toolVersion?: string;
     conditions?: { type: string; status: string; reason: string; message: string }[];
+    verification?: { result: string; drilledAt: string; restoreSeconds?: number; message?: string };
   };
 }
 
@@ -413,6 +414,12 @@ describe.each([18, 17] as const)(
           `restore drill passed ${secondsSince(started)} s after verify was set: restoreSeconds ${drill?.restoreSeconds}, recoveryPointSeconds ${drill?.recoveryPointSeconds}, replayed through ${drill?.replayedThrough}`,
         );
         expect(drill?.backup).toBe(label);
+        // Recorded on the backup it restored too.
+        expect(
+          (await getObject<BackupObject>('postgresqlbackup', 'first', ns))?.status?.verification,
+        ).toMatchObject({
+          result: 'Verified',
+        });
         expect(drill?.restoreSeconds).toBeGreaterThanOrEqual(0);
         expect(drill?.recoveryPointSeconds).toBeGreaterThanOrEqual(0);
         expect(drill?.replayedThrough).toMatch(/^[0-9A-F]{24}$/);

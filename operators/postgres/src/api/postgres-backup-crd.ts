@@ -28,6 +28,12 @@ export const postgresBackupCrd = buildCrd({
         { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
         { name: 'Label', type: 'string', jsonPath: '.status.label', description: "pgBackRest's label" },
         { name: 'Size', type: 'integer', jsonPath: '.status.databaseBytes', description: 'Database bytes' },
+        {
+          name: 'Verified',
+          type: 'string',
+          jsonPath: '.status.verification.result',
+          description: 'What the last restore drill of this backup found',
+        },
         { name: 'Source', type: 'string', jsonPath: '.status.source', priority: 1 },
         { name: 'End LSN', type: 'string', jsonPath: '.status.endLsn', priority: 1 },
         { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },

@@ -75,4 +75,26 @@ export const PostgresBackupStatus = Type.Object({
     Type.Integer({ description: 'Bytes the backup takes in the bucket (compressed).' }),
   ),
   toolVersion: Type.Optional(Type.String({ description: 'The pgBackRest version that took it.' })),
+  verification: Type.Optional(
+    Type.Object(
+      {
+        result: Type.Union([Type.Literal('Verified'), Type.Literal('Failed')], {
+          description:
+            'Verified: a restore drill restored this backup and the WAL archived after it, and checked the copy. Failed: the drill did not (the message says why).',
+        }),
+        drilledAt: Type.String({ format: 'date-time', description: 'When that drill ended.' }),
+        restoreSeconds: Type.Optional(
+          Type.Integer({
+            minimum: 0,
+            description: 'How long its restore and replay took (the RTO, measured).',
+          }),
+        ),
+        message: Type.Optional(Type.String({ maxLength: 1024, description: 'Why the drill failed.' })),
+      },
+      {
+        description:
+          "The last restore drill of this backup (the cluster's spec.backup.verify). Each drill takes the newest backup never drilled, else the newest: every backup is proven once, the newest first.",
+      },
+    ),
+  ),
 });

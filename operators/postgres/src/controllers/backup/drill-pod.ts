@@ -1,6 +1,6 @@
 // The pod and the claim of one restore drill (ADR 0218): the cluster's image running
 // `homeostat-instance drill` on a claim of its own (the size and class of the cluster's), which
-// restores the newest backup of the cluster's repository and the WAL archived after it, replays it
+// restores one backup of the cluster's repository (drill-target.ts) and the WAL archived after it, replays it
 // in a private server, checks it and answers in its termination message. It reads the repository
 // with the cluster's own credentials (as the entrypoint's recovery source, repo2) and reaches
 // nothing else: no Service selects it (no cluster label), no instance hears from it, and its
@@ -19,6 +19,9 @@ import {
 } from '../desired-pod.ts';
 import { restorePodParts } from '../desired-recovery.ts';
 import { operatorName } from '../operand-labels.ts';
+
+/** On a drill's pod: the PostgreSQLBackup it restores (its result is recorded there too). */
+export const drilledBackupAnnotation = 'postgres.homeostat.dev/drilled-backup';
 
 /** Marks a drill's pod and claim; its value is the cluster's name (what wakes it). */
 export const drillLabel = 'postgres.homeostat.dev/restore-drill';
@@ -64,21 +67,23 @@ export function drillClaim(cluster: PostgresCluster, drill: string): V1Persisten
   };
 }
 
+/** The drill's pod, restoring the backup of pgBackRest label `label`, PostgreSQLBackup `backupName`. */
 export function drillPod(
   cluster: PostgresCluster,
   drill: string,
   backup: BackupSpecFields,
   image: string,
+  restored: { readonly backupName: string; readonly label: string },
 ): V1Pod {
   const meta = drillMeta(cluster, drill);
   const restore = restorePodParts(
-    { stanza: stanzaOf(cluster), s3: backup.destination.s3 },
+    { stanza: stanzaOf(cluster), s3: backup.destination.s3, backup: restored.label },
     { pgdata: instancePaths.pgdata, run: instancePaths.run },
   );
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: meta,
+    metadata: { ...meta, annotations: { [drilledBackupAnnotation]: restored.backupName } },
     spec: {
       restartPolicy: 'Never',
       automountServiceAccountToken: false,

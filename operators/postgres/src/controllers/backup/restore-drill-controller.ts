@@ -1,7 +1,9 @@
 // Restore drills (spec.backup.verify, ADR 0218): on the cluster's schedule, a pod with a claim of
-// its own restores the newest base backup and every WAL segment archived after it, and checks the
-// copy (drill-pod.ts, the entrypoint's run_drill); the result becomes status.lastVerifiedBackup,
-// the BackupVerified condition, an Event and metrics; the pod and the claim are then deleted.
+// its own restores a base backup (the newest never drilled, else the newest: drill-target.ts) and
+// every WAL segment archived after it, and checks the copy (drill-pod.ts, the entrypoint's
+// run_drill); the result becomes the backup's status.verification, the cluster's
+// status.lastVerifiedBackup, the BackupVerified condition, an Event and metrics; the pod and the
+// claim are then deleted.
 //
 // It writes the cluster's status under a field manager of its own, and the cluster controller
 // leaves BackupVerified to it. Like a CronJob it keeps no memory: when the schedule last ran is
@@ -28,7 +30,7 @@ import {
   type ReconcileResult,
 } from '@homeostat/reconcile';
 import { scheduleDecision } from '@homeostat/operator-kit/schedule';
-import { postgresBackups } from '../../api/postgres-backup-types.ts';
+import { postgresBackups, type PostgresBackupStatusFields } from '../../api/postgres-backup-types.ts';
 import {
   conditionTypes,
   postgresClusters,
@@ -36,7 +38,15 @@ import {
   type PostgresClusterStatusFields,
 } from '../../api/postgres-cluster-types.ts';
 import type { MajorVersion } from '../../api/postgres-versions.ts';
-import { drillClaim, drillLabel, drillName, drillPod, drillSelector } from './drill-pod.ts';
+import {
+  drillClaim,
+  drilledBackupAnnotation,
+  drillLabel,
+  drillName,
+  drillPod,
+  drillSelector,
+} from './drill-pod.ts';
+import { drillTarget } from './drill-target.ts';
 
 /** The field manager of the drill's status fields and its condition. */
 export const drillFieldManager = 'postgres-operator-restore-drill';
@@ -85,7 +95,7 @@ class DrillMetrics {
       new Gauge({ name, help, labelNames: ['namespace', 'cluster'], registers: [manager.metrics.registry] });
     this.#verifiedAt = gauge(
       'homeostat_postgres_backup_verified_timestamp_seconds',
-      'When a restore drill last restored and checked the newest backup (Unix seconds): alert when it grows old',
+      'When a restore drill last restored and checked a backup of the cluster (Unix seconds): alert when it grows old',
     );
     this.#restoreSeconds = gauge(
       'homeostat_postgres_restore_drill_duration_seconds',
@@ -144,6 +154,24 @@ async function writeStatus(
       conditions,
     },
   });
+}
+
+/**
+ * Records the drill's result on the PostgreSQLBackup it restored (its verification, under the
+ * drill's field manager); nothing when that backup is gone (expired meanwhile).
+ */
+async function recordOnBackup(
+  client: KubeClient,
+  namespace: string,
+  backupName: string | undefined,
+  verification: NonNullable<PostgresBackupStatusFields['verification']>,
+): Promise<void> {
+  if (!backupName) return;
+  await client
+    .applyStatus(postgresBackups, { metadata: { name: backupName, namespace }, status: { verification } })
+    .catch((error: unknown) => {
+      if (!(error instanceof NotFoundError)) throw error;
+    });
 }
 
 export function addRestoreDrillController(
@@ -212,7 +240,13 @@ export function addRestoreDrillController(
         const result = pod.status.phase === 'Succeeded' ? parseResult(message) : undefined;
         const drill = cluster.status?.restoreDrill;
         const started = drill ? { startedAt: drill.startedAt } : { startedAt: now.toISOString() };
+        const drilled = pod.metadata?.annotations?.[drilledBackupAnnotation];
         if (result) {
+          await recordOnBackup(client, namespace, drilled, {
+            result: 'Verified',
+            drilledAt: now.toISOString(),
+            restoreSeconds: result.restoreSeconds,
+          });
           // A copy with no transaction replayed is as old as its backup: the drill's start bounds it.
           const restorePoint = result.restoredTo ? new Date(result.restoredTo) : new Date(started.startedAt);
           await writeStatus(
@@ -251,6 +285,11 @@ export function addRestoreDrillController(
           const reason =
             message ||
             `the drill pod ${pod.metadata?.name ?? ''} ${pod.status.phase === 'Succeeded' ? 'reported nothing readable' : 'failed'}`;
+          await recordOnBackup(client, namespace, drilled, {
+            result: 'Failed',
+            drilledAt: now.toISOString(),
+            message: reason.slice(0, 1024),
+          });
           await writeStatus(
             client,
             cluster,
@@ -304,15 +343,11 @@ export function addRestoreDrillController(
         const wait = decision.next.getTime() - now.getTime() + 1000;
         return { requeueAfterMs: Math.min(wait, options.pollIntervalMs ?? 60_000) };
       }
-      const hasBackup = backups.store
-        .list()
-        .some(
-          (b) =>
-            b.metadata?.namespace === namespace &&
-            b.status?.clusterUid === cluster.metadata?.uid &&
-            b.status?.phase === 'Succeeded',
-        );
-      if (!hasBackup) {
+      const target = drillTarget(
+        backups.store.list().filter((b) => b.metadata?.namespace === namespace),
+        cluster.metadata?.uid ?? '',
+      );
+      if (!target.backup) {
         // The schedule moves on: the next run looks again.
         await writeStatus(
           client,
@@ -334,7 +369,13 @@ export function addRestoreDrillController(
       };
       const drill = drillName(name, now);
       await client.create(builtin.persistentVolumeClaims, drillClaim(cluster, drill)).catch(ignoreExisting);
-      await client.create(builtin.pods, drillPod(cluster, drill, backupSpec, image)).catch(ignoreExisting);
+      const restored = {
+        backupName: target.backup.metadata?.name ?? '',
+        label: target.backup.status?.label ?? '',
+      };
+      await client
+        .create(builtin.pods, drillPod(cluster, drill, backupSpec, image, restored))
+        .catch(ignoreExisting);
       await writeStatus(
         client,
         cluster,
@@ -342,7 +383,7 @@ export function addRestoreDrillController(
         {
           status: findVerified(cluster)?.status ?? 'Unknown',
           reason: 'DrillRunning',
-          message: `restore drill under way in pod ${drill}`,
+          message: `restore drill of backup ${restored.label} under way in pod ${drill}`,
         },
         now,
       );
@@ -350,7 +391,7 @@ export function addRestoreDrillController(
         cluster,
         'RestoreDrillStarted',
         'RestoreDrill',
-        `restore drill started in pod ${drill}`,
+        `restore drill of backup ${restored.label} (PostgreSQLBackup ${restored.backupName}) started in pod ${drill}${target.undrilled > 1 ? `; ${target.undrilled - 1} more never drilled` : ''}`,
       );
       return {};
     },

@@ -1,9 +1,11 @@
 // Restore drills end to end (spec.backup.verify): a real kube-apiserver + etcd, the operator with
 // its clock moved to the schedule's next run, a real PostgreSQL per instance pod, pgBackRest and a
 // real S3 server (versitygw over TLS). A drill after a base backup restores it and the WAL
-// archived after it in a pod of its own, checks it and records it (lastVerifiedBackup,
-// BackupVerified True, an Event), then deletes its pod and claim. A WAL segment removed from the
-// bucket makes the next drill fail and name that segment, and the cluster itself is untouched.
+// archived after it in a pod of its own, checks it and records it (the backup's verification,
+// lastVerifiedBackup, BackupVerified True, an Event), then deletes its pod and claim. With two
+// more backups, the next drills prove the newest, then the older one the newest-only rule would
+// never reach. A WAL segment removed from the bucket makes the next drill fail and name that
+// segment, and the cluster itself is untouched.
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -70,6 +72,31 @@ describe('restore drills: real kube-apiserver, real PostgreSQL and pgBackRest, r
     return segment;
   };
   const verified = async () => findCondition((await get()).status?.conditions, 'BackupVerified');
+  const takeBackup = async (name: string) => {
+    await client.create(postgresBackups, {
+      metadata: { name, namespace },
+      spec: { clusterName: cluster },
+    } as unknown as PostgresBackup);
+    await waitUntil(
+      `backup ${name} taken`,
+      async () => (await client.get(postgresBackups, name, namespace)).status?.phase === 'Succeeded',
+      slow,
+    );
+    return (await client.get(postgresBackups, name, namespace)).status?.label ?? '';
+  };
+  const verification = async (name: string) =>
+    (await client.get(postgresBackups, name, namespace)).status?.verification;
+  /** Runs the next drill to its end; returns the label it restored. */
+  const drillOnce = async () => {
+    const before = (await get()).status?.lastVerifiedBackup?.verifiedAt;
+    await nextDrillDue();
+    await waitUntil(
+      'the next drill recorded',
+      async () => (await get()).status?.lastVerifiedBackup?.verifiedAt !== before,
+      slow,
+    );
+    return (await get()).status?.lastVerifiedBackup?.backup;
+  };
 
   beforeAll(async () => {
     await prepareNamespace(kubeConfig, client, namespace);
@@ -94,15 +121,7 @@ describe('restore drills: real kube-apiserver, real PostgreSQL and pgBackRest, r
     await waitUntil('the primary', async () => (await get()).status?.currentPrimary !== undefined, slow);
     await sql('CREATE TABLE marks(id bigserial PRIMARY KEY, label text NOT NULL)');
     await sql("INSERT INTO marks(label) SELECT 'row ' || g FROM generate_series(1, 500) g");
-    await client.create(postgresBackups, {
-      metadata: { name: 'base', namespace },
-      spec: { clusterName: cluster },
-    } as unknown as PostgresBackup);
-    await waitUntil(
-      'the base backup taken',
-      async () => (await client.get(postgresBackups, 'base', namespace)).status?.phase === 'Succeeded',
-      slow,
-    );
+    await takeBackup('base');
     await switchAndArchive();
   }, 300_000);
 
@@ -128,6 +147,7 @@ describe('restore drills: real kube-apiserver, real PostgreSQL and pgBackRest, r
     expect(databases.find((d) => d.name === 'postgres')?.rows).toBeGreaterThanOrEqual(501);
     expect(databases.map((d) => d.name)).toContain('app');
     expect((await verified())?.message).toContain(`backup ${label}`);
+    expect(await verification('base')).toMatchObject({ result: 'Verified' });
     // The claim's protection finalizer is removed by kube-controller-manager, which this control
     // plane does not run: a claim being deleted counts as gone.
     const drillObjects = async () => [
@@ -149,6 +169,17 @@ describe('restore drills: real kube-apiserver, real PostgreSQL and pgBackRest, r
     await sql("INSERT INTO marks(label) VALUES ('after the drill')");
   }, 300_000);
 
+  it('proves every backup: the newest never drilled first, then an older one, not the newest again', async () => {
+    const second = await takeBackup('second');
+    await switchAndArchive();
+    const third = await takeBackup('third');
+    await switchAndArchive();
+    expect(await drillOnce()).toBe(third);
+    expect(await drillOnce()).toBe(second);
+    for (const name of ['base', 'second', 'third'])
+      expect(await verification(name), name).toMatchObject({ result: 'Verified' });
+  }, 300_000);
+
   it('fails, naming the segment, when a WAL segment is missing from the bucket, and the cluster is untouched', async () => {
     const [first, second] = [await switchAndArchive(), await switchAndArchive()];
     await switchAndArchive();
@@ -166,6 +197,9 @@ describe('restore drills: real kube-apiserver, real PostgreSQL and pgBackRest, r
     // The last drill that passed is still the one on record.
     expect((await get()).status?.lastVerifiedBackup?.backup).toBeDefined();
     expect(condition?.message).not.toContain(repository.s3.secretAccessKey);
+    // Every backup was drilled: this drill took the newest, and its failure is recorded on it.
+    expect(await verification('third')).toMatchObject({ result: 'Failed' });
+    expect((await verification('third'))?.message).toContain(`segment ${second} is missing`);
     await sql("INSERT INTO marks(label) VALUES ('after the failed drill')");
   }, 300_000);
 
