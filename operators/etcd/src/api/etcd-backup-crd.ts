@@ -29,6 +29,12 @@ export const etcdBackupCrd = buildCrd({
         { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
         { name: 'Size', type: 'integer', jsonPath: '.status.sizeBytes', description: 'Bytes' },
         { name: 'Revision', type: 'string', jsonPath: '.status.revision' },
+        {
+          name: 'Verified',
+          type: 'string',
+          jsonPath: '.status.verification.result',
+          description: 'What the last restore drill of this backup found',
+        },
         { name: 'Location', type: 'string', jsonPath: '.status.location', priority: 1 },
         { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
       ],

@@ -1,9 +1,10 @@
 // Restore drills (spec.backup.verify, ADR 0311): on a schedule, or when the
-// etcd.homeostat.dev/verify-backup annotation changes, the newest Succeeded backup of a cluster is
-// restored into a scratch single-member etcd in a pod and claim of its own (drill-pod.ts), and
-// the copy's HashKV at the backup's revision is compared with the one the backup recorded. What
-// it found goes to status (lastVerifiedBackup, the BackupVerified condition), an Event and the
-// metrics; then the pod and the claim are deleted.
+// etcd.homeostat.dev/verify-backup annotation changes, a Succeeded backup of a cluster (the newest
+// never drilled, else the newest: drillTargetOf) is restored into a scratch single-member etcd in
+// a pod and claim of its own (drill-pod.ts), and the copy's HashKV at the backup's revision is
+// compared with the one the backup recorded. What it found goes to the backup's
+// status.verification, the cluster's status (lastVerifiedBackup, the BackupVerified condition), an
+// Event and the metrics; then the pod and the claim are deleted.
 //
 // The drill reads the backup and touches nothing of the cluster's: it makes and deletes only its
 // own pod and claim, by their name and uid, and its status fields go under a field manager of
@@ -16,6 +17,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { scheduleDecision } from '@homeostat/operator-kit/schedule';
 import {
   builtin,
+  NotFoundError,
   setCondition,
   watch,
   type Controller,
@@ -24,7 +26,7 @@ import {
   type ReconcileContext,
   type ReconcileResult,
 } from '@homeostat/reconcile';
-import { etcdBackups, type EtcdBackup } from '../../api/etcd-backup-types.ts';
+import { etcdBackups, type EtcdBackup, type EtcdBackupStatusFields } from '../../api/etcd-backup-types.ts';
 import {
   etcdClusters,
   type EtcdCluster,
@@ -81,6 +83,21 @@ export function drillDue(
 
 /** The newest Succeeded backup taken of this very cluster (its uid), not of an earlier one of the same name. */
 export function newestBackupOf(cluster: EtcdCluster, backups: readonly EtcdBackup[]): EtcdBackup | undefined {
+  return succeededBackupsOf(cluster, backups)[0];
+}
+
+/**
+ * The backup a drill restores: the newest no drill has restored yet, else the newest (it proves
+ * the bucket still holds it). Proving only the newest would leave every older backup unproven; a
+ * failed drill counts as drilled, so one broken backup does not hold up the others.
+ */
+export function drillTargetOf(cluster: EtcdCluster, backups: readonly EtcdBackup[]): EtcdBackup | undefined {
+  const succeeded = succeededBackupsOf(cluster, backups);
+  return succeeded.find((b) => !b.status?.verification) ?? succeeded[0];
+}
+
+/** This very cluster's Succeeded backups, the newest first. */
+function succeededBackupsOf(cluster: EtcdCluster, backups: readonly EtcdBackup[]): EtcdBackup[] {
   return backups
     .filter(
       (b) =>
@@ -90,7 +107,7 @@ export function newestBackupOf(cluster: EtcdCluster, backups: readonly EtcdBacku
         !!b.status.finishedAt &&
         (b.status.clusterUid === undefined || b.status.clusterUid === cluster.metadata?.uid),
     )
-    .sort((a, b) => (b.status?.finishedAt ?? '').localeCompare(a.status?.finishedAt ?? ''))[0];
+    .sort((a, b) => (b.status?.finishedAt ?? '').localeCompare(a.status?.finishedAt ?? ''));
 }
 
 type DrillStatus = Pick<
@@ -272,9 +289,31 @@ export function addBackupDrillController(
     const backup = backups.store.get(`${namespaceOf(cluster)}/${backupName}`);
     // Recorded before the pod goes: an operator stopped between the two finds the pod again and
     // records the same answer, rather than losing it.
-    await report(cluster, ctx, judgeDrill(backup, backupName, outcome, startedAt));
+    const verdict = judgeDrill(backup, backupName, outcome, startedAt);
+    await recordOnBackup(ctx.client, namespaceOf(cluster), backup ? backupName : '', verdict);
+    await report(cluster, ctx, verdict);
     await cleanUp(cluster, pod, ctx.client);
     return {};
+  }
+
+  /** The verdict on the EtcdBackup the drill restored, under the drill's field manager. */
+  async function recordOnBackup(
+    client: KubeClient,
+    namespace: string,
+    backupName: string,
+    verdict: Verdict,
+  ): Promise<void> {
+    if (!backupName) return; // deleted while its drill ran: nothing to record it on
+    const drilledAt = now().toISOString();
+    const verification: NonNullable<EtcdBackupStatusFields['verification']> = verdict.verified
+      ? { result: 'Verified', drilledAt, restoreSeconds: verdict.record.restoreSeconds }
+      : { result: 'Failed', drilledAt, reason: verdict.reason, message: verdict.message.slice(0, 1024) };
+    await client
+      .withOptions({ fieldManager: drillFieldManager })
+      .applyStatus(etcdBackups, { metadata: { name: backupName, namespace }, status: { verification } })
+      .catch((error: unknown) => {
+        if (!(error instanceof NotFoundError)) throw error;
+      });
   }
 
   async function cleanUp(cluster: EtcdCluster, pod: V1Pod, client: KubeClient): Promise<void> {
@@ -309,7 +348,7 @@ export function addBackupDrillController(
     return false;
   }
 
-  /** Starts a drill of the newest backup, or records why there is none to run. */
+  /** Starts a drill (drillTargetOf), or records why there is none to run. */
   async function start(cached: EtcdCluster, ctx: ReconcileContext): Promise<void> {
     // Due by the API server's copy too: a cache a moment behind the status written at the start
     // of the last drill would otherwise start the same drill again.
@@ -321,7 +360,7 @@ export function addBackupDrillController(
       lastBackupDrillTime: startedAt,
       ...(request ? { lastBackupDrillRequest: request } : {}),
     };
-    const backup = newestBackupOf(cluster, backups.store.list());
+    const backup = drillTargetOf(cluster, backups.store.list());
     if (!backup) {
       await report(
         cluster,

@@ -216,6 +216,10 @@ describe('restore drills of EtcdBackups, on a real kube-apiserver, real etcd and
     });
     expect(verified?.restoreSeconds).toBeGreaterThan(0);
     expect(verified?.recoveryPointSeconds).toBeGreaterThanOrEqual(0);
+    // Recorded on the backup too.
+    expect((await client.get(etcdBackups, 'nightly', namespace)).status?.verification).toMatchObject({
+      result: 'Verified',
+    });
     const [event] = await eventsAbout(client, namespace, 'src', 'BackupVerified');
     expect(event?.note).toContain(`HashKV at revision ${backup.status?.revision ?? ''}`);
     expect(await drillObjects()).toEqual({ pods: [], claims: [] });
@@ -245,6 +249,10 @@ describe('restore drills of EtcdBackups, on a real kube-apiserver, real etcd and
       expect(condition).toMatchObject({ status: 'False', reason: 'SnapshotCorrupt' });
       expect(condition?.message).toContain('nightly');
       expect(cluster.status?.lastVerifiedBackup).toEqual(verifiedBefore);
+      expect((await client.get(etcdBackups, 'nightly', namespace)).status?.verification).toMatchObject({
+        result: 'Failed',
+        reason: 'SnapshotCorrupt',
+      });
       const [event] = await eventsAbout(client, namespace, 'src', 'BackupVerificationFailed');
       expect(event?.note).toContain('sha256');
       expect(await drillObjects()).toEqual({ pods: [], claims: [] });
@@ -383,6 +391,9 @@ describe('restore drills of EtcdBackups, on a real kube-apiserver, real etcd and
       revision: inClaim.status?.revision,
       hashKV: inClaim.status?.hashKV,
     });
+    expect((await client.get(etcdBackups, 'in-claim', namespace)).status?.verification?.result).toBe(
+      'Verified',
+    );
     expect(await drillObjects()).toEqual({ pods: [], claims: [] });
     expect(await sourceState()).toEqual(before);
   });
