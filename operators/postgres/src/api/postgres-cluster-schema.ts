@@ -430,13 +430,6 @@ export const PostgresClusterStatus = Type.Object({
     }),
   ),
   operation: Type.Optional(Operation),
-  synchronousStandbys: Type.Optional(
-    Type.Array(Type.String({ maxLength: 63 }), {
-      maxItems: maxInstances,
-      description:
-        'With synchronous.mode required: every standby the primary may count as synchronous (a superset of its synchronous_standby_names). A failover waits for enough of these to answer, and for no other instance.',
-    }),
-  ),
   timeline: Type.Optional(Type.Integer({ description: "The primary's WAL timeline." })),
   instanceStatuses: Type.Optional(
     Type.Array(InstanceStatus, {

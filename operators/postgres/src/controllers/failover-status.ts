@@ -1,5 +1,5 @@
 // The failover engine's state, kept in the PostgreSQLCluster's status (currentPrimary,
-// targetPrimary, failingSince, operation, synchronousStandbys) and written by a field manager of its own: the rest of
+// targetPrimary, failingSince, operation) and written by a field manager of its own: the rest of
 // the status is applied by the operator's main field manager, and server-side apply would drop
 // from one manager's write whatever that manager owns and leaves out.
 import type { KubeClient } from '@homeostat/reconcile';
@@ -16,13 +16,7 @@ export const failoverFieldManager = 'postgres-operator-failover';
 
 type FailoverStatusFields = Pick<
   PostgresClusterStatusFields,
-  | 'currentPrimary'
-  | 'targetPrimary'
-  | 'failingSince'
-  | 'operation'
-  | 'synchronousStandbys'
-  | 'failovers'
-  | 'switchovers'
+  'currentPrimary' | 'targetPrimary' | 'failingSince' | 'operation' | 'failovers' | 'switchovers'
 >;
 
 /** How many failovers and switchovers completed: written with the save that completes one. */
@@ -59,7 +53,6 @@ export function stateFromStatus(cluster: PostgresCluster): FailoverState | undef
     targetPrimary: status.targetPrimary ?? status.currentPrimary,
     ...(status.failingSince ? { failingSince: Date.parse(status.failingSince) } : {}),
     ...(operation ? { operation } : {}),
-    ...(status.synchronousStandbys ? { synchronousStandbys: status.synchronousStandbys } : {}),
   };
 }
 
@@ -87,9 +80,6 @@ export function statusFromState(state: FailoverState, counts: OperationCounts): 
           },
         }
       : {}),
-    ...(state.synchronousStandbys === undefined
-      ? {}
-      : { synchronousStandbys: [...state.synchronousStandbys] }),
   };
 }
 

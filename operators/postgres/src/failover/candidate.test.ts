@@ -86,15 +86,15 @@ describe('choosing the replica to promote', () => {
   });
 
   describe('under dataDurability required (ANY k of n standbys acknowledged each commit)', () => {
-    const required = (number: number, members: readonly string[]) => ({
+    const required = (number: number, standbys: number) => ({
       ...rules(9000n),
-      quorum: { number, members },
+      quorum: { number, standbys },
     });
 
     it('promotes only a standby holding the highest received position, however far its replay lags', () => {
       const choice = chooseFailoverCandidate(
         [replica('slow', 9000n, 1000n), replica('fast', 8000n, 8000n)],
-        required(1, ['slow', 'fast']),
+        required(1, 2),
       );
       expect(choice.ok && choice.candidate.name).toBe('slow');
       expect(choice.verdicts).toEqual([
@@ -115,7 +115,7 @@ describe('choosing the replica to promote', () => {
     it('orders the standbys holding the highest position by replay', () => {
       const choice = chooseFailoverCandidate(
         [replica('a', 9000n, 1000n), replica('b', 9000n, 5000n), replica('c', 100n, 100n)],
-        required(2, ['a', 'b', 'c']),
+        required(2, 3),
       );
       expect(choice.ok && choice.candidate.name).toBe('b');
     });
@@ -123,12 +123,12 @@ describe('choosing the replica to promote', () => {
     it('refuses unless n-k+1 standbys answered, saying why', () => {
       const choice = chooseFailoverCandidate(
         [{ name: 'pg-1', reachable: false, error: 'timeout' }, replica('pg-2', 8000n, 8000n)],
-        required(1, ['pg-1', 'pg-2']),
+        required(1, 2),
       );
       expect(choice).toMatchObject({
         ok: false,
         reason:
-          'only 1 of 2 synchronous standbys (pg-1, pg-2) answered (pg-1 unreachable (timeout); pg-2 holds the highest received position 0/1F40, replay lag 0 bytes); ' +
+          'only 1 of 2 synchronous standbys answered (pg-1 unreachable (timeout); pg-2 holds the highest received position 0/1F40, replay lag 0 bytes); ' +
           'commits were acknowledged by ANY 1 of 2, so 2 must answer to be sure one of them holds every acknowledged commit',
       });
       expect(choice.verdicts.map((v) => v.eligible)).toEqual([false, false]);
@@ -139,25 +139,9 @@ describe('choosing the replica to promote', () => {
           replica('pg-2', 8000n, 8000n),
           replica('pg-3', 7000n, 7000n),
         ],
-        required(2, ['pg-1', 'pg-2', 'pg-3']),
+        required(2, 3),
       );
       expect(two.ok && two.candidate.name).toBe('pg-2');
-    });
-
-    it('waits for no standby outside the synchronous set: it can hold no acknowledged commit', () => {
-      // pg-1 (a former primary still rejoining) never streamed from the lost primary, so it was
-      // never among its synchronous standbys: pg-2 alone holds every acknowledged commit.
-      const choice = chooseFailoverCandidate(
-        [{ name: 'pg-1', reachable: false, error: 'timeout' }, replica('pg-2', 8000n, 8000n)],
-        required(1, ['pg-2']),
-      );
-      expect(choice.ok && choice.candidate.name).toBe('pg-2');
-      // A standby outside the set that holds more is still the better candidate.
-      const ahead = chooseFailoverCandidate(
-        [replica('pg-1', 9000n, 9000n), replica('pg-2', 8000n, 8000n)],
-        required(1, ['pg-2']),
-      );
-      expect(ahead.ok && ahead.candidate.name).toBe('pg-1');
     });
   });
 });

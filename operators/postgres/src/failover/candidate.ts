@@ -13,13 +13,12 @@ export type CandidateChoice =
   | { readonly ok: false; readonly reason: string; readonly verdicts: readonly CandidateVerdict[] };
 
 /**
- * Commits were acknowledged once `number` of the old primary's synchronous standbys had flushed
- * them (`synchronous_standby_names = 'ANY number (...)'` with dataDurability `required`); `members`:
- * every standby it may have counted as one (its recorded set, ADR 0220).
+ * Commits were acknowledged once `number` of the old primary's `standbys` had flushed them
+ * (`synchronous_standby_names = 'ANY number (...)'` with dataDurability `required`).
  */
 export interface AcknowledgingQuorum {
   readonly number: number;
-  readonly members: readonly string[];
+  readonly standbys: number;
 }
 
 /** What makes a replica fit to be promoted. */
@@ -44,7 +43,7 @@ export function chooseFailoverCandidate(
   rules: CandidateRules,
 ): CandidateChoice {
   const quorum = rules.quorum;
-  if (quorum && Math.min(quorum.number, quorum.members.length) > 0) {
+  if (quorum && Math.min(quorum.number, quorum.standbys) > 0) {
     return chooseHolderOfAcknowledged(statuses, quorum);
   }
   let reference = rules.lastKnownPrimaryLsn;
@@ -79,25 +78,22 @@ const notAReplica = (s: InstanceStatus): string =>
   s.reachable ? 'is not a replica (it accepts writes)' : `unreachable (${s.error})`;
 
 /**
- * Under dataDurability `required` an acknowledged commit is on at least `number` of the `members`,
- * so once `members - number + 1` of them answer, one of those holds every acknowledged commit, and
- * so does any standby holding the highest received position. Only such a standby may win:
- * promotion replays all it received first, so replay lag only orders the winners. A standby
- * outside the members (one that never streamed from the lost primary) need not answer.
+ * Under dataDurability `required` an acknowledged commit is on at least `number` of the
+ * `standbys`, so once `standbys - number + 1` of them answer, one of those holds every
+ * acknowledged commit, and it is one holding the highest received position. Only such a standby
+ * may win: promotion replays all it received first, so replay lag only orders the winners.
  */
 function chooseHolderOfAcknowledged(
   statuses: readonly InstanceStatus[],
   quorum: AcknowledgingQuorum,
 ): CandidateChoice {
-  const members = quorum.members.length;
-  const k = Math.min(quorum.number, members);
-  const needed = members - k + 1;
+  const k = Math.min(quorum.number, quorum.standbys);
+  const needed = quorum.standbys - k + 1;
   const holds = (s: InstanceStatus): Lsn | undefined =>
     s.reachable && s.role === 'replica' ? replicaPosition(s) : undefined;
   const answered = statuses.filter((s): s is ReplicaStatus => holds(s) !== undefined);
   const highest = answered.reduce<Lsn>((max, s) => maxLsn(max, holds(s)) ?? max, 0n);
-  const answeredMembers = answered.filter((s) => quorum.members.includes(s.name)).length;
-  const enough = answeredMembers >= needed;
+  const enough = answered.length >= needed;
   const verdicts: CandidateVerdict[] = [];
   const eligible: ReplicaStatus[] = [];
   for (const s of statuses) {
@@ -122,8 +118,8 @@ function chooseHolderOfAcknowledged(
   if (!enough) {
     const why = verdicts.map((v) => `${v.name} ${v.reason}`).join('; ');
     const reason =
-      `only ${answeredMembers} of ${members} synchronous standbys (${quorum.members.join(', ')}) answered${why ? ` (${why})` : ''}; ` +
-      `commits were acknowledged by ANY ${k} of ${members}, so ${needed} must answer ` +
+      `only ${answered.length} of ${quorum.standbys} synchronous standbys answered${why ? ` (${why})` : ''}; ` +
+      `commits were acknowledged by ANY ${k} of ${quorum.standbys}, so ${needed} must answer ` +
       `to be sure one of them holds every acknowledged commit`;
     return { ok: false, reason, verdicts };
   }

@@ -14,11 +14,7 @@ import { formatLsn, type Lsn } from '../instance/lsn.ts';
 import type { InstanceStatus, PrimaryStatus, ReplicaStatus } from '../instance/observe.ts';
 import type { EngineEvent, RefusalCode } from './outcomes.ts';
 import { straySlots } from '../instance/slots.ts';
-import {
-  synchronousSet,
-  synchronousStandbyNames,
-  type SynchronousReplication,
-} from '../instance/synchronous.ts';
+import { desiredSynchronousStandbyNames, type SynchronousReplication } from '../instance/synchronous.ts';
 
 export interface FailoverPolicy {
   /** How long the primary must stay failing before a failover starts. */
@@ -224,26 +220,8 @@ function electingStep(
 
 /** The state once an operation is over, with `primary` taking writes. */
 function settledOn(input: DecideInput, primary: string): FailoverState {
-  return withRecord(settledState(primary), input.state.synchronousStandbys);
+  return settledState(primary);
 }
-
-/** `state` with `record` as its synchronous standbys (ADR 0220): kept across every step. */
-function withRecord(state: FailoverState, record: readonly string[] | undefined): FailoverState {
-  return record === undefined ? state : { ...state, synchronousStandbys: record };
-}
-
-/**
- * The standbys the primary may count as synchronous, as recorded; before the first record, every
- * instance but `primary` (any of them may have been listed).
- */
-function recordedStandbys(input: DecideInput, primary: string): readonly string[] {
-  return (
-    input.state.synchronousStandbys ?? input.instances.filter((i) => i.name !== primary).map((i) => i.name)
-  ).filter((name) => name !== primary);
-}
-
-const sortedUnion = (a: readonly string[], b: readonly string[]): string[] =>
-  [...new Set([...a, ...b])].sort();
 
 function event(type: EngineEvent['type'], instance: string | undefined, message: string): EngineEvent {
   return instance === undefined ? { type, message } : { type, instance, message };
@@ -287,8 +265,8 @@ function decideSettled(input: DecideInput): Decision {
     };
   }
   if (isPrimary(primary)) {
-    const { action: maintain, record } = maintainAction(input, primary);
-    const healthy = withRecord(settledState(name), record);
+    const healthy = settledState(name);
+    const maintain = maintainAction(input, primary);
     const wanted = input.desiredPrimary;
     if (wanted === undefined || wanted === name) return { action: maintain, next: healthy, events: [] };
     const problem = switchoverProblem(input, primary, wanted);
@@ -338,16 +316,7 @@ function decideSettled(input: DecideInput): Decision {
   };
 }
 
-/**
- * What keeps a healthy primary's replicas in line, and the synchronous standbys to record. Under
- * `required` the record stays a superset of synchronous_standby_names (ADR 0220): a standby to add
- * is recorded first (this round writes the record, the next sets the names), and one removed from
- * the names is forgotten only once the primary shows the new names.
- */
-function maintainAction(
-  input: DecideInput,
-  primary: PrimaryStatus,
-): { action: Action; record: readonly string[] | undefined } {
+function maintainAction(input: DecideInput, primary: PrimaryStatus): Action {
   const self = endpointOf(input, primary.name);
   const repoint = input.observed
     .filter(isReplica)
@@ -357,43 +326,28 @@ function maintainAction(
     })
     .map((s) => s.name);
   const sync = input.policy.synchronous;
-  let names: string | undefined;
-  let record = input.state.synchronousStandbys;
+  let synchronousStandbyNames: string | undefined;
   if (sync) {
     const standbys = input.instances.filter((i) => i.name !== primary.name).map((i) => i.name);
     const streaming = new Set(
       primary.standbys.filter((s) => s.state === 'streaming').map((s) => s.applicationName),
     );
-    const recorded = recordedStandbys(input, primary.name);
-    const wanted = synchronousSet(sync, standbys, streaming, recorded);
-    const desired = synchronousStandbyNames(sync, wanted);
-    if (sync.dataDurability !== 'required') {
-      if (desired !== primary.synchronousStandbyNames) names = desired;
-    } else if (wanted.some((name) => !recorded.includes(name))) {
-      record = sortedUnion(recorded, wanted); // recorded first; the names follow next round
-    } else if (desired !== primary.synchronousStandbyNames) {
-      names = desired;
-      record = recorded;
-    } else {
-      record = wanted; // the primary shows the names: whoever left them is forgotten
-    }
+    const desired = desiredSynchronousStandbyNames(sync, standbys, streaming);
+    if (desired !== primary.synchronousStandbyNames) synchronousStandbyNames = desired;
   }
   const dropSlots = straySlots(
     primary.slots ?? [],
     input.instances.map((i) => i.name),
   );
   return {
-    action: {
-      type: 'maintain',
-      primary: primary.name,
-      repoint,
-      ...(names === undefined ? {} : { synchronousStandbyNames: names }),
-      ...(dropSlots.length === 0 ? {} : { dropSlots }),
-      // Only a switchover's quiesce sets it (users may not: it is an operator-owned parameter), so
-      // outside one it is a quiesce whose undo never took; asked again on every probe until it holds.
-      ...(primary.readOnly ? { giveWritesBack: true as const } : {}),
-    },
-    record,
+    type: 'maintain',
+    primary: primary.name,
+    repoint,
+    ...(synchronousStandbyNames === undefined ? {} : { synchronousStandbyNames }),
+    ...(dropSlots.length === 0 ? {} : { dropSlots }),
+    // Only a switchover's quiesce sets it (users may not: it is an operator-owned parameter), so
+    // outside one it is a quiesce whose undo never took; asked again on every probe until it holds.
+    ...(primary.readOnly ? { giveWritesBack: true as const } : {}),
   };
 }
 
@@ -711,34 +665,12 @@ function decidePromoting(input: DecideInput, operation: Operation): Decision {
     };
   }
   const standbys = input.instances.filter((i) => i.name !== targetName).map((i) => i.name);
-  const sync = input.policy.synchronous;
-  // Set before promotion so the first commit on the new primary already waits for standbys: no
-  // standby streams from it yet, so those the old primary counted on (they stream soonest), and
-  // under `required` recorded first (ADR 0220).
-  const recorded = recordedStandbys(input, targetName);
-  // Then any other but the lost primary: it rejoins last.
-  const lost = input.state.currentPrimary;
-  const preferred = [...recorded, ...standbys.filter((n) => n !== lost).sort(), lost];
-  const wanted = synchronousSet(sync, standbys, new Set(), preferred);
-  if (sync?.dataDurability === 'required' && wanted.some((name) => !recorded.includes(name))) {
-    return {
-      action: { type: 'none' },
-      next: {
-        ...input.state,
-        // The target stays recorded: should this promotion fail, the next election counts it.
-        synchronousStandbys: sortedUnion(
-          input.state.synchronousStandbys ?? [targetName, ...recorded],
-          wanted,
-        ),
-      },
-      events: [],
-    };
-  }
   return {
     action: {
       type: 'promote',
       instance: targetName,
-      synchronousStandbyNames: synchronousStandbyNames(sync, wanted),
+      // Set before promotion so the first commit on the new primary already waits for standbys.
+      synchronousStandbyNames: desiredSynchronousStandbyNames(input.policy.synchronous, standbys, new Set()),
     },
     next: withStep(input, operation, 'routing'),
     onFailure: { code: 'promotion-failed', reason: (cause) => cause },
@@ -783,9 +715,8 @@ function candidateRules(input: DecideInput, operation: Operation): CandidateRule
   const { synchronous, maxLagBytes } = input.policy;
   const rules = { lastKnownPrimaryLsn: operation.referenceLsn, maxLagBytes };
   if (synchronous?.dataDurability !== 'required') return rules;
-  // Only those the lost primary may have counted as synchronous can hold an acknowledged commit.
-  const members = recordedStandbys(input, input.state.currentPrimary);
-  return { ...rules, quorum: { number: synchronous.number, members } };
+  const standbys = input.instances.filter((i) => i.name !== input.state.currentPrimary).length;
+  return { ...rules, quorum: { number: synchronous.number, standbys } };
 }
 
 function addName(names: readonly string[], name: string): readonly string[] {

@@ -50,14 +50,6 @@ export interface FailoverState {
   /** Since when (ms since the epoch) the primary has been failing; undefined while it is healthy. */
   readonly failingSince?: number;
   readonly operation?: Operation;
-  /**
-   * Under dataDurability `required`: every standby the primary may have counted as synchronous
-   * (ADR 0220). Always a superset of the names in its synchronous_standby_names: a standby is
-   * recorded before it is added there, and forgotten only after it is removed from there. A
-   * failover needs enough of these to answer, and no other instance. Undefined: not recorded yet
-   * (every standby counts).
-   */
-  readonly synchronousStandbys?: readonly string[];
 }
 
 /** The state of a cluster whose primary is `primary` and nothing is in progress. */
@@ -93,14 +85,8 @@ export function sameState(a: FailoverState, b: FailoverState): boolean {
     a.currentPrimary === b.currentPrimary &&
     a.targetPrimary === b.targetPrimary &&
     a.failingSince === b.failingSince &&
-    sameOperation(a.operation, b.operation) &&
-    sameNames(a.synchronousStandbys, b.synchronousStandbys)
+    sameOperation(a.operation, b.operation)
   );
-}
-
-function sameNames(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
-  if (!a || !b) return a === b;
-  return a.length === b.length && a.every((name, i) => b[i] === name);
 }
 
 function sameOperation(a: Operation | undefined, b: Operation | undefined): boolean {
