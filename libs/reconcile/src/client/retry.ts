@@ -8,6 +8,11 @@ export interface RetryPolicy {
   initialDelayMs: number;
   /** Longest wait between attempts. Default 10 s. */
   maxDelayMs: number;
+  /**
+   * How a wait between attempts is spent: real time by default (sleepUntilAborted). Tests pass a
+   * recorder, to see a server's Retry-After honoured without spending it.
+   */
+  wait?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 export const defaultRetryPolicy: RetryPolicy = { attempts: 5, initialDelayMs: 200, maxDelayMs: 10_000 };
@@ -54,7 +59,7 @@ export async function withRetries<T>(
           ? error.retryAfterSeconds * 1000
           : 0;
       const delay = Math.max(retryAfterMs, backoff * (0.5 + Math.random() / 2));
-      await sleepUntilAborted(delay, signal);
+      await (policy.wait ?? sleepUntilAborted)(delay, signal);
       if (signal?.aborted) throw error;
     }
   }
