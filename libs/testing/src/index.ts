@@ -36,7 +36,6 @@ export { httpGet } from './readiness.ts';
 export {
   ProcessKubelet,
   ContainerFailure,
-  completed,
   type Completion,
   type Container,
   type ContainerProcess,

@@ -7,9 +7,10 @@
 //   pod, started only once the old one's container is gone;
 // - makes a pod's sandbox once (the runtime's init containers, volumes), then starts its main
 //   container; restarts it when it exits while the pod exists (restartPolicy Always), counting
-//   restartCount, after a crash back-off, reporting a failed start as the kubelet does (the exit
-//   code and termination message in lastState, waiting CrashLoopBackOff); restarts it when the
-//   pod's image changes, as the kubelet restarts a container whose image was patched;
+//   restartCount and keeping its end as lastState; reports a start that fails as the kubelet does
+//   (the exit code and termination message in lastState, waiting CrashLoopBackOff) and backs off
+//   before the next; restarts it when the pod's image changes, as the kubelet restarts a
+//   container whose image was patched;
 // - probes readiness each sync and writes the pod's status when it changes (phase Running, the
 //   Ready condition, the container's status with restartCount, startedAt and lastState);
 // - runs a run-to-completion pod once and writes its end (phase Succeeded or Failed, the
@@ -127,7 +128,7 @@ export interface ProcessKubeletOptions {
   readonly selectors: readonly string[];
   /** Where Secret volumes are written. */
   readonly workDir: string;
-  /** How long a container stays down after it exited or failed to start (the kubelet's back-off). */
+  /** How long a container stays down after a failed start (the kubelet's crash-loop back-off). */
   readonly crashBackoffMs?: number;
   readonly intervalMs?: number;
   /** How long a stopped container gets between SIGTERM and SIGKILL. */
@@ -375,7 +376,9 @@ export class ProcessKubelet {
         const code = await container.process.exited;
         const message = (await container.terminationMessage?.().catch(() => '')) ?? '';
         record.container = undefined;
-        if (this.#exited(record, typeof code === 'number' ? code : 1, message)) return;
+        // A container that ran is started again at once (the kubelet's back-off begins at zero):
+        // a killed instance's first restart is what most tests wait for.
+        this.#exited(record, typeof code === 'number' ? code : 1, message);
       }
       let started: Container | undefined;
       try {
@@ -383,7 +386,8 @@ export class ProcessKubelet {
       } catch (error) {
         const failure = error instanceof ContainerFailure ? error : new ContainerFailure(1, String(error));
         this.#exited(record, failure.exitCode, failure.terminationMessage);
-        if (this.#backoffMs === 0) await this.#writeCrash(record);
+        record.retryAt = Date.now() + this.#backoffMs;
+        await this.#writeCrash(record);
         return;
       }
       if (!started) return;
@@ -396,14 +400,10 @@ export class ProcessKubelet {
     }
   }
 
-  /** Counts an exit; true when the container is to stay down for a back-off first. */
-  #exited(record: PodRecord, exitCode: number, message: string): boolean {
+  /** Counts an exit of the container, kept as its lastState. */
+  #exited(record: PodRecord, exitCode: number, message: string): void {
     record.restarts++;
     record.lastTerminated = { exitCode, message, finishedAt: new Date() };
-    if (this.#backoffMs === 0) return false;
-    record.retryAt = Date.now() + this.#backoffMs;
-    void this.#writeCrash(record);
-    return true;
   }
 
   #startRun(uid: string, pod: V1Pod): void {
@@ -557,7 +557,7 @@ function lastState(record: PodRecord): { lastState?: { terminated: V1ContainerSt
 }
 
 /** The status of a run-to-completion pod that ended, as the kubelet reports it. */
-export function completed(pod: V1Pod, completion: Completion): V1PodStatus {
+function completed(pod: V1Pod, completion: Completion): V1PodStatus {
   const main = mainContainer(pod);
   const { exitCode, message } = completion;
   return {
