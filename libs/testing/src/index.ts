@@ -33,3 +33,16 @@ export {
 } from './pki.ts';
 export { writeAdminKubeconfig } from './kubeconfig.ts';
 export { httpGet } from './readiness.ts';
+export {
+  ProcessKubelet,
+  ContainerFailure,
+  type Completion,
+  type Container,
+  type ContainerProcess,
+  type KubeletApi,
+  type PodContext,
+  type PodRuntime,
+  type ProcessKubeletOptions,
+  type Run,
+  type Sandbox,
+} from './process-kubelet.ts';

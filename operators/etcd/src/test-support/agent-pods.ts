@@ -1,14 +1,13 @@
 // The stand-in kubelet's run-to-completion pods (see member-pod-runner.ts): a backup into a claim
 // runs the operator image's agent once. Here it runs as the real program (this workspace's
 // main.ts, what the image's bundle is built from) with the pod's volumes mapped to directories
-// (the claim's, the Secrets written out as files), and its termination message (the file the
-// kubelet reads, /dev/termination-log) reported in the pod's status, as a kubelet does.
+// (the claim's, the Secrets written out as files), and its termination message is the file the
+// kubelet reads, /dev/termination-log.
 import { execFile } from 'node:child_process';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { V1Container, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
-import { repoRoot } from '@homeostat/testing';
-import { builtin, type KubeClient } from '@homeostat/reconcile';
+import { repoRoot, type Completion } from '@homeostat/testing';
 import { terminationLog } from '../backup/claim-backup-agent.ts';
 import { backupPodLabel } from '../controllers/backup/claim-backup-pod.ts';
 
@@ -49,42 +48,25 @@ export function terminatedStatus(
   };
 }
 
-export class AgentPods {
-  readonly #client: KubeClient;
-  readonly #namespace: string;
-  readonly #workDir: string;
-  readonly #done = new Set<string>();
-
-  constructor(client: KubeClient, namespace: string, workDir: string) {
-    this.#client = client;
-    this.#namespace = namespace;
-    this.#workDir = workDir;
-  }
-
-  /** Runs the pod's container once to its end and reports it; `mounts` maps mount paths to directories. */
-  /** Whether the agent of pod `uid` has run (an agent pod runs once, to completion). */
-  ran(uid: string): boolean {
-    return this.#done.has(uid);
-  }
-
-  async run(uid: string, pod: V1Pod, mounts: ReadonlyMap<string, string>): Promise<void> {
-    if (this.#done.has(uid)) return;
-    this.#done.add(uid);
-    const name = pod.metadata?.name ?? '';
-    const container = pod.spec?.containers[0];
-    for (const dir of mounts.values()) await mkdir(dir, { recursive: true });
-    const resultFile = join(this.#workDir, `${name}-${uid.slice(0, 8)}.termination-log`);
-    const args = (container?.args ?? []).map((arg) => {
-      let local = arg.replace(`=${terminationLog}`, `=${resultFile}`);
-      for (const [mountPath, dir] of mounts) local = local.replace(`=${mountPath}`, `=${dir}`);
-      return local;
-    });
-    const { code, stderr } = await runAgentProgram(args);
-    await this.#client.patchStatus(builtin.pods, name, this.#namespace, {
-      phase: code === 0 ? 'Succeeded' : 'Failed',
-      containerStatuses: [
-        terminatedStatus(container, code, await terminationMessage(resultFile, code, stderr)),
-      ],
-    });
-  }
+/**
+ * Runs an agent pod's container once, to its end; `mounts` maps mount paths to directories. The
+ * kubelet (member-pod-runner.ts) reports the end.
+ */
+export async function runAgentPod(
+  uid: string,
+  pod: V1Pod,
+  mounts: ReadonlyMap<string, string>,
+  workDir: string,
+): Promise<Completion> {
+  const name = pod.metadata?.name ?? '';
+  const container = pod.spec?.containers[0];
+  for (const dir of mounts.values()) await mkdir(dir, { recursive: true });
+  const resultFile = join(workDir, `${name}-${uid.slice(0, 8)}.termination-log`);
+  const args = (container?.args ?? []).map((arg) => {
+    let local = arg.replace(`=${terminationLog}`, `=${resultFile}`);
+    for (const [mountPath, dir] of mounts) local = local.replace(`=${mountPath}`, `=${dir}`);
+    return local;
+  });
+  const { code, stderr } = await runAgentProgram(args);
+  return { exitCode: code, message: await terminationMessage(resultFile, code, stderr) };
 }

@@ -2,20 +2,22 @@
 // run as the real programs (init-containers.ts: the agent from this workspace's main.ts, etcdutl
 // from the pinned build) into the directory that stands for the drill's claim, then its etcd
 // container runs as a real etcd process on that directory and its check container as the real
-// agent beside it, each reported in the pod's status as a kubelet does (a failed init container
-// fails the pod with its message; the check's termination message; etcd left running until the
-// pod is deleted, as a kubelet would leave it). The pod's loopback URLs are moved to free ports:
+// agent beside it, the status the run ends with handed to the kubelet to write (a failed init
+// container fails the pod with its message; the check's termination message; etcd left running
+// until the pod is deleted, as a kubelet would leave it). The pod's loopback URLs are moved to free ports:
 // every pod here shares this machine's network, where a pod has its own.
 import { join } from 'node:path';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Pod, V1PodStatus } from '@kubernetes/client-node';
 import {
   etcdBinaryPath,
   etcdVersion,
   freeLoopbackPort,
   startProcess,
+  type Completion,
   type ManagedProcess,
+  type Run,
 } from '@homeostat/testing';
-import { builtin, type KubeClient } from '@homeostat/reconcile';
+import type { KubeClient } from '@homeostat/reconcile';
 import { terminationLog } from '../backup/claim-backup-agent.ts';
 import { drillClientUrl, drillLabel, drillPeerUrl } from '../controllers/backup/drill-pod.ts';
 import { dataDir } from '../controllers/desired-member-pod.ts';
@@ -38,9 +40,6 @@ export class DrillPods {
   readonly #client: KubeClient;
   readonly #namespace: string;
   readonly #workDir: string;
-  readonly #started = new Set<string>();
-  readonly #etcd = new Map<string, ManagedProcess>();
-  readonly #running = new Set<Promise<void>>();
   readonly runs: DrillRun[] = [];
 
   constructor(client: KubeClient, namespace: string, workDir: string) {
@@ -55,31 +54,33 @@ export class DrillPods {
    */
   held = false;
 
-  /** Starts the pod's drill once, in the background (the member pods' sync goes on meanwhile). */
-  start(uid: string, pod: V1Pod, volumeDir: (claim: string) => string): void {
-    if (this.held || this.#started.has(uid)) return;
-    this.#started.add(uid);
-    const run = this.#run(uid, pod, volumeDir).catch(() => undefined);
-    this.#running.add(run);
-    void run.finally(() => this.#running.delete(run));
+  /**
+   * Starts the pod's drill (the kubelet runs it once, in the background, and writes the status it
+   * ends with); its etcd is left running until the pod is deleted, as a kubelet would leave it.
+   */
+  run(uid: string, pod: V1Pod, volumeDir: (claim: string) => string): Run | undefined {
+    if (this.held) return undefined;
+    let etcd: ManagedProcess | undefined;
+    let stopped = false;
+    const completion = this.#run(uid, pod, volumeDir, (started) => {
+      etcd = started;
+      if (stopped) void started.stop(2000);
+    });
+    return {
+      completion,
+      stop: async () => {
+        stopped = true;
+        await etcd?.stop(2000);
+      },
+    };
   }
 
-  /** Stops the etcd of each drill pod no longer in `live` (deleted by the operator). */
-  async reap(live: ReadonlySet<string>): Promise<void> {
-    for (const [uid, process] of this.#etcd) {
-      if (live.has(uid)) continue;
-      this.#etcd.delete(uid);
-      await process.stop(2000);
-    }
-  }
-
-  async stop(): Promise<void> {
-    await Promise.all([...this.#running]);
-    await Promise.all([...this.#etcd.values()].map((p) => p.stop(2000)));
-    this.#etcd.clear();
-  }
-
-  async #run(uid: string, pod: V1Pod, volumeDir: (claim: string) => string): Promise<void> {
+  async #run(
+    uid: string,
+    pod: V1Pod,
+    volumeDir: (claim: string) => string,
+    etcdStarted: (etcd: ManagedProcess) => void,
+  ): Promise<Completion> {
     const name = pod.metadata?.name ?? '';
     const began = Date.now();
     const claim = pod.spec?.volumes?.find((v) => v.name === 'data')?.persistentVolumeClaim?.claimName ?? '';
@@ -96,12 +97,12 @@ export class DrillPods {
         new RegExp(`(^|\\s)${word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(\\s|$)`).test(message);
       const failed =
         pod.spec?.initContainers?.find((c) => named(c.args?.[0] ?? c.name)) ?? pod.spec?.initContainers?.[0];
-      await this.#client.patchStatus(builtin.pods, name, this.#namespace, {
-        phase: 'Failed',
-        initContainerStatuses: [terminatedStatus(failed, 1, message)],
-      });
       this.runs.push({ pod: name, uid, seconds: (Date.now() - began) / 1000, outcome: 'init-failed' });
-      return;
+      return {
+        exitCode: 1,
+        message,
+        status: { phase: 'Failed', initContainerStatuses: [terminatedStatus(failed, 1, message)] },
+      };
     }
     const [client, peer] = [await freeLoopbackPort(), await freeLoopbackPort()];
     const local = (arg: string) =>
@@ -111,8 +112,7 @@ export class DrillPods {
         .replace(`=${dataDir}`, `=${join(volume, 'data')}`);
     const [etcd, check] = pod.spec?.containers ?? [];
     const version = versionOfImage(etcd?.image);
-    this.#etcd.set(
-      uid,
+    etcdStarted(
       startProcess({
         name: `etcd drill pod ${name}`,
         command: etcdBinaryPath('etcd', version ? `v${version}` : etcdVersion),
@@ -124,7 +124,7 @@ export class DrillPods {
     const args = (check?.args ?? []).map((a) => local(a).replace(`=${terminationLog}`, `=${resultFile}`));
     const { code, stderr } = await runAgentProgram(args);
     const message = await terminationMessage(resultFile, code, stderr);
-    await this.#client.patchStatus(builtin.pods, name, this.#namespace, {
+    const status: V1PodStatus = {
       phase: 'Running',
       containerStatuses: [
         {
@@ -133,16 +133,17 @@ export class DrillPods {
           imageID: '',
           ready: true,
           restartCount: 0,
-          state: { running: { startedAt: new Date(began).toISOString() } },
+          state: { running: { startedAt: new Date(began) } },
         },
         terminatedStatus(check, code, message),
       ],
-    });
+    };
     this.runs.push({
       pod: name,
       uid,
       seconds: (Date.now() - began) / 1000,
       outcome: code === 0 ? 'succeeded' : 'check-failed',
     });
+    return { exitCode: code, message, status };
   }
 }

@@ -1,77 +1,63 @@
-// What a kubelet and kube-proxy would do for one PostgreSQLCluster's pods, with real PostgreSQL
+// The stand-in kubelet and kube-proxy of one PostgreSQLCluster's pods, with real PostgreSQL
 // processes on loopback, so the operator's failover can be tested against a real API server and
-// real databases without a node: each pod the operator creates is started through the production
-// entrypoint in the role its annotation says (as the downward API would give it), with the pod's
-// PG_PARAMETERS and PG_APP_DATABASE, its archiving environment (spec.backup: Secret references
-// resolved, the CA written out) and the cluster's Secrets mounted, restarted when its process
-// dies while the pod exists (a start that fails is reported as a kubelet does: the termination
-// message in the container's lastState, CrashLoopBackOff, a retry after a back-off), and killed
-// when the pod is deleted; the read-write "Service" is a TCP proxy to the running instance
-// labelled primary, cut when there is none.
-import { setTimeout as sleep } from 'node:timers/promises';
+// real databases without a node: @homeostat/testing's ProcessKubelet owns the pods' lifecycle and
+// status (restarts, a failed start's termination message and back-off, run-to-completion pods'
+// ends, a node going down; see process-kubelet.ts), and this is its PostgreSQL runtime. Each
+// instance pod starts through the production entrypoint in the role its annotation says (as the
+// downward API would give it), with the pod's PG_PARAMETERS and PG_APP_DATABASE, its archiving
+// environment (spec.backup: Secret references resolved, the CA written out) and the cluster's
+// Secrets mounted; it is ready once the entrypoint's start has returned. The read-write "Service"
+// is a TCP proxy to the running instance labelled primary, cut when there is none.
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { V1ContainerStatus, V1Pod, V1Secret } from '@kubernetes/client-node';
+import type { V1Pod, V1Secret } from '@kubernetes/client-node';
 import { builtin, type KubeClient } from '@homeostat/reconcile';
+import { kubeletApi } from '@homeostat/reconcile/testing';
 import {
+  ContainerFailure,
+  ProcessKubelet,
   freeLoopbackPort,
   startTcpProxy,
   waitUntil,
-  type ManagedProcess,
+  type Container,
+  type Run,
   type TcpProxy,
 } from '@homeostat/testing';
 import type { Credentials, InstanceEndpoint } from '../instance/instance.ts';
 import { secretNames, tlsSecretNames } from '../controllers/cluster-names.ts';
-import { backupPodPaths, backupPodSelector } from '../controllers/backup/backup-pod.ts';
+import { backupPodLabel, backupPodPaths, backupPodSelector } from '../controllers/backup/backup-pod.ts';
 import { drillLabel, drillSelector } from '../controllers/backup/drill-pod.ts';
-import { expirePodSelector } from '../controllers/backup/expire-pod.ts';
+import { expirePodLabel, expirePodSelector } from '../controllers/backup/expire-pod.ts';
 import { ownRepository } from '../controllers/desired-backup.ts';
 import { sourceRepository } from '../controllers/desired-recovery.ts';
 import { instancePaths, tlsVolume } from '../controllers/desired-pod.ts';
 import { annotationKeys, labelKeys } from '../controllers/operand-labels.ts';
 import { PostgresTestBed, type TestInstance } from './postgres-processes.ts';
 
-interface Running {
-  /** The pod's uid: a new pod of the same name is a new container. */
-  readonly uid: string;
-  instance?: TestInstance;
-  starting?: Promise<void> | undefined;
-  /** Failed starts so far (the container's restartCount), and when the next may begin. */
-  failures: number;
-  retryAt: number;
-}
-
 // How long a kubelet's crash-loop back-off keeps a failed container down, shortened for tests.
 const crashBackoffMs = 1000;
+
+const runsToCompletion = (pod: V1Pod): boolean =>
+  [backupPodLabel, drillLabel, expirePodLabel].some((label) => pod.metadata?.labels?.[label] !== undefined);
 
 export class PodProcesses {
   readonly #client: KubeClient;
   readonly #namespace: string;
   readonly #cluster: string;
   readonly #parameters: string | undefined;
-  readonly #running = new Map<string, Running>();
+  #kubelet: ProcessKubelet | undefined;
   #bed: PostgresTestBed | undefined;
   #app: Credentials | undefined;
   #tls: { certificate: string; privateKey: string; ca: string } | undefined;
   #rw: TcpProxy | undefined;
   #rwTarget = '';
-  #loop: Promise<void> | undefined;
-  #stopping = false;
   /** The loopback port of each instance's pgBackRest TLS server. */
   readonly #backupServerPorts = new Map<string, number>();
-  /** Run-to-completion pods (backups, drills) running, by uid, and those that ended. */
-  readonly #jobs = new Map<string, ManagedProcess>();
-  readonly #jobsDone = new Set<string>();
   /**
    * While true, expire pods are left unstarted, as a slow kubelet leaves them: what a test changes
    * meanwhile (a Secret) is what the pod starts with.
    */
   holdExpirePods = false;
-  /**
-   * Pods whose node is down, by name (stopNode): their container is killed and none of a pod of
-   * that name starts again, as a pod bound to a stopped node by its volume stays unstarted.
-   */
-  readonly #downNodes = new Set<string>();
   /** Every start: pod name, role, for assertions. */
   readonly starts: { pod: string; role: string }[] = [];
 
@@ -116,7 +102,7 @@ export class PodProcesses {
 
   /** The node of `pod` stops, as a machine failing: its postgres dies and never starts again here. */
   stopNode(pod: string): void {
-    this.#downNodes.add(pod);
+    this.#kubelet?.stopNode(pod);
   }
 
   /** The process of a pod (to kill or freeze it, as a node would). */
@@ -143,54 +129,26 @@ export class PodProcesses {
     this.#app = app;
     this.#rw = await startTcpProxy(1, '127.0.0.1');
     this.#rw.cut();
-    this.#loop = (async () => {
-      while (!this.#stopping) {
-        try {
-          await this.#sync();
-          await this.#syncJobPods();
-        } catch (error) {
-          console.warn(`pod-processes: ${String(error)}`);
-        }
-        await sleep(100);
-      }
-    })();
-  }
-
-  #containerStatus(record: Running): V1ContainerStatus {
-    return { name: 'postgres', image: 'postgres', imageID: '', ready: false, restartCount: record.failures };
-  }
-
-  /** As a kubelet reports a container that exited with an error: its termination message, backing off. */
-  async #reportCrash(name: string, record: Running): Promise<void> {
-    const code = await this.bed.instances.get(name)?.process.exited;
-    record.failures += 1;
-    record.retryAt = Date.now() + crashBackoffMs;
-    const file = this.bed.terminationLog(name);
-    const message = existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
-    await this.#client
-      .patchStatus(builtin.pods, name, this.#namespace, {
-        phase: 'Running',
-        conditions: [{ type: 'Ready', status: 'False', lastTransitionTime: new Date().toISOString() }],
-        containerStatuses: [
-          {
-            ...this.#containerStatus(record),
-            state: {
-              waiting: { reason: 'CrashLoopBackOff', message: 'back-off restarting failed container' },
-            },
-            lastState: {
-              terminated: {
-                exitCode: typeof code === 'number' ? code : 1,
-                reason: 'Error',
-                ...(message ? { message } : {}),
-                finishedAt: new Date(),
-              },
-            },
-          },
-        ],
-      })
-      .catch((error: unknown) =>
-        console.warn(`pod-processes: ${name}: status not written: ${String(error)}`),
-      );
+    const cluster = `app.kubernetes.io/instance=${this.#cluster}`;
+    this.#kubelet = new ProcessKubelet({
+      api: kubeletApi(this.#client, this.#namespace),
+      runtime: {
+        runsToCompletion,
+        createSandbox: (pod) => Promise.resolve({ startContainer: () => this.#startInstance(pod) }),
+        run: (pod) => this.#runJob(pod),
+        observe: (pods) => Promise.resolve(this.#followPrimary(pods)),
+      },
+      selectors: [
+        `${labelKeys.cluster}=${this.#cluster}`,
+        `${backupPodSelector},${cluster}`,
+        `${drillSelector},${drillLabel}=${this.#cluster}`,
+        `${expirePodSelector},${cluster}`,
+      ],
+      workDir: this.#bed.root,
+      crashBackoffMs,
+      intervalMs: 100,
+    });
+    this.#kubelet.start();
   }
 
   /** Mounts the cluster's Secrets as they are now; false while one is missing (the pod waits). */
@@ -310,43 +268,32 @@ export class PodProcesses {
   }
 
   /**
-   * Runs the cluster's run-to-completion pods as their entrypoint would run in them, once each,
-   * and reports each end as a kubelet does (phase Succeeded or Failed, the termination message):
-   * a PostgreSQLBackup's pod (`backup`: the client certificate's Secret written where its volume
-   * would be, and each instance its configuration names, by DNS name, port, data and run
-   * directories, replaced by where it runs in the bed, as cluster DNS and the pod's mounts would
-   * resolve them), a restore drill's (`drill`: its claim and run directory in the bed), and a
-   * retention's expire pod (`expire`: the repository alone).
+   * Starts one of the cluster's run-to-completion pods as its entrypoint would run in it (the
+   * kubelet runs it once and reports its end with the termination message): a PostgreSQLBackup's
+   * pod (`backup`: the client certificate's Secret written where its volume would be, and each
+   * instance its configuration names, by DNS name, port, data and run directories, replaced by
+   * where it runs in the bed, as cluster DNS and the pod's mounts would resolve them), a restore
+   * drill's (`drill`: its claim and run directory in the bed), and a retention's expire pod
+   * (`expire`: the repository alone). undefined while it cannot start yet.
    */
-  async #syncJobPods(): Promise<void> {
-    const list = (selector: string) =>
-      this.#client.list(builtin.pods, { namespace: this.#namespace, labelSelector: selector });
-    const pods = [
-      ...(await list(`${backupPodSelector},app.kubernetes.io/instance=${this.#cluster}`)).items,
-      ...(await list(`${drillSelector},${drillLabel}=${this.#cluster}`)).items,
-      ...(await list(`${expirePodSelector},app.kubernetes.io/instance=${this.#cluster}`)).items,
-    ];
-    const live = new Set(pods.map((p) => p.metadata?.uid ?? ''));
-    for (const [uid, job] of this.#jobs) {
-      if (live.has(uid)) continue;
-      void job.stop(0);
-      this.#jobs.delete(uid);
-    }
-    for (const pod of pods) {
-      const uid = pod.metadata?.uid ?? '';
-      if (this.#jobs.has(uid) || this.#jobsDone.has(uid) || pod.metadata?.deletionTimestamp) continue;
-      const container = pod.spec?.containers[0];
-      const command = container?.command?.[1] ?? '';
-      if (command === 'expire' && this.holdExpirePods) continue;
-      const env =
-        command === 'backup'
-          ? await this.#backupJobEnvironment(pod)
-          : command === 'expire'
-            ? await this.#expireJobEnvironment(pod)
-            : await this.#drillJobEnvironment(pod);
-      if (!env || !container) continue;
-      this.#startJob(pod, container.name, command, env);
-    }
+  async #runJob(pod: V1Pod): Promise<Run | undefined> {
+    const container = pod.spec?.containers[0];
+    const command = container?.command?.[1] ?? '';
+    if (command === 'expire' && this.holdExpirePods) return undefined;
+    const env =
+      command === 'backup'
+        ? await this.#backupJobEnvironment(pod)
+        : command === 'expire'
+          ? await this.#expireJobEnvironment(pod)
+          : await this.#drillJobEnvironment(pod);
+    if (!env || !container) return undefined;
+    const name = pod.metadata?.name ?? '';
+    const job = this.bed.runJob(name, [command], env);
+    const completion = job.exited.then((code) => ({
+      exitCode: typeof code === 'number' ? code : 1,
+      message: this.#terminationMessage(name),
+    }));
+    return { completion, stop: () => job.stop(0) };
   }
 
   async #backupJobEnvironment(pod: V1Pod): Promise<Record<string, string> | undefined> {
@@ -395,43 +342,6 @@ export class PodProcesses {
     return env;
   }
 
-  #startJob(pod: V1Pod, container: string, command: string, env: Record<string, string>): void {
-    const uid = pod.metadata?.uid ?? '';
-    const name = pod.metadata?.name ?? '';
-    const job = this.bed.runJob(name, [command], env);
-    this.#jobs.set(uid, job);
-    void job.exited.then(async (code) => {
-      this.#jobs.delete(uid);
-      this.#jobsDone.add(uid);
-      const file = this.bed.terminationLog(name);
-      const message = existsSync(file) ? readFileSync(file, 'utf8') : '';
-      await this.#client
-        .patchStatus(builtin.pods, name, this.#namespace, {
-          phase: code === 0 ? 'Succeeded' : 'Failed',
-          containerStatuses: [
-            {
-              name: container,
-              image: 'postgres',
-              imageID: '',
-              ready: false,
-              restartCount: 0,
-              state: {
-                terminated: {
-                  exitCode: typeof code === 'number' ? code : 1,
-                  reason: code === 0 ? 'Completed' : 'Error',
-                  ...(message ? { message } : {}),
-                  finishedAt: new Date(),
-                },
-              },
-            },
-          ],
-        })
-        .catch((error: unknown) =>
-          console.warn(`pod-processes: ${name}: status not written: ${String(error)}`),
-        );
-    });
-  }
-
   /** A backup pod's pgBackRest configuration with each instance where it runs in the bed. */
   #instancesInBed(config: string): string {
     const hosts = new Map<string, string>();
@@ -459,125 +369,100 @@ export class PodProcesses {
   }
 
   async stop(): Promise<void> {
-    this.#stopping = true;
-    await this.#loop;
-    await Promise.all([...this.#running.values()].map((r) => r.starting));
-    await Promise.all([...this.#jobs.values()].map((job) => job.stop(0)));
+    await this.#kubelet?.stop();
     await this.#rw?.close();
     await this.#bed?.cleanup();
   }
 
-  async #sync(): Promise<void> {
-    const pods = (
-      await this.#client.list(builtin.pods, {
-        namespace: this.#namespace,
-        labelSelector: `${labelKeys.cluster}=${this.#cluster}`,
-      })
-    ).items.filter((p) => !p.metadata?.deletionTimestamp);
-    const live = new Map(pods.map((p) => [p.metadata?.name ?? '', p]));
-
-    // Deleted pods: their containers are killed (one still starting, once it has started).
-    for (const [name, running] of this.#running) {
-      const nodeDown = this.#downNodes.has(name);
-      if ((!nodeDown && live.get(name)?.metadata?.uid === running.uid) || running.starting) continue;
-      await running.instance?.kill9();
-      this.#running.delete(name);
-    }
-
-    // kube-proxy: the read-write Service follows the primary label, among running instances.
+  /** kube-proxy: the read-write Service follows the primary label, among running instances. */
+  #followPrimary(pods: readonly V1Pod[]): void {
     const primary = pods.find(
       (p) =>
         p.metadata?.labels?.[labelKeys.role] === 'primary' &&
-        this.#running.get(p.metadata?.name ?? '')?.instance?.isRunning(),
+        this.#kubelet?.container(p.metadata.name ?? '')?.process.isRunning(),
     );
     const target = primary?.metadata?.name ?? '';
-    if (target !== this.#rwTarget) {
-      this.#rwTarget = target;
-      if (target) {
-        const endpoint = this.endpoint(target);
-        this.#rw?.retarget(endpoint.port, endpoint.host);
-      } else {
-        this.#rw?.cut();
-      }
+    if (target === this.#rwTarget) return;
+    this.#rwTarget = target;
+    if (target) {
+      const endpoint = this.endpoint(target);
+      this.#rw?.retarget(endpoint.port, endpoint.host);
+    } else {
+      this.#rw?.cut();
     }
+  }
 
-    for (const pod of pods) {
-      const name = pod.metadata?.name ?? '';
-      const uid = pod.metadata?.uid ?? '';
-      if (this.#downNodes.has(name)) continue;
-      const running = this.#running.get(name);
-      if (running?.starting || (running?.uid === uid && running.instance?.isRunning())) continue;
-      if (running?.uid === uid && Date.now() < running.retryAt) continue;
-      if (running && running.uid !== uid) continue; // the old pod's process goes first (above)
-      const role = pod.metadata?.annotations?.[annotationKeys.instanceRole] ?? '';
-      // What the operator decided at the pod's creation, as the container's environment gives it.
-      const env = (key: string) =>
-        pod.spec?.containers.find((c) => c.name === 'postgres')?.env?.find((e) => e.name === key)?.value;
-      const initdb = env('PG_INITDB');
-      const parameters = [this.#parameters, env('PG_PARAMETERS')].filter(Boolean).join('\n');
-      // A replica starts from the read-write Service; the entrypoint would wait for it. One on data
-      // an earlier cluster left starts before there is a primary: it is given the Service itself
-      // (cut while no pod is labelled primary), as PRIMARY_HOST names it in a pod.
-      const retained = env('PG_RETAINED') === 'true';
-      const upstream =
-        target && target !== name
-          ? this.endpoint(target)
-          : retained && this.#rw
-            ? { name: 'rw', host: '127.0.0.1', port: this.#rw.port }
-            : undefined;
-      if (role !== 'primary' && !upstream) continue;
-      if (!(await this.#mountCurrentSecrets())) continue;
-      const backupEnv = await this.#backupEnvironment(pod, name);
-      if (!backupEnv) continue;
-      const record: Running = running?.uid === uid ? running : { uid, failures: 0, retryAt: 0 };
-      this.#running.set(name, record);
-      this.starts.push({ pod: name, role });
-      record.starting = this.bed
-        .start(name, {
-          role: role === 'primary' ? 'primary' : 'replica',
-          ...(upstream ? { primary: upstream } : {}),
-          ...(parameters ? { parameters } : {}),
-          // The server certificate's volume, as the pod spec mounts it (a pod made before TLS has none).
-          ...(this.#tls && pod.spec?.volumes?.some((v) => v.name === tlsVolume) ? { tls: this.#tls } : {}),
-          ...(this.#app
-            ? {
-                app: {
-                  username: this.#app.user,
-                  password: this.#app.password,
-                  database: env('PG_APP_DATABASE') ?? 'app',
-                },
-              }
-            : {}),
-          env: {
-            ...backupEnv,
-            ...(initdb ? { PG_INITDB: initdb } : {}),
-            ...(retained ? { PG_RETAINED: 'true' } : {}),
-          },
-        })
-        .then(async (instance) => {
-          record.instance = instance;
-          await this.#client
-            .patchStatus(builtin.pods, name, this.#namespace, {
-              phase: 'Running',
-              podIP: '127.0.0.1',
-              conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date().toISOString() }],
-              containerStatuses: [
-                {
-                  ...this.#containerStatus(record),
-                  ready: true,
-                  state: { running: { startedAt: new Date() } },
-                },
-              ],
-            })
-            .catch(() => undefined);
-        })
-        .catch(async (error: unknown) => {
-          console.warn(`pod-processes: ${name} did not start: ${String(error)}`);
-          await this.#reportCrash(name, record);
-        })
-        .finally(() => {
-          record.starting = undefined;
-        });
+  /**
+   * Starts the instance of `pod` once it can: undefined while a replica has no primary to start
+   * from or a Secret it mounts is missing; a start that fails is the entrypoint's exit.
+   */
+  async #startInstance(pod: V1Pod): Promise<Container | undefined> {
+    const name = pod.metadata?.name ?? '';
+    const target = this.#rwTarget;
+    const role = pod.metadata?.annotations?.[annotationKeys.instanceRole] ?? '';
+    // What the operator decided at the pod's creation, as the container's environment gives it.
+    const env = (key: string) =>
+      pod.spec?.containers.find((c) => c.name === 'postgres')?.env?.find((e) => e.name === key)?.value;
+    const initdb = env('PG_INITDB');
+    const parameters = [this.#parameters, env('PG_PARAMETERS')].filter(Boolean).join('\n');
+    // A replica starts from the read-write Service; the entrypoint would wait for it. One on data
+    // an earlier cluster left starts before there is a primary: it is given the Service itself
+    // (cut while no pod is labelled primary), as PRIMARY_HOST names it in a pod.
+    const retained = env('PG_RETAINED') === 'true';
+    const upstream =
+      target && target !== name
+        ? this.endpoint(target)
+        : retained && this.#rw
+          ? { name: 'rw', host: '127.0.0.1', port: this.#rw.port }
+          : undefined;
+    if (role !== 'primary' && !upstream) return undefined;
+    if (!(await this.#mountCurrentSecrets())) return undefined;
+    const backupEnv = await this.#backupEnvironment(pod, name);
+    if (!backupEnv) return undefined;
+    this.starts.push({ pod: name, role });
+    let instance: TestInstance;
+    try {
+      instance = await this.bed.start(name, {
+        role: role === 'primary' ? 'primary' : 'replica',
+        ...(upstream ? { primary: upstream } : {}),
+        ...(parameters ? { parameters } : {}),
+        // The server certificate's volume, as the pod spec mounts it (a pod made before TLS has none).
+        ...(this.#tls && pod.spec?.volumes?.some((v) => v.name === tlsVolume) ? { tls: this.#tls } : {}),
+        ...(this.#app
+          ? {
+              app: {
+                username: this.#app.user,
+                password: this.#app.password,
+                database: env('PG_APP_DATABASE') ?? 'app',
+              },
+            }
+          : {}),
+        env: {
+          ...backupEnv,
+          ...(initdb ? { PG_INITDB: initdb } : {}),
+          ...(retained ? { PG_RETAINED: 'true' } : {}),
+        },
+      });
+    } catch (error) {
+      console.warn(`pod-processes: ${name} did not start: ${String(error)}`);
+      const code = await this.bed.instances.get(name)?.process.exited;
+      throw new ContainerFailure(typeof code === 'number' ? code : 1, this.#terminationMessage(name));
     }
+    return {
+      // Killed as a container is: every process of the instance at once.
+      process: {
+        exited: instance.process.exited,
+        isRunning: () => instance.isRunning(),
+        stop: () => instance.kill9(),
+      },
+      ready: () => Promise.resolve(instance.isRunning()),
+      terminationMessage: () => Promise.resolve(this.#terminationMessage(name)),
+      podIP: '127.0.0.1',
+    };
+  }
+
+  #terminationMessage(name: string): string {
+    const file = this.bed.terminationLog(name);
+    return existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
   }
 }
