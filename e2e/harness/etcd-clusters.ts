@@ -192,6 +192,8 @@ export interface EtcdBackupObject {
     hashKV?: string;
     finishedAt?: string;
     conditions?: { type: string; status: string; reason: string; message: string }[];
+    /** The last restore drill of this backup. */
+    verification?: { result: string; drilledAt: string; reason?: string; message?: string };
   };
 }
 

@@ -479,15 +479,22 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
       await waitForMembers(ns, name, 3);
     });
 
-    it('fails the next drill with SnapshotCorrupt once a byte of that backup is flipped in the bucket, the last proof kept', async () => {
-      const key = `e2e/${(await waitForBackup(ns, 'vault-drilled')).status?.key ?? ''}`;
+    it('fails the next drill with SnapshotCorrupt once a byte of its backup is flipped in the bucket, the last proof kept', async () => {
+      // A new backup, so the next drill takes it (the newest never drilled), with a byte flipped.
+      await apply([backup('vault-flipped', s3Destination)]);
+      const key = `e2e/${(await waitForBackup(ns, 'vault-flipped')).status?.key ?? ''}`;
       const proven = (await getEtcdCluster(ns, name))?.status?.lastVerifiedBackup;
       await s3.flipByte(bucket, key);
       const after = (await requestBackupDrill(ns, name, 'e2e-2', 'False')).status;
       const verified = after?.conditions?.find((c) => c.type === 'BackupVerified');
       expect(verified?.reason, verified?.message).toBe('SnapshotCorrupt');
-      expect(verified?.message).toContain('vault-drilled');
+      expect(verified?.message).toContain('vault-flipped');
       expect(after?.lastVerifiedBackup).toEqual(proven);
+      // The verdict is on the backup too.
+      expect((await waitForBackup(ns, 'vault-flipped')).status?.verification).toMatchObject({
+        result: 'Failed',
+        reason: 'SnapshotCorrupt',
+      });
       expect(await clusterEventReasons(ns, name)).toContain('BackupVerificationFailed');
       await waitUntil(
         'the drill claim deleted',
