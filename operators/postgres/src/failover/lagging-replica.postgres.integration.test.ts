@@ -91,6 +91,26 @@ describe('failover with no eligible replica, on real PostgreSQL 15 processes', (
   it('refuses with a readable reason, promotes nothing, and fails over once the replica has caught up', async () => {
     await delayApply(cluster, 'pg-1');
     await writeWal(cluster, 'pg-0', 1);
+    // Replication is asynchronous here: every commit must have reached pg-1 before the kill, or
+    // the rows it never received cannot come back (CI once killed pg-0 first).
+    await waitUntil(
+      'pg-1 received everything pg-0 wrote',
+      async () => {
+        const [primary, standby] = await Promise.all(
+          ['pg-0', 'pg-1'].map((n) =>
+            observeInstance(cluster.instance(n), cluster.bed.superuser, defaultConnectOptions),
+          ),
+        );
+        return (
+          primary?.reachable === true &&
+          primary.role === 'primary' &&
+          standby?.reachable === true &&
+          standby.role === 'replica' &&
+          (standby.receivedLsn ?? 0n) >= primary.currentLsn
+        );
+      },
+      { timeoutMs: 30_000 },
+    );
     const engine = cluster.engine({ maxLagBytes });
     await engine.tick();
     await cluster.instance('pg-0').kill9();
