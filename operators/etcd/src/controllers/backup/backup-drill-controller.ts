@@ -17,6 +17,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { drillTarget, scheduleDecision } from '@homeostat/operator-kit/schedule';
 import {
   builtin,
+  mapToLabelledOwner,
   NotFoundError,
   setCondition,
   watch,
@@ -414,14 +415,7 @@ export function addBackupDrillController(
     for: etcdClusters,
     watches: [
       // A drill pod's progress wakes its cluster.
-      watch({
-        type: builtin.pods,
-        labelSelector: managedSelector,
-        map: (pod) => {
-          const cluster = pod.metadata?.labels?.[drillLabel];
-          return cluster ? [{ namespace: pod.metadata?.namespace ?? '', name: cluster }] : [];
-        },
-      }),
+      watch({ type: builtin.pods, labelSelector: managedSelector, map: mapToLabelledOwner(drillLabel) }),
     ],
     async reconcile({ object: cluster, namespace, name }, ctx): Promise<ReconcileResult> {
       if (!cluster || cluster.metadata?.deletionTimestamp) {

@@ -158,7 +158,8 @@ async function writeStatus(
 
 /**
  * Records the drill's result on the PostgreSQLBackup it restored (its verification, under the
- * drill's field manager); nothing when that backup is gone (expired meanwhile).
+ * drill's field manager); nothing when that backup is gone (deleted by hand meanwhile: retention
+ * keeps a backup a drill restores).
  */
 async function recordOnBackup(
   client: KubeClient,
