@@ -6,4 +6,8 @@ export {
   s3CredentialKeys,
   s3DestinationProperties,
 } from './s3-destination-schema.ts';
-export { verifiedBackupProperties } from './verified-backup-schema.ts';
+export {
+  backupVerification,
+  verifiedBackupProperties,
+  type BackupVerificationTerms,
+} from './verified-backup-schema.ts';

@@ -1,6 +1,7 @@
 // The EtcdBackup API: one snapshot of one cluster, taken once, to a destination.
 import { Type } from '@sinclair/typebox';
 import { conditionsField, observedGenerationField, phaseField } from '@homeostat/reconcile';
+import { backupVerification } from '@homeostat/operator-kit/api';
 import { BackupDestination, backupDestinationWith } from './destination-schema.ts';
 
 export const EtcdBackupSpec = Type.Object(
@@ -84,25 +85,12 @@ export const EtcdBackupStatus = Type.Object({
   startedAt: Type.Optional(Type.String({ format: 'date-time' })),
   finishedAt: Type.Optional(Type.String({ format: 'date-time' })),
   verification: Type.Optional(
-    Type.Object(
-      {
-        result: Type.Union([Type.Literal('Verified'), Type.Literal('Failed')], {
-          description:
-            'Verified: a restore drill restored this backup into a scratch etcd and its HashKV was the one recorded. Failed: it was not (reason and message say why).',
-        }),
-        drilledAt: Type.String({ format: 'date-time', description: 'When that drill ended.' }),
-        restoreSeconds: Type.Optional(
-          Type.Number({ minimum: 0, description: 'How long the restore took until the copy answered.' }),
-        ),
-        reason: Type.Optional(
-          Type.String({ maxLength: 128, description: 'Why the drill failed (CamelCase).' }),
-        ),
-        message: Type.Optional(Type.String({ maxLength: 1024, description: 'Why the drill failed.' })),
-      },
-      {
-        description:
-          "The last restore drill of this backup (the cluster's spec.backup.verify or its verify-backup annotation). Each drill takes the newest backup never drilled, else the newest: every backup is proven once, the newest first.",
-      },
-    ),
+    backupVerification({
+      result:
+        'Verified: a restore drill restored this backup into a scratch etcd and its HashKV was the one recorded. Failed: it was not (reason and message say why).',
+      restoreSeconds: 'How long the restore took until the copy answered.',
+      description:
+        "The last restore drill of this backup (the cluster's spec.backup.verify or its verify-backup annotation). Each drill takes the newest backup never drilled, else the newest: every backup is proven once, the newest first.",
+    }),
   ),
 });

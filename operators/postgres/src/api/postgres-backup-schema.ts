@@ -2,6 +2,7 @@
 // pgBackRest repository (spec.backup of the PostgreSQLCluster; ADR 0215).
 import { Type } from '@sinclair/typebox';
 import { conditionsField, observedGenerationField, phaseField } from '@homeostat/reconcile';
+import { backupVerification } from '@homeostat/operator-kit/api';
 
 export const backupTargets = ['PreferStandby', 'Primary'] as const;
 
@@ -76,25 +77,12 @@ export const PostgresBackupStatus = Type.Object({
   ),
   toolVersion: Type.Optional(Type.String({ description: 'The pgBackRest version that took it.' })),
   verification: Type.Optional(
-    Type.Object(
-      {
-        result: Type.Union([Type.Literal('Verified'), Type.Literal('Failed')], {
-          description:
-            'Verified: a restore drill restored this backup and the WAL archived after it, and checked the copy. Failed: the drill did not (the message says why).',
-        }),
-        drilledAt: Type.String({ format: 'date-time', description: 'When that drill ended.' }),
-        restoreSeconds: Type.Optional(
-          Type.Integer({
-            minimum: 0,
-            description: 'How long its restore and replay took (the RTO, measured).',
-          }),
-        ),
-        message: Type.Optional(Type.String({ maxLength: 1024, description: 'Why the drill failed.' })),
-      },
-      {
-        description:
-          "The last restore drill of this backup (the cluster's spec.backup.verify). Each drill takes the newest backup never drilled, else the newest: every backup is proven once, the newest first.",
-      },
-    ),
+    backupVerification({
+      result:
+        'Verified: a restore drill restored this backup and the WAL archived after it, and checked the copy. Failed: the drill did not (reason and message say why).',
+      restoreSeconds: 'How long its restore and replay took (the RTO, measured).',
+      description:
+        "The last restore drill of this backup (the cluster's spec.backup.verify). Each drill takes the newest backup never drilled, else the newest: every backup is proven once, the newest first.",
+    }),
   ),
 });

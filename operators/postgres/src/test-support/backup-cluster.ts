@@ -11,6 +11,7 @@ import type { KubeClient, Manager } from '@homeostat/reconcile';
 import { postgresBackups, type PostgresBackup } from '../api/postgres-backup-types.ts';
 import { postgresClusters, type PostgresCluster } from '../api/postgres-cluster-types.ts';
 import type { BackupScheduleOptions } from '../controllers/backup/backup-schedule-controller.ts';
+import type { RestoreDrillControllerOptions } from '../controllers/backup/restore-drill-controller.ts';
 import { createCluster, podOperator, prepareNamespace } from './pod-cluster.ts';
 import type { PodProcesses } from './pod-processes.ts';
 import { startS3Repository, type S3Repository } from './s3-repository.ts';
@@ -28,6 +29,8 @@ export interface BackupClusterOptions {
   readonly backup?: Record<string, unknown>;
   /** The schedule controller's options (its clock). */
   readonly schedule?: Partial<BackupScheduleOptions>;
+  /** The restore drill controller's options (its clock). */
+  readonly drills?: Partial<RestoreDrillControllerOptions>;
   readonly poll: { timeoutMs: number; intervalMs: number };
 }
 
@@ -52,7 +55,15 @@ export async function startBackupCluster(options: BackupClusterOptions): Promise
   const s3Repository = await startS3Repository(client, namespace, options.bucket);
   const { s3 } = s3Repository;
   const operator = () =>
-    podOperator(options.kubeConfig, namespace, options.log, pods, {}, {}, options.schedule ?? {});
+    podOperator(
+      options.kubeConfig,
+      namespace,
+      options.log,
+      pods,
+      {},
+      options.drills ?? {},
+      options.schedule ?? {},
+    );
   const bed: BackupCluster = {
     s3,
     s3Repository,

@@ -58,6 +58,8 @@ export class PodProcesses {
    * meanwhile (a Secret) is what the pod starts with.
    */
   holdExpirePods = false;
+  /** While true, restore drill pods are left unstarted: a drill under way for as long as a test needs. */
+  holdDrillPods = false;
   /** Every start: pod name, role, for assertions. */
   readonly starts: { pod: string; role: string }[] = [];
 
@@ -280,6 +282,7 @@ export class PodProcesses {
     const container = pod.spec?.containers[0];
     const command = container?.command?.[1] ?? '';
     if (command === 'expire' && this.holdExpirePods) return undefined;
+    if (command === 'drill' && this.holdDrillPods) return undefined;
     const env =
       command === 'backup'
         ? await this.#backupJobEnvironment(pod)

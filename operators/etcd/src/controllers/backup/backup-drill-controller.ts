@@ -1,10 +1,10 @@
 // Restore drills (spec.backup.verify, ADR 0311): on a schedule, or when the
 // etcd.homeostat.dev/verify-backup annotation changes, a Succeeded backup of a cluster (the newest
-// never drilled, else the newest: drillTargetOf) is restored into a scratch single-member etcd in
-// a pod and claim of its own (drill-pod.ts), and the copy's HashKV at the backup's revision is
-// compared with the one the backup recorded. What it found goes to the backup's
-// status.verification, the cluster's status (lastVerifiedBackup, the BackupVerified condition), an
-// Event and the metrics; then the pod and the claim are deleted.
+// never drilled, else the newest: drillTarget, shared in @homeostat/operator-kit/schedule) is
+// restored into a scratch single-member etcd in a pod and claim of its own (drill-pod.ts), and the
+// copy's HashKV at the backup's revision is compared with the one the backup recorded. What it
+// found goes to the backup's status.verification, the cluster's status (lastVerifiedBackup, the
+// BackupVerified condition), an Event and the metrics; then the pod and the claim are deleted.
 //
 // The drill reads the backup and touches nothing of the cluster's: it makes and deletes only its
 // own pod and claim, by their name and uid, and its status fields go under a field manager of
@@ -14,9 +14,10 @@
 // started) decides whether a scheduled one is due, lastBackupDrillRequest whether a requested
 // one is, and a drill pod that exists is a drill under way, followed again after a restart.
 import type { V1Pod } from '@kubernetes/client-node';
-import { scheduleDecision } from '@homeostat/operator-kit/schedule';
+import { drillTarget, scheduleDecision } from '@homeostat/operator-kit/schedule';
 import {
   builtin,
+  mapToLabelledOwner,
   NotFoundError,
   setCondition,
   watch,
@@ -84,16 +85,6 @@ export function drillDue(
 /** The newest Succeeded backup taken of this very cluster (its uid), not of an earlier one of the same name. */
 export function newestBackupOf(cluster: EtcdCluster, backups: readonly EtcdBackup[]): EtcdBackup | undefined {
   return succeededBackupsOf(cluster, backups)[0];
-}
-
-/**
- * The backup a drill restores: the newest no drill has restored yet, else the newest (it proves
- * the bucket still holds it). Proving only the newest would leave every older backup unproven; a
- * failed drill counts as drilled, so one broken backup does not hold up the others.
- */
-export function drillTargetOf(cluster: EtcdCluster, backups: readonly EtcdBackup[]): EtcdBackup | undefined {
-  const succeeded = succeededBackupsOf(cluster, backups);
-  return succeeded.find((b) => !b.status?.verification) ?? succeeded[0];
 }
 
 /** This very cluster's Succeeded backups, the newest first. */
@@ -348,7 +339,7 @@ export function addBackupDrillController(
     return false;
   }
 
-  /** Starts a drill (drillTargetOf), or records why there is none to run. */
+  /** Starts a drill (drillTarget), or records why there is none to run. */
   async function start(cached: EtcdCluster, ctx: ReconcileContext): Promise<void> {
     // Due by the API server's copy too: a cache a moment behind the status written at the start
     // of the last drill would otherwise start the same drill again.
@@ -360,7 +351,8 @@ export function addBackupDrillController(
       lastBackupDrillTime: startedAt,
       ...(request ? { lastBackupDrillRequest: request } : {}),
     };
-    const backup = drillTargetOf(cluster, backups.store.list());
+    // The newest never drilled, else the newest (the rule both operators share).
+    const { backup } = drillTarget(succeededBackupsOf(cluster, backups.store.list()));
     if (!backup) {
       await report(
         cluster,
@@ -423,14 +415,7 @@ export function addBackupDrillController(
     for: etcdClusters,
     watches: [
       // A drill pod's progress wakes its cluster.
-      watch({
-        type: builtin.pods,
-        labelSelector: managedSelector,
-        map: (pod) => {
-          const cluster = pod.metadata?.labels?.[drillLabel];
-          return cluster ? [{ namespace: pod.metadata?.namespace ?? '', name: cluster }] : [];
-        },
-      }),
+      watch({ type: builtin.pods, labelSelector: managedSelector, map: mapToLabelledOwner(drillLabel) }),
     ],
     async reconcile({ object: cluster, namespace, name }, ctx): Promise<ReconcileResult> {
       if (!cluster || cluster.metadata?.deletionTimestamp) {

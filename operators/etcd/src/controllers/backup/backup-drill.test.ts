@@ -4,13 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { EtcdBackup } from '../../api/etcd-backup-types.ts';
 import type { EtcdCluster } from '../../api/etcd-cluster-types.ts';
-import {
-  drillDue,
-  judgeDrill,
-  drillTargetOf,
-  newestBackupOf,
-  verifyBackupAnnotation,
-} from './backup-drill-controller.ts';
+import { drillDue, judgeDrill, newestBackupOf, verifyBackupAnnotation } from './backup-drill-controller.ts';
 import { drillOutcome } from './drill-outcome.ts';
 
 const cluster = (over: {
@@ -87,21 +81,6 @@ describe('newestBackupOf', () => {
       backup('earlier-cluster', '2026-11-27T02:00:00Z', { clusterUid: 'u-0' }),
     ];
     expect(newestBackupOf(cluster({}), backups)?.metadata?.name).toBe('newest');
-  });
-});
-
-describe('drillTargetOf', () => {
-  const drilled = { verification: { result: 'Verified' as const, drilledAt: '2026-11-27T04:00:00Z' } };
-  it('takes the newest backup never drilled, then an older one, then the newest again', () => {
-    const old = backup('old', '2026-11-26T00:00:00Z');
-    const newest = backup('newest', '2026-11-27T00:00:00Z');
-    expect(drillTargetOf(cluster({}), [old, newest])?.metadata?.name).toBe('newest');
-    const newestDrilled = backup('newest', '2026-11-27T00:00:00Z', drilled);
-    expect(drillTargetOf(cluster({}), [old, newestDrilled])?.metadata?.name).toBe('old');
-    const oldDrilled = backup('old', '2026-11-26T00:00:00Z', {
-      verification: { result: 'Failed', drilledAt: '2026-11-27T05:00:00Z', reason: 'SnapshotMissing' },
-    });
-    expect(drillTargetOf(cluster({}), [oldDrilled, newestDrilled])?.metadata?.name).toBe('newest');
   });
 });
 

@@ -2,25 +2,33 @@
 // every side real: a real kube-apiserver, real etcd members and the operator image's agent for the
 // short-lived pods (MemberPodRunner). A status pointed at a file in a member's claim, or out of the
 // backup directory with "..", deletes nothing: the file stays, the EtcdBackup stays, no pod is made,
-// and a Warning Event says why.
+// and a Warning Event says why. A backup a restore drill is restoring (its pod held unstarted, as a
+// slow drill would be) is kept past keep until the drill has recorded its verdict, then deleted.
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '@homeostat/testing';
 import { builtin } from '@homeostat/reconcile';
 import { etcdBackups } from '../../api/etcd-backup-types.ts';
+import { etcdClusters } from '../../api/etcd-cluster-types.ts';
 import { waitForVoters } from '../../test-support/cluster-clients.ts';
-import { createEtcdCluster, eventsAbout } from '../../test-support/etcd-cluster-fixtures.ts';
+import { conditionOf, createEtcdCluster, eventsAbout } from '../../test-support/etcd-cluster-fixtures.ts';
 import { useOperatorTestBed } from '../../test-support/operator-test-bed.ts';
 import { ScheduleClock } from '../../test-support/schedule-clock.ts';
+import { addBackupDrillController, verifyBackupAnnotation } from './backup-drill-controller.ts';
 import { addBackupScheduleController } from './backup-schedule-controller.ts';
+import { scheduledLabel } from './backup-names.ts';
 import { claimPrunePodName } from './claim-prune.ts';
+import { drillBackupAnnotation, drillLabel } from './drill-pod.ts';
 
 const clock = new ScheduleClock();
 const bed = useOperatorTestBed({
   label: 'prune-confined',
   backups: true,
-  addControllers: (m) => addBackupScheduleController(m, { now: clock.now, pruneIntervalMs: 300 }),
+  addControllers: (m) => {
+    addBackupScheduleController(m, { now: clock.now, pruneIntervalMs: 300 });
+    addBackupDrillController(m, { followIntervalMs: 500 });
+  },
 });
 const { client, namespace, poll } = bed;
 const name = 'keeper';
@@ -102,5 +110,69 @@ describe('retention confined to the backup’s own file, real etcd members, on a
     expect(await client.find(builtin.pods, claimPrunePodName(second), namespace)).toBeUndefined();
     expect(await eventsAbout(client, namespace, name, 'BackupPruneFailed')).toEqual([]);
     expect(await eventsAbout(client, namespace, name, 'BackupPruned')).toEqual([]);
+  });
+
+  it('keeps a backup a restore drill is restoring past keep until the drill has recorded its verdict, then deletes it', async () => {
+    bed.runner.drills.held = true;
+    await client.patch(etcdClusters, name, namespace, {
+      metadata: { annotations: { [verifyBackupAnnotation]: 'during-retention' } },
+    });
+    const liveDrillPods = async () =>
+      (await client.list(builtin.pods, { namespace, labelSelector: drillLabel })).items.filter(
+        (p) => !p.metadata?.deletionTimestamp,
+      );
+    let drilled = '';
+    await waitUntil(
+      'a drill pod, held unstarted',
+      async () => {
+        drilled = (await liveDrillPods())[0]?.metadata?.annotations?.[drillBackupAnnotation] ?? '';
+        return drilled !== '';
+      },
+      poll,
+    );
+    const drilledBackup = await client.get(etcdBackups, drilled, namespace);
+    expect(drilledBackup.metadata?.labels?.[scheduledLabel]).toBe('true');
+    const drilledFile = join(
+      bed.runner.volumeDir('keeper-backups'),
+      'etcd',
+      drilledBackup.status?.key ?? '?',
+    );
+    expect(await exists(drilledFile)).toBe(true);
+
+    // keep 1: the next scheduled backup puts the drilled one beyond it.
+    await nextScheduledRun(4);
+    const deferred = async () =>
+      (await eventsAbout(client, namespace, name, 'BackupPruneDeferred')).some((e) =>
+        e.note?.includes(`scheduled backup ${drilled} `),
+      );
+    await waitUntil(
+      `${drilled} deferred or deleted`,
+      async () => (await deferred()) || (await client.find(etcdBackups, drilled, namespace)) === undefined,
+      poll,
+    );
+    expect(await client.find(etcdBackups, drilled, namespace), 'deleted under a running drill').toBeDefined();
+    expect(await exists(drilledFile)).toBe(true);
+    expect(await client.find(builtin.pods, claimPrunePodName(drilledBackup), namespace)).toBeUndefined();
+
+    // The drill runs on the backup still there, records its verdict, and its end lets retention go on.
+    bed.runner.drills.held = false;
+    await waitUntil(
+      `${drilled} deleted once its drill ended`,
+      async () => (await client.find(etcdBackups, drilled, namespace)) === undefined,
+      poll,
+    );
+    const cluster = await client.get(etcdClusters, name, namespace);
+    expect(conditionOf(cluster, 'BackupVerified'), JSON.stringify(cluster.status)).toMatchObject({
+      status: 'True',
+      reason: 'BackupRestored',
+    });
+    expect(cluster.status?.lastVerifiedBackup?.backup).toBe(drilled);
+    expect(await exists(drilledFile)).toBe(false);
+    expect(await liveDrillPods()).toEqual([]);
+    expect(
+      (await eventsAbout(client, namespace, name, 'BackupPruned')).some((e) =>
+        e.note?.includes(`scheduled backup ${drilled} `),
+      ),
+    ).toBe(true);
   });
 });

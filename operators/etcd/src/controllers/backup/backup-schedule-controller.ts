@@ -2,8 +2,10 @@
 // EtcdBackup is created, which the EtcdBackup controller takes; the oldest scheduled ones beyond
 // `keep` successful ones are deleted with their stored snapshots (an object in a bucket by the
 // operator, a file in a claim by a short-lived pod, claim-prune.ts), each before its EtcdBackup,
-// and only where the backup's spec, name and uid say it is (prune-target.ts). Also keeps
-// status.lastSuccessfulBackupTime, which a dashboard or an alert reads.
+// and only where the backup's spec, name and uid say it is (prune-target.ts). A backup a restore
+// drill's pod names (it is being restored) is kept until that pod is gone, its verdict recorded;
+// the pass after deletes it. Also keeps status.lastSuccessfulBackupTime, which a dashboard or an
+// alert reads.
 //
 // Like a CronJob, it remembers nothing: the schedule's last run is the newest scheduled backup's
 // scheduled-at annotation, and each backup's name comes from its scheduled time, so a restarted
@@ -11,11 +13,17 @@
 // once, late; older missed runs are skipped). That part is shared with the PostgreSQL operator's
 // schedule (@homeostat/operator-kit/schedule).
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import { scheduleDecision, scheduledAtOf, scheduledName } from '@homeostat/operator-kit/schedule';
+import {
+  backupsHeldByDrills,
+  scheduleDecision,
+  scheduledAtOf,
+  scheduledName,
+} from '@homeostat/operator-kit/schedule';
 import {
   AlreadyExistsError,
   NotFoundError,
   builtin,
+  mapToLabelledOwner,
   controllerReference,
   watch,
   type Controller,
@@ -38,6 +46,7 @@ import {
 import { backupClusterLabel, scheduledAtAnnotation, scheduledLabel } from './backup-names.ts';
 import { openBackupStore } from './backup-store.ts';
 import { claimPruneStep } from './claim-prune.ts';
+import { drillBackupAnnotation, drillLabel } from './drill-pod.ts';
 import { pruneTarget } from './prune-target.ts';
 
 export interface BackupScheduleOptions {
@@ -170,6 +179,8 @@ export function addBackupScheduleController(
   const clusters = manager.cache.informer(etcdClusters);
   // The claims the operator made (shared with the cluster controller's cache): member claims among them.
   const claims = manager.cache.informer(builtin.persistentVolumeClaims, { labelSelector: managedSelector });
+  // The operator's pods (shared likewise): the restore drills' among them name the backup they restore.
+  const pods = manager.cache.informer(builtin.pods, { labelSelector: managedSelector });
   const backupsOf = (cluster: EtcdCluster) =>
     backups.store
       .list()
@@ -179,12 +190,14 @@ export function addBackupScheduleController(
   return manager.controller({
     name: 'etcdbackupschedule',
     for: etcdClusters,
-    // A backup that finishes may move lastSuccessfulBackupTime and retention.
     watches: [
+      // A backup that finishes may move lastSuccessfulBackupTime and retention.
       watch({
         type: etcdBackups,
         map: (b) => [{ namespace: b.metadata?.namespace ?? '', name: b.spec.clusterName }],
       }),
+      // A drill that ends releases the backup it restored to retention.
+      watch({ type: builtin.pods, labelSelector: managedSelector, map: mapToLabelledOwner(drillLabel) }),
     ],
     async reconcile({ object: cluster }, ctx): Promise<ReconcileResult> {
       if (!cluster || cluster.metadata?.deletionTimestamp) return {};
@@ -202,7 +215,22 @@ export function addBackupScheduleController(
 
       const scheduled = mine.filter((b) => b.metadata?.labels?.[scheduledLabel] === 'true');
       let pruning = false;
-      const drop = prunable(scheduled, backup.keep);
+      const held = backupsHeldByDrills(
+        pods.store.list(),
+        { clusterLabel: drillLabel, backupAnnotation: drillBackupAnnotation },
+        namespaceOf(cluster),
+        nameOf(cluster),
+      );
+      const beyond = prunable(scheduled, backup.keep);
+      const drop = beyond.filter((b) => !held.has(b.metadata?.name ?? ''));
+      for (const deferred of beyond.filter((b) => held.has(b.metadata?.name ?? ''))) {
+        await ctx.events.normal(
+          cluster,
+          'BackupPruneDeferred',
+          'Backup',
+          `keeping scheduled backup ${deferred.metadata?.name ?? ''} beyond keep ${backup.keep} for now: a restore drill is restoring it; deleted once the drill has recorded its verdict`,
+        );
+      }
       if (drop.length > 0) {
         const isMemberClaim = memberClaimTest(namespaceOf(cluster), clusters.store.list(), claims);
         for (const old of drop) {

@@ -9,7 +9,8 @@
 // - After a scheduled backup succeeds, retention once: the scheduled backups the policy lets go
 //   (the engine's backupsToExpire; the newest always kept; backups created by hand never) are
 //   expired in the repository by a short pod (expire-pod.ts), and only once it ended well are their
-//   PostgreSQLBackups deleted. What happened is the Retention condition of that backup, written
+//   PostgreSQLBackups deleted. A backup a restore drill's pod names (it is being restored) is kept
+//   this time, and expired by the retention after a later scheduled backup. What happened is the Retention condition of that backup, written
 //   once: a failure is a Warning and the condition, and waits for the next scheduled backup rather
 //   than being retried in a loop.
 // - status.backup's lastBackup*, lastScheduledBackup* and nextScheduledBackupTime, by merge patch:
@@ -30,7 +31,12 @@ import {
   type ReconcileContext,
   type ReconcileResult,
 } from '@homeostat/reconcile';
-import { scheduleDecision, scheduledName, type ScheduleDecision } from '@homeostat/operator-kit/schedule';
+import {
+  backupsHeldByDrills,
+  scheduleDecision,
+  scheduledName,
+  type ScheduleDecision,
+} from '@homeostat/operator-kit/schedule';
 import type { V1Pod } from '@kubernetes/client-node';
 import { postgresBackups, type PostgresBackup } from '../../api/postgres-backup-types.ts';
 import {
@@ -46,6 +52,7 @@ import {
   expirePodSelector,
   expireSetsOf,
 } from './expire-pod.ts';
+import { drilledBackupAnnotation, drillLabel, drillSelector } from './drill-pod.ts';
 import {
   backupClusterLabel,
   isScheduled,
@@ -117,6 +124,8 @@ interface RetentionInput {
   readonly backupSpec: BackupSpecFields;
   readonly mine: readonly PostgresBackup[];
   readonly pods: Informer<V1Pod>;
+  /** The restore drills' pods: a backup one of them restores is not expired under it. */
+  readonly drillPods: Informer<V1Pod>;
   readonly image: string;
   readonly now: Date;
 }
@@ -135,14 +144,27 @@ async function retain(ctx: ReconcileContext, input: RetentionInput): Promise<'id
     if (pod) await deletePod(ctx, pod);
     return 'idle';
   }
-  const plan = retentionPlan(scheduled, retentionPolicyOf(input.backupSpec.retention), input.now);
+  const held = backupsHeldByDrills(
+    input.drillPods.store.list(),
+    { clusterLabel: drillLabel, backupAnnotation: drilledBackupAnnotation },
+    namespace,
+    clusterName,
+  );
+  const plan = retentionPlan(scheduled, retentionPolicyOf(input.backupSpec.retention), input.now, held);
+  const heldNote = (kept: readonly PostgresBackup[]) =>
+    kept.length > 0
+      ? `; kept ${kept.map((b) => b.metadata?.name ?? '').join(', ')} for now: a restore drill is restoring it, and the retention after a later scheduled backup expires it`
+      : '';
   if (!pod) {
     if (plan.expire.length === 0) {
       for (const failed of plan.dropFailed) await deleteBackup(ctx, failed);
       await recordRetention(ctx, after, {
         status: 'True',
         reason: 'NothingToExpire',
-        message: `the retention policy keeps all ${scheduled.filter((b) => b.status?.phase === 'Succeeded').length} scheduled backups`,
+        message:
+          plan.held.length > 0
+            ? `nothing expired${heldNote(plan.held)}`
+            : `the retention policy keeps all ${scheduled.filter((b) => b.status?.phase === 'Succeeded').length} scheduled backups`,
       });
       return 'idle';
     }
@@ -161,7 +183,7 @@ async function retain(ctx: ReconcileContext, input: RetentionInput): Promise<'id
       cluster,
       'RetentionStarted',
       'Backup',
-      `expiring ${labels.join(', ')} (${plan.expire.map((b) => b.metadata?.name ?? '').join(', ')}) after ${after.metadata?.name ?? ''}`,
+      `expiring ${labels.join(', ')} (${plan.expire.map((b) => b.metadata?.name ?? '').join(', ')}) after ${after.metadata?.name ?? ''}${heldNote(plan.held)}`,
     );
     return 'busy';
   }
@@ -171,7 +193,7 @@ async function retain(ctx: ReconcileContext, input: RetentionInput): Promise<'id
     const expired = new Set(expireSetsOf(pod));
     const gone = mine.filter((b) => isScheduled(b) && expired.has(b.status?.label ?? ''));
     for (const backup of [...gone, ...plan.dropFailed]) await deleteBackup(ctx, backup);
-    const message = `expired ${[...expired].join(', ')} from the repository and deleted ${gone.map((b) => b.metadata?.name ?? '').join(', ')} (${terminated?.message?.trim() ?? ''})`;
+    const message = `expired ${[...expired].join(', ')} from the repository and deleted ${gone.map((b) => b.metadata?.name ?? '').join(', ')} (${terminated?.message?.trim() ?? ''})${heldNote(plan.held.filter((b) => !expired.has(b.status?.label ?? '')))}`;
     await recordRetention(ctx, after, { status: 'True', reason: 'Expired', message });
     await ctx.events.normal(cluster, 'BackupsExpired', 'Backup', message);
     await deletePod(ctx, pod);
@@ -219,6 +241,7 @@ export function addBackupScheduleController(
   const now = options.now ?? (() => new Date());
   const backups = manager.cache.informer(postgresBackups);
   const pods = manager.cache.informer(builtin.pods, { labelSelector: expirePodSelector });
+  const drillPods = manager.cache.informer(builtin.pods, { labelSelector: drillSelector });
   const backupsOf = (cluster: PostgresCluster) =>
     backups.store
       .list()
@@ -276,7 +299,7 @@ export function addBackupScheduleController(
       if (!backupSpec) return {};
 
       const image = cluster.spec.image ?? options.imageFor(cluster.spec.postgresVersion);
-      const retention = await retain(ctx, { cluster, backupSpec, mine, pods, image, now: now() });
+      const retention = await retain(ctx, { cluster, backupSpec, mine, pods, drillPods, image, now: now() });
       const retryMs = options.retentionIntervalMs ?? 2000;
       if (!decision) return retention === 'busy' ? { requeueAfterMs: retryMs } : {};
 

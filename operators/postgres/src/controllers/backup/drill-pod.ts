@@ -1,10 +1,10 @@
 // The pod and the claim of one restore drill (ADR 0218): the cluster's image running
 // `homeostat-instance drill` on a claim of its own (the size and class of the cluster's), which
-// restores one backup of the cluster's repository (drill-target.ts) and the WAL archived after it, replays it
-// in a private server, checks it and answers in its termination message. It reads the repository
-// with the cluster's own credentials (as the entrypoint's recovery source, repo2) and reaches
-// nothing else: no Service selects it (no cluster label), no instance hears from it, and its
-// server neither listens on TCP nor archives.
+// restores one backup of the cluster's repository (the one drillTarget picks) and the WAL archived
+// after it, replays it in a private server, checks it and answers in its termination message. It
+// reads the repository with the cluster's own credentials (as the entrypoint's recovery source,
+// repo2) and reaches nothing else: no Service selects it (no cluster label), no instance hears
+// from it, and its server neither listens on TCP nor archives.
 import type { V1PersistentVolumeClaim, V1Pod } from '@kubernetes/client-node';
 import { controllerReference } from '@homeostat/reconcile';
 import { operatorUser } from '../../api/operator-roles.ts';

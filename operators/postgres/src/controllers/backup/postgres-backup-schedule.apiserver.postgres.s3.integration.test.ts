@@ -4,12 +4,15 @@
 // entrypoint would run in them, and versitygw over TLS, whose rootDir is read as the repository.
 // keepLast 2: after four scheduled runs and one backup by hand, the repository lists exactly the
 // two newest scheduled backups and the one by hand, as do the PostgreSQLBackups; the WAL only the
-// expired ones needed is gone, and the WAL from the oldest backup left on is all there.
+// expired ones needed is gone, and the WAL from the oldest backup left on is all there. A backup a
+// restore drill is restoring (its pod held unstarted, as a slow drill would be) is kept by the
+// retention that would expire it, the drill records its verdict on it, and the retention after the
+// next scheduled backup expires it.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '@homeostat/testing';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
-import { scheduledName } from '@homeostat/operator-kit/schedule';
+import { scheduleDecision, scheduledName } from '@homeostat/operator-kit/schedule';
 import { builtin, findCondition, KubeClient, type Condition } from '@homeostat/reconcile';
 import { memoryLogger } from '@homeostat/reconcile/testing';
 import { postgresBackups, type PostgresBackup } from '../../api/postgres-backup-types.ts';
@@ -26,6 +29,7 @@ import {
 } from '../../test-support/backup-cluster.ts';
 import { PodProcesses } from '../../test-support/pod-processes.ts';
 import { clusterReader } from '../../test-support/pod-cluster.ts';
+import { drilledBackupAnnotation, drillSelector } from './drill-pod.ts';
 
 const kubeConfig = sharedKubeConfig();
 const namespace = `pg-schedule-${process.pid}`;
@@ -37,6 +41,8 @@ const { get, slow } = clusterReader(client, namespace, cluster, lines);
 /** The schedule's clock: stopped, moved to the next five-minute cron time by the test. */
 let now = new Date();
 const fiveMinutes = 5 * 60_000;
+/** The restore drills' clock: the real one until a test moves it past a drill's cron time. */
+let drillClockOffsetMs = 0;
 
 describe('scheduled PostgreSQLBackups and retention: real API server, PostgreSQL, pgBackRest, S3', () => {
   const pods = new PodProcesses(client, namespace, cluster);
@@ -104,6 +110,7 @@ describe('scheduled PostgreSQLBackups and retention: real API server, PostgreSQL
       poll: slow,
       backup: { schedule: '*/5 * * * *', retention: { keepLast: 2 } },
       schedule: { now: () => now, retentionIntervalMs: 250 },
+      drills: { now: () => new Date(Date.now() + drillClockOffsetMs), pollIntervalMs: 300 },
     });
   }, 200_000);
 
@@ -246,4 +253,66 @@ describe('scheduled PostgreSQLBackups and retention: real API server, PostgreSQL
       await bed.s3Repository.setSecretKey(bed.s3.secretAccessKey);
     }
   }, 200_000);
+
+  it('keeps a backup a restore drill is restoring until the drill has recorded its verdict, then expires it', async () => {
+    // Drills yearly on 1 January: one starts once the drills' clock is moved past the next.
+    const drillSchedule = '0 0 1 1 *';
+    pods.holdDrillPods = true;
+    await client.patch(postgresClusters, cluster, namespace, {
+      spec: { backup: { verify: { schedule: drillSchedule } } },
+    });
+    const nextDrill = scheduleDecision(drillSchedule, new Date(), Date.now()).next;
+    drillClockOffsetMs = nextDrill.getTime() - Date.now() + 60_000;
+    const livePodNaming = async () =>
+      (await client.list(builtin.pods, { namespace, labelSelector: drillSelector })).items
+        .filter((p) => !p.metadata?.deletionTimestamp)
+        .map((p) => p.metadata?.annotations?.[drilledBackupAnnotation]);
+    let drilled = '';
+    await waitUntil(
+      'a drill pod, held unstarted',
+      async () => {
+        drilled = (await livePodNaming())[0] ?? '';
+        return drilled !== '';
+      },
+      slow,
+    );
+    // The drill takes the newest backup never drilled: the newest scheduled one.
+    expect(drilled).toBe((await scheduledObjects()).at(-1));
+    const drilledLabel = (await client.get(postgresBackups, drilled, namespace)).status?.label ?? '?';
+
+    // keepLast 2: after two more scheduled backups the policy lets the drilled one go.
+    await write(100);
+    await retentionAfter(await nextRun());
+    await write(100);
+    const keptFor = await retentionAfter(await nextRun());
+    expect(keptFor, JSON.stringify(keptFor)).toMatchObject({ status: 'True', reason: 'NothingToExpire' });
+    expect(keptFor?.message).toContain(`kept ${drilled} for now: a restore drill is restoring it`);
+    expect(await client.find(postgresBackups, drilled, namespace)).toBeDefined();
+    expect(repositoryBackupLabels(bed.repository, cluster)).toContain(drilledLabel);
+
+    // The drill runs now, on the backup still there, and records its verdict on it.
+    pods.holdDrillPods = false;
+    await waitUntil(
+      `the drill's verdict on ${drilled}, its pod gone`,
+      async () =>
+        (await client.get(postgresBackups, drilled, namespace)).status?.verification !== undefined &&
+        (await livePodNaming()).length === 0,
+      slow,
+    );
+    const verdict = (await client.get(postgresBackups, drilled, namespace)).status?.verification;
+    expect(verdict, JSON.stringify(verdict)).toMatchObject({ result: 'Verified' });
+    expect(findCondition((await get()).status?.conditions, 'BackupVerified')).toMatchObject({
+      status: 'True',
+      reason: 'DrillSucceeded',
+    });
+
+    // The drill over, the retention after the next scheduled backup expires it.
+    await write(100);
+    const expired = await retentionAfter(await nextRun());
+    expect(expired, JSON.stringify(expired)).toMatchObject({ status: 'True', reason: 'Expired' });
+    expect(expired?.message).toContain(drilledLabel);
+    expect(expired?.message).not.toContain('for now');
+    expect(await client.find(postgresBackups, drilled, namespace)).toBeUndefined();
+    expect(repositoryBackupLabels(bed.repository, cluster)).not.toContain(drilledLabel);
+  }, 600_000);
 });

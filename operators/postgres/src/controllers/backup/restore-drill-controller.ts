@@ -1,9 +1,9 @@
 // Restore drills (spec.backup.verify, ADR 0218): on the cluster's schedule, a pod with a claim of
-// its own restores a base backup (the newest never drilled, else the newest: drill-target.ts) and
-// every WAL segment archived after it, and checks the copy (drill-pod.ts, the entrypoint's
-// run_drill); the result becomes the backup's status.verification, the cluster's
-// status.lastVerifiedBackup, the BackupVerified condition, an Event and metrics; the pod and the
-// claim are then deleted.
+// its own restores a base backup (the newest never drilled, else the newest: drillTarget, shared
+// in @homeostat/operator-kit/schedule) and every WAL segment archived after it, and checks the
+// copy (drill-pod.ts, the entrypoint's run_drill); the result becomes the backup's
+// status.verification, the cluster's status.lastVerifiedBackup, the BackupVerified condition, an
+// Event and metrics; the pod and the claim are then deleted.
 //
 // It writes the cluster's status under a field manager of its own, and the cluster controller
 // leaves BackupVerified to it. Like a CronJob it keeps no memory: when the schedule last ran is
@@ -29,7 +29,7 @@ import {
   type ReconcileContext,
   type ReconcileResult,
 } from '@homeostat/reconcile';
-import { scheduleDecision } from '@homeostat/operator-kit/schedule';
+import { drillTarget, scheduleDecision } from '@homeostat/operator-kit/schedule';
 import { postgresBackups, type PostgresBackupStatusFields } from '../../api/postgres-backup-types.ts';
 import {
   conditionTypes,
@@ -46,7 +46,7 @@ import {
   drillPod,
   drillSelector,
 } from './drill-pod.ts';
-import { drillTarget } from './drill-target.ts';
+import { drillableBackups } from './drillable-backups.ts';
 
 /** The field manager of the drill's status fields and its condition. */
 export const drillFieldManager = 'postgres-operator-restore-drill';
@@ -158,7 +158,8 @@ async function writeStatus(
 
 /**
  * Records the drill's result on the PostgreSQLBackup it restored (its verification, under the
- * drill's field manager); nothing when that backup is gone (expired meanwhile).
+ * drill's field manager); nothing when that backup is gone (deleted by hand meanwhile: retention
+ * keeps a backup a drill restores).
  */
 async function recordOnBackup(
   client: KubeClient,
@@ -288,6 +289,7 @@ export function addRestoreDrillController(
           await recordOnBackup(client, namespace, drilled, {
             result: 'Failed',
             drilledAt: now.toISOString(),
+            reason: 'DrillFailed',
             message: reason.slice(0, 1024),
           });
           await writeStatus(
@@ -344,8 +346,7 @@ export function addRestoreDrillController(
         return { requeueAfterMs: Math.min(wait, options.pollIntervalMs ?? 60_000) };
       }
       const target = drillTarget(
-        backups.store.list().filter((b) => b.metadata?.namespace === namespace),
-        cluster.metadata?.uid ?? '',
+        drillableBackups(backups.store.list(), namespace, cluster.metadata?.uid ?? ''),
       );
       if (!target.backup) {
         // The schedule moves on: the next run looks again.

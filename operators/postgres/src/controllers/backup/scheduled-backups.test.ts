@@ -69,14 +69,29 @@ describe('retention of scheduled backups', () => {
   it('never expires the newest, nor anything without a policy', () => {
     const all = [backup(1, 'Succeeded'), backup(2, 'Succeeded')];
     expect(names(retentionPlan(all, { maxAgeDays: 0.01 }, day(30)).expire)).toEqual(['orders-202611010000']);
-    expect(retentionPlan(all, {}, day(30))).toEqual({ expire: [], dropFailed: [] });
+    expect(retentionPlan(all, {}, day(30))).toEqual({ expire: [], held: [], dropFailed: [] });
   });
 
   it('drops no failure when no success is kept to read instead', () => {
     expect(retentionPlan([backup(1, 'Failed'), backup(2, 'Failed')], { keepLast: 1 }, day(3))).toEqual({
       expire: [],
+      held: [],
       dropFailed: [],
     });
+  });
+
+  it('keeps for now a backup a running restore drill restores, and the failures older than it', () => {
+    const all = [backup(1, 'Succeeded'), backup(2, 'Failed'), backup(3, 'Succeeded'), backup(4, 'Succeeded')];
+    const plan = retentionPlan(all, { keepLast: 1 }, day(5), new Set(['orders-202611010000']));
+    expect(names(plan.expire)).toEqual(['orders-202611030000']);
+    expect(names(plan.held)).toEqual(['orders-202611010000']);
+    // Day 1 is still in the repository: the failure after it is not older than every backup kept.
+    expect(plan.dropFailed).toEqual([]);
+    // The drill over, the next retention expires it with the rest.
+    expect(names(retentionPlan(all, { keepLast: 1 }, day(5)).expire)).toEqual([
+      'orders-202611010000',
+      'orders-202611030000',
+    ]);
   });
 
   it('follows the newest scheduled success, once (its Retention condition)', () => {

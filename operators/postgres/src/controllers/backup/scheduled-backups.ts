@@ -54,6 +54,8 @@ export const retentionDone = (backup: PostgresBackup): boolean =>
 export interface RetentionPlan {
   /** Scheduled backups to expire from the repository, then delete (oldest first). */
   readonly expire: readonly PostgresBackup[];
+  /** Scheduled backups the policy lets go but a running restore drill is restoring: kept for now. */
+  readonly held: readonly PostgresBackup[];
   /** Failed scheduled backups older than every backup kept: nothing of them is in the repository. */
   readonly dropFailed: readonly PostgresBackup[];
 }
@@ -61,22 +63,31 @@ export interface RetentionPlan {
 /**
  * Applies the policy to the scheduled backups alone: one created by hand is never expired (nor
  * counted), whatever the policy. A backup is kept when the policy keeps it, and the newest always.
+ * One named in `heldByDrills` is kept too, this time: expiring it under a running drill would fail
+ * the drill for nothing and lose its verdict; the retention after a later scheduled backup expires it.
  */
 export function retentionPlan(
   scheduled: readonly PostgresBackup[],
   policy: RetentionPolicy,
   now: Date,
+  heldByDrills: ReadonlySet<string> = new Set(),
 ): RetentionPlan {
   const succeeded = scheduled
     .filter((b) => b.status?.phase === 'Succeeded' && b.status.label && b.status.finishedAt)
     .map((backup) => ({ backup, label: backup.status?.label ?? '', stopTime: new Date(finishedAt(backup)) }));
-  const expire = backupsToExpire(succeeded, policy, now);
+  const letGo = backupsToExpire(succeeded, policy, now);
+  const isHeld = (e: (typeof letGo)[number]) => heldByDrills.has(e.backup.metadata?.name ?? '');
+  const expire = letGo.filter((e) => !isHeld(e));
   const expiring = new Set(expire.map((e) => e.label));
   const kept = succeeded.filter((s) => !expiring.has(s.label)).map((s) => scheduledAt(s.backup));
   // With no success kept, the failures are all there is to read: none is dropped.
   const oldestKept = kept.length > 0 ? Math.min(...kept) : 0;
   const dropFailed = scheduled.filter((b) => b.status?.phase === 'Failed' && scheduledAt(b) < oldestKept);
-  return { expire: expire.map((e) => e.backup), dropFailed };
+  return {
+    expire: expire.map((e) => e.backup),
+    held: letGo.filter(isHeld).map((e) => e.backup),
+    dropFailed,
+  };
 }
 
 /** A scheduled backup not finished yet: the next run waits for it (never two at once). */
