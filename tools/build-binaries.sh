@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds pinned Kubernetes, etcd, containerd, CoreDNS, local-path-provisioner, helm, kubeconform, kind
-# and versitygw binaries, and the benchmark's controller-runtime operator, from the Go module proxy
+# Builds pinned Kubernetes, etcd, containerd, CoreDNS, local-path-provisioner, helm, kubeconform,
+# promtool, kind and versitygw binaries, and the benchmark's controller-runtime operator, from the Go module proxy
 # into the version-keyed cache.
 # Usage: tools/build-binaries.sh [component[@minor]...]   (default: what the test suites need)
 #        tools/build-binaries.sh --path <component[@minor]>   (prints where its binary is; builds nothing)
@@ -48,6 +48,7 @@ coredns_version="$(module_version "$here/coredns" github.com/coredns/coredns)"
 local_path_version="$(module_version "$here/local-path-provisioner" github.com/rancher/local-path-provisioner)"
 helm_version="$(module_version "$here/helm" helm.sh/helm/v3)"
 kubeconform_version="$(module_version "$here/helm" github.com/yannh/kubeconform)"
+promtool_version="$(module_version "$here/prometheus" github.com/prometheus/prometheus)"
 kind_version="$(module_version "$here/kind" sigs.k8s.io/kind)"
 cni_plugins_version="$(module_version "$here/cni-plugins" github.com/containernetworking/plugins)"
 versitygw_version="$(module_version "$here/versitygw" github.com/versity/versitygw)"
@@ -134,6 +135,15 @@ resolve_component() { # resolve_component <component[@minor]>: sets component, w
       pkg="github.com/yannh/kubeconform/cmd/kubeconform"
       out="$HOMEOSTAT_CACHE_DIR/bin/kubeconform-$kubeconform_version"
       ldflags="-s -w -X main.version=$kubeconform_version"
+      ;;
+    promtool) # checks and unit-tests the charts' alerting rules
+      wrapper="$here/prometheus"
+      pkg="github.com/prometheus/prometheus/cmd/promtool"
+      out="$HOMEOSTAT_CACHE_DIR/bin/prometheus-$promtool_version"
+      # The stamp upstream's promu sets; without it `promtool --version` prints no version. The
+      # module's v0.316.0 is the release 3.16.0.
+      local release="${promtool_version#v0.}"
+      ldflags="-s -w -X github.com/prometheus/common/version.Version=${release:0:1}.${release:1}"
       ;;
     host-local | loopback | ptp | portmap) # the kind node image's pod network (e2e/kind/node)
       wrapper="$here/cni-plugins"

@@ -52,5 +52,8 @@ spec:
     - port: metrics
       path: /metrics
       interval: {{ .Values.prometheus.serviceMonitor.interval }}
+      # The per-cluster series carry the cluster's own namespace label; without this Prometheus
+      # would rename it exported_namespace and put the operator's namespace in its place.
+      honorLabels: true
 {{- end }}
 {{- end }}

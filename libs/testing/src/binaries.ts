@@ -95,6 +95,7 @@ export type ToolComponent =
   | 'local-path-provisioner'
   | 'helm'
   | 'kubeconform'
+  | 'promtool'
   | 'kind'
   | 'versitygw';
 
@@ -108,6 +109,7 @@ const toolModules: Record<ToolComponent, [wrapper: string, modulePath: string, f
   'local-path-provisioner': ['local-path-provisioner', 'github.com/rancher/local-path-provisioner'],
   helm: ['helm', 'helm.sh/helm/v3'],
   kubeconform: ['helm', 'github.com/yannh/kubeconform'],
+  promtool: ['prometheus', 'github.com/prometheus/prometheus', 'prometheus'],
   kind: ['kind', 'sigs.k8s.io/kind'],
   versitygw: ['versitygw', 'github.com/versity/versitygw'],
 };

@@ -202,6 +202,19 @@ export function valuesSchema(chart: OperatorChart): TObject {
             'Create a ServiceMonitor for the metrics Service (needs the Prometheus Operator CRDs).',
             'Prometheus Operator ServiceMonitor for the metrics Service.',
           ),
+          prometheusRule: closed(
+            {
+              enabled: Type.Boolean({
+                description:
+                  "Create a PrometheusRule with the operator's alerts (needs the Prometheus Operator CRDs and serviceMonitor.enabled: the alerts select the series it scrapes). The alerts are listed in the operator's guide.",
+                default: false,
+              }),
+              labels: stringMap(
+                'Labels your Prometheus selects PrometheusRules by (e.g. release: kube-prometheus-stack).',
+              ),
+            },
+            "Prometheus Operator PrometheusRule with the operator's alerts.",
+          ),
         },
         'Prometheus Operator integration.',
       ),

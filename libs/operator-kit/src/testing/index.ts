@@ -18,3 +18,6 @@ export { defaultOperatorImage, describeOperatorImage } from './operator-image-su
 export { installChartAccess, type ChartAccess } from './chart-access.ts';
 export { schemaLocation, toStrictJsonSchema, writeKubeconformSchemas } from './kubeconform-schemas.ts';
 export { testCommonConfig } from './test-operator-config.ts';
+export { describePrometheusRules, type PrometheusRulesOptions } from './prometheus-rules-suite.ts';
+export { exportedMetricNames, unreachableCluster } from './exported-metric-names.ts';
+export { metricNamesIn } from './promql-metric-names.ts';

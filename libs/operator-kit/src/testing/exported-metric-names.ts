@@ -1,0 +1,20 @@
+// The metric names an operator's registry exports, as Prometheus stores them: a histogram's
+// <name>_bucket, _sum and _count, every other family under its own name.
+import type { ClusterAccess, Registry } from '@homeostat/reconcile';
+
+/** Every series name `registry` exposes when scraped. */
+export async function exportedMetricNames(registry: Registry): Promise<Set<string>> {
+  const names = new Set<string>();
+  for (const [, name, type] of (await registry.metrics()).matchAll(/^# TYPE (\S+) (\S+)$/gm)) {
+    if (!name) continue;
+    if (type === 'histogram') for (const suffix of ['_bucket', '_sum', '_count']) names.add(name + suffix);
+    else names.add(name);
+  }
+  return names;
+}
+
+/** An API server nothing answers at: enough to build an operator (never start it) and read its registry. */
+export const unreachableCluster: ClusterAccess = {
+  server: 'https://127.0.0.1:1',
+  credentials: () => Promise.resolve({ headers: {} }),
+};
