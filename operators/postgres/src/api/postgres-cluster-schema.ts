@@ -446,7 +446,7 @@ export const PostgresClusterStatus = Type.Object({
   promotedAtLsn: Type.Optional(
     Type.String({
       description:
-        'Where the current primary was promoted (the end of its recovery), recorded while unlistedStandbys is: it held every commit acknowledged before, so under dataDurability required no replica below it is promoted.',
+        'The WAL position the current primary was promoted at. It held every commit acknowledged before, so under dataDurability required no replica below it is promoted.',
     }),
   ),
   timeline: Type.Optional(Type.Integer({ description: "The primary's WAL timeline." })),

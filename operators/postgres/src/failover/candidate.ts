@@ -25,12 +25,6 @@ export interface AcknowledgingQuorum {
    * below it may miss some, whatever the others answer (ADR 0220).
    */
   readonly promotedAtLsn?: Lsn;
-  /**
-   * Standbys the old primary never listed by their name since its promotion (a former primary
-   * that has not streamed from it): they hold none of its commits, and what they hold may be of
-   * another timeline, so they are neither counted nor promoted.
-   */
-  readonly unlisted?: ReadonlySet<string>;
 }
 
 /** What makes a replica fit to be promoted. */
@@ -41,6 +35,12 @@ export interface CandidateRules {
   readonly maxLagBytes: bigint;
   /** With one, only a standby holding the highest received position may be promoted. */
   readonly quorum?: AcknowledgingQuorum;
+  /**
+   * Standbys the old primary never listed by their name since its promotion (a former primary
+   * that has not streamed from it): they hold none of its commits, and what they hold is of
+   * another timeline, so they are neither counted nor promoted.
+   */
+  readonly unlisted?: ReadonlySet<string>;
 }
 
 /**
@@ -54,15 +54,20 @@ export function chooseFailoverCandidate(
   statuses: readonly InstanceStatus[],
   rules: CandidateRules,
 ): CandidateChoice {
-  if (rules.quorum) return chooseHolderOfAcknowledged(statuses, rules.quorum);
+  const unlisted = rules.unlisted ?? new Set<string>();
+  if (rules.quorum) return chooseHolderOfAcknowledged(statuses, rules.quorum, unlisted);
   let reference = rules.lastKnownPrimaryLsn;
   for (const s of statuses) {
-    if (s.reachable && s.role === 'replica') reference = maxLsn(reference, replicaPosition(s));
+    if (s.reachable && s.role === 'replica' && !unlisted.has(s.name)) {
+      reference = maxLsn(reference, replicaPosition(s));
+    }
   }
   const verdicts: CandidateVerdict[] = [];
   const eligible: ReplicaStatus[] = [];
   for (const s of statuses) {
-    if (!s.reachable || s.role !== 'replica') {
+    if (unlisted.has(s.name)) {
+      verdicts.push({ name: s.name, eligible: false, reason: unlistedReason });
+    } else if (!s.reachable || s.role !== 'replica') {
       verdicts.push({ name: s.name, eligible: false, reason: notAReplica(s) });
     } else if (s.replayLsn === undefined) {
       verdicts.push({ name: s.name, eligible: false, reason: 'has not replayed any WAL yet' });
@@ -99,8 +104,8 @@ const notAReplica = (s: InstanceStatus): string =>
 function chooseHolderOfAcknowledged(
   statuses: readonly InstanceStatus[],
   quorum: AcknowledgingQuorum,
+  unlisted: ReadonlySet<string>,
 ): CandidateChoice {
-  const unlisted = quorum.unlisted ?? new Set<string>();
   const k = Math.min(quorum.number, quorum.standbys);
   const needed = quorum.standbys - k + 1;
   const holds = (s: InstanceStatus): Lsn | undefined =>

@@ -265,34 +265,14 @@ function recordAfterProbe(input: DecideInput, primary: PrimaryStatus): TimelineR
  * The standbys the new primary must not list by their name once `target` is promoted: those
  * unlisted already, the old primary and every instance fenced on the way. None of them can stream
  * from `target` before it is promoted, so none can acknowledge its first commits (ADR 0220).
- * None at all without the candidate's position (an operation an older operator started, which
- * did not save one): stand-ins are safe only with a floor. None either when no standby would be
- * left listed by its name: the failover could then promote no one, where counting every
- * instance (ADR 0208) promotes a former primary once it answers.
  */
 function unlistedAfterPromotion(input: DecideInput, operation: Operation, target: string): readonly string[] {
-  if (operation.candidateLsn === undefined) return [];
   const leaving = new Set([
     ...(input.state.unlistedStandbys ?? []),
     input.state.currentPrimary,
     ...operation.fenced,
   ]);
-  const others = input.instances.map((i) => i.name).filter((name) => name !== target);
-  const unlisted = others.filter((name) => leaving.has(name));
-  return unlisted.length === others.length ? [] : unlisted;
-}
-
-/**
- * Where `primary`, just promoted, starts its timeline: every commit acknowledged before is at or
- * below it. Its recovery's end when observed (the candidate's received position may end inside a
- * record, past it), never above the candidate's position when elected.
- */
-function promotionFloor(input: DecideInput, operation: Operation, primary: string): Lsn | undefined {
-  const status = statusOf(input, primary);
-  const end = isPrimary(status) ? status.recoveryEndLsn : undefined;
-  const elected = operation.candidateLsn;
-  if (end === undefined || elected === undefined) return end ?? elected;
-  return end < elected ? end : elected;
+  return input.instances.map((i) => i.name).filter((name) => name !== target && leaving.has(name));
 }
 
 function event(type: EngineEvent['type'], instance: string | undefined, message: string): EngineEvent {
@@ -779,21 +759,16 @@ function decideRouting(input: DecideInput, operation: Operation): Decision {
     next:
       primary === input.state.currentPrimary
         ? next
-        : withRecord(next, promotionRecord(input, operation, primary)),
+        : withRecord(next, {
+            unlistedStandbys: unlistedAfterPromotion(input, operation, primary),
+            ...(operation.candidateLsn === undefined ? {} : { promotedAtLsn: operation.candidateLsn }),
+          }),
     onFailure: {
       code: 'routing-failed',
       reason: (cause) => `could not route writes to ${primary}: ${cause}`,
     },
     events: [],
   };
-}
-
-/** The record a promotion of `primary` starts: no stand-ins, no floor needed (ADR 0208 alone). */
-function promotionRecord(input: DecideInput, operation: Operation, primary: string): TimelineRecord {
-  const unlisted = unlistedAfterPromotion(input, operation, primary);
-  const floor = promotionFloor(input, operation, primary);
-  if (unlisted.length === 0 || floor === undefined) return {};
-  return { unlistedStandbys: unlisted, promotedAtLsn: floor };
 }
 
 function decideRejoining(input: DecideInput, operation: Operation): Decision {
@@ -813,17 +788,14 @@ function decideRejoining(input: DecideInput, operation: Operation): Decision {
  */
 function candidateRules(input: DecideInput, operation: Operation): CandidateRules {
   const { synchronous, maxLagBytes } = input.policy;
-  const rules = { lastKnownPrimaryLsn: operation.referenceLsn, maxLagBytes };
-  // Outside `required` no quorum is counted, and any replica within the lag bound may win, as
-  // before ADR 0220: the record only spares a failover from waiting for a quorum.
-  if (synchronous?.dataDurability !== 'required') return rules;
   const unlisted = unlistedOf(input.state);
+  const rules = { lastKnownPrimaryLsn: operation.referenceLsn, maxLagBytes, unlisted };
+  if (synchronous?.dataDurability !== 'required') return rules;
   const others = input.instances.filter((i) => i.name !== input.state.currentPrimary);
   const floor = input.state.promotedAtLsn;
   return {
     ...rules,
     quorum: {
-      unlisted,
       // As many as the names ask for (synchronous.ts), stand-ins counted.
       number: Math.min(synchronous.number, others.length),
       standbys: others.filter((i) => !unlisted.has(i.name)).length,

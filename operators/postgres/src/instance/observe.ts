@@ -62,11 +62,6 @@ export interface PrimaryStatus extends Reachable {
   readonly role: 'primary';
   readonly currentLsn: Lsn;
   /**
-   * Where its last recovery ended (pg_last_wal_replay_lsn(), static once out of recovery): for a
-   * promoted primary, the start of its timeline. Absent when it never was in recovery.
-   */
-  readonly recoveryEndLsn?: Lsn;
-  /**
    * A new session's transactions are read-only (`default_transaction_read_only`, what a
    * switchover's quiesce sets): out of recovery, yet it refuses every client's write.
    */
@@ -134,7 +129,6 @@ export async function observeInstance(
         const primary = await client.query<{
           lsn: string;
           walfile: string;
-          recovery_end: string | null;
           read_only: boolean;
           archiving: boolean;
           archived_count: string;
@@ -145,7 +139,6 @@ export async function observeInstance(
           last_failed_time: Date | null;
         }>(
           `SELECT pg_current_wal_lsn()::text AS lsn, pg_walfile_name(pg_current_wal_lsn()) AS walfile,
-                  pg_last_wal_replay_lsn()::text AS recovery_end,
                   current_setting('transaction_read_only') = 'on' AS read_only,
                   current_setting('archive_mode') <> 'off' AS archiving, a.archived_count, a.last_archived_wal,
                   a.last_archived_time, a.failed_count, a.last_failed_wal, a.last_failed_time
@@ -175,7 +168,6 @@ export async function observeInstance(
           synchronousStandbyNames: row.sync_names,
           ...kept,
           currentLsn: parseLsn(p.lsn),
-          ...(p.recovery_end === null ? {} : { recoveryEndLsn: parseLsn(p.recovery_end) }),
           ...(p.read_only ? { readOnly: true as const } : {}),
           standbys: standbys.rows.map((s) => ({
             applicationName: s.application_name,
