@@ -386,12 +386,6 @@ export const Operation = Type.Object(
           "Switchover: the old primary's WAL position once it stopped taking writes; the target must have received it before it is promoted.",
       }),
     ),
-    candidateLsn: Type.Optional(
-      Type.String({
-        description:
-          'The WAL position of the instance chosen to be promoted, when it was chosen (a switchover: quiescedLsn); promotedAtLsn once it is promoted.',
-      }),
-    ),
     deadline: Type.Optional(
       Type.String({
         format: 'date-time',
@@ -436,19 +430,6 @@ export const PostgresClusterStatus = Type.Object({
     }),
   ),
   operation: Type.Optional(Operation),
-  unlistedStandbys: Type.Optional(
-    Type.Array(Type.String(), {
-      maxItems: maxInstances,
-      description:
-        "Instances fenced when the current primary was promoted (the former primary above all) that have not streamed from it since. Its synchronous_standby_names lists a stand-in for each ('<name> (rejoining)'), so none of them can have acknowledged its commits: a failover neither waits for them nor promotes them. Each leaves once seen streaming.",
-    }),
-  ),
-  promotedAtLsn: Type.Optional(
-    Type.String({
-      description:
-        'The WAL position the current primary was promoted at. It held every commit acknowledged before, so under dataDurability required no replica below it is promoted.',
-    }),
-  ),
   timeline: Type.Optional(Type.Integer({ description: "The primary's WAL timeline." })),
   instanceStatuses: Type.Optional(
     Type.Array(InstanceStatus, {

@@ -1,7 +1,7 @@
 // The failover engine's state, kept in the PostgreSQLCluster's status (currentPrimary,
-// targetPrimary, failingSince, operation, unlistedStandbys, promotedAtLsn) and written by a field
-// manager of its own: the rest of the status is applied by the operator's main field manager, and
-// server-side apply would drop from one manager's write whatever that manager owns and leaves out.
+// targetPrimary, failingSince, operation) and written by a field manager of its own: the rest of
+// the status is applied by the operator's main field manager, and server-side apply would drop
+// from one manager's write whatever that manager owns and leaves out.
 import type { KubeClient } from '@homeostat/reconcile';
 import type { FailoverState, FailoverStateStore, Operation } from '../failover/failover-state.ts';
 import { formatLsn, parseLsn } from '../instance/lsn.ts';
@@ -16,14 +16,7 @@ export const failoverFieldManager = 'postgres-operator-failover';
 
 type FailoverStatusFields = Pick<
   PostgresClusterStatusFields,
-  | 'currentPrimary'
-  | 'targetPrimary'
-  | 'failingSince'
-  | 'operation'
-  | 'failovers'
-  | 'switchovers'
-  | 'unlistedStandbys'
-  | 'promotedAtLsn'
+  'currentPrimary' | 'targetPrimary' | 'failingSince' | 'operation' | 'failovers' | 'switchovers'
 >;
 
 /** How many failovers and switchovers completed: written with the save that completes one. */
@@ -53,7 +46,6 @@ export function stateFromStatus(cluster: PostgresCluster): FailoverState | undef
     fenced: op.fenced,
     ...(op.referenceLsn ? { referenceLsn: parseLsn(op.referenceLsn) } : {}),
     ...(op.quiescedLsn ? { quiescedLsn: parseLsn(op.quiescedLsn) } : {}),
-    ...(op.candidateLsn ? { candidateLsn: parseLsn(op.candidateLsn) } : {}),
     ...(op.deadline ? { deadline: Date.parse(op.deadline) } : {}),
   };
   return {
@@ -61,8 +53,6 @@ export function stateFromStatus(cluster: PostgresCluster): FailoverState | undef
     targetPrimary: status.targetPrimary ?? status.currentPrimary,
     ...(status.failingSince ? { failingSince: Date.parse(status.failingSince) } : {}),
     ...(operation ? { operation } : {}),
-    ...(status.unlistedStandbys?.length ? { unlistedStandbys: status.unlistedStandbys } : {}),
-    ...(status.promotedAtLsn ? { promotedAtLsn: parseLsn(status.promotedAtLsn) } : {}),
   };
 }
 
@@ -75,8 +65,6 @@ export function statusFromState(state: FailoverState, counts: OperationCounts): 
     currentPrimary: state.currentPrimary,
     targetPrimary: state.targetPrimary,
     ...(state.failingSince === undefined ? {} : { failingSince: time(state.failingSince) }),
-    ...(state.unlistedStandbys?.length ? { unlistedStandbys: [...state.unlistedStandbys] } : {}),
-    ...(state.promotedAtLsn === undefined ? {} : { promotedAtLsn: formatLsn(state.promotedAtLsn) }),
     ...(op
       ? {
           operation: {
@@ -88,7 +76,6 @@ export function statusFromState(state: FailoverState, counts: OperationCounts): 
             fenced: [...op.fenced],
             ...(op.referenceLsn === undefined ? {} : { referenceLsn: formatLsn(op.referenceLsn) }),
             ...(op.quiescedLsn === undefined ? {} : { quiescedLsn: formatLsn(op.quiescedLsn) }),
-            ...(op.candidateLsn === undefined ? {} : { candidateLsn: formatLsn(op.candidateLsn) }),
             ...(op.deadline === undefined ? {} : { deadline: time(op.deadline) }),
           },
         }

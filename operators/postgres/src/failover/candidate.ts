@@ -18,13 +18,7 @@ export type CandidateChoice =
  */
 export interface AcknowledgingQuorum {
   readonly number: number;
-  /** How many standbys the old primary listed by their name (its unlisted ones left out). */
   readonly standbys: number;
-  /**
-   * Where the old primary was promoted: it held every commit acknowledged before, so a standby
-   * below it may miss some, whatever the others answer (ADR 0220).
-   */
-  readonly promotedAtLsn?: Lsn;
 }
 
 /** What makes a replica fit to be promoted. */
@@ -35,12 +29,6 @@ export interface CandidateRules {
   readonly maxLagBytes: bigint;
   /** With one, only a standby holding the highest received position may be promoted. */
   readonly quorum?: AcknowledgingQuorum;
-  /**
-   * Standbys the old primary never listed by their name since its promotion (a former primary
-   * that has not streamed from it): they hold none of its commits, and what they hold is of
-   * another timeline, so they are neither counted nor promoted.
-   */
-  readonly unlisted?: ReadonlySet<string>;
 }
 
 /**
@@ -54,20 +42,18 @@ export function chooseFailoverCandidate(
   statuses: readonly InstanceStatus[],
   rules: CandidateRules,
 ): CandidateChoice {
-  const unlisted = rules.unlisted ?? new Set<string>();
-  if (rules.quorum) return chooseHolderOfAcknowledged(statuses, rules.quorum, unlisted);
+  const quorum = rules.quorum;
+  if (quorum && Math.min(quorum.number, quorum.standbys) > 0) {
+    return chooseHolderOfAcknowledged(statuses, quorum);
+  }
   let reference = rules.lastKnownPrimaryLsn;
   for (const s of statuses) {
-    if (s.reachable && s.role === 'replica' && !unlisted.has(s.name)) {
-      reference = maxLsn(reference, replicaPosition(s));
-    }
+    if (s.reachable && s.role === 'replica') reference = maxLsn(reference, replicaPosition(s));
   }
   const verdicts: CandidateVerdict[] = [];
   const eligible: ReplicaStatus[] = [];
   for (const s of statuses) {
-    if (unlisted.has(s.name)) {
-      verdicts.push({ name: s.name, eligible: false, reason: unlistedReason });
-    } else if (!s.reachable || s.role !== 'replica') {
+    if (!s.reachable || s.role !== 'replica') {
       verdicts.push({ name: s.name, eligible: false, reason: notAReplica(s) });
     } else if (s.replayLsn === undefined) {
       verdicts.push({ name: s.name, eligible: false, reason: 'has not replayed any WAL yet' });
@@ -88,9 +74,6 @@ export function chooseFailoverCandidate(
   return chosen(eligible, verdicts);
 }
 
-const unlistedReason =
-  'has not streamed from the old primary since its promotion (not a synchronous standby of it): it holds none of its commits';
-
 const notAReplica = (s: InstanceStatus): string =>
   s.reachable ? 'is not a replica (it accepts writes)' : `unreachable (${s.error})`;
 
@@ -98,29 +81,24 @@ const notAReplica = (s: InstanceStatus): string =>
  * Under dataDurability `required` an acknowledged commit is on at least `number` of the
  * `standbys`, so once `standbys - number + 1` of them answer, one of those holds every
  * acknowledged commit, and it is one holding the highest received position. Only such a standby
- * may win, and none below where the old primary was promoted: promotion replays all it received
- * first, so replay lag only orders the winners. Unlisted standbys neither answer nor win.
+ * may win: promotion replays all it received first, so replay lag only orders the winners.
  */
 function chooseHolderOfAcknowledged(
   statuses: readonly InstanceStatus[],
   quorum: AcknowledgingQuorum,
-  unlisted: ReadonlySet<string>,
 ): CandidateChoice {
   const k = Math.min(quorum.number, quorum.standbys);
   const needed = quorum.standbys - k + 1;
   const holds = (s: InstanceStatus): Lsn | undefined =>
-    s.reachable && s.role === 'replica' && !unlisted.has(s.name) ? replicaPosition(s) : undefined;
+    s.reachable && s.role === 'replica' ? replicaPosition(s) : undefined;
   const answered = statuses.filter((s): s is ReplicaStatus => holds(s) !== undefined);
   const highest = answered.reduce<Lsn>((max, s) => maxLsn(max, holds(s)) ?? max, 0n);
-  const floor = quorum.promotedAtLsn;
   const enough = answered.length >= needed;
   const verdicts: CandidateVerdict[] = [];
   const eligible: ReplicaStatus[] = [];
   for (const s of statuses) {
     const position = holds(s);
-    if (unlisted.has(s.name)) {
-      verdicts.push({ name: s.name, eligible: false, reason: unlistedReason });
-    } else if (!s.reachable || s.role !== 'replica') {
+    if (!s.reachable || s.role !== 'replica') {
       verdicts.push({ name: s.name, eligible: false, reason: notAReplica(s) });
     } else if (position === undefined) {
       verdicts.push({ name: s.name, eligible: false, reason: 'holds no WAL yet' });
@@ -130,22 +108,12 @@ function chooseHolderOfAcknowledged(
         eligible: false,
         reason: `holds ${formatLsn(position)}, less than ${formatLsn(highest)} received by another standby (acknowledged commits may be missing)`,
       });
-    } else if (floor !== undefined && position < floor) {
-      verdicts.push({
-        name: s.name,
-        eligible: false,
-        reason: `holds ${formatLsn(position)}, less than ${formatLsn(floor)} where the old primary was promoted (commits it acknowledged before may be missing)`,
-      });
     } else {
       const lag = highest - (s.replayLsn ?? 0n);
       const reason = `holds the highest received position ${formatLsn(highest)}, replay lag ${lag} bytes`;
       verdicts.push({ name: s.name, eligible: enough, reason });
       if (enough) eligible.push(s);
     }
-  }
-  if (quorum.standbys === 0) {
-    const why = verdicts.map((v) => `${v.name} ${v.reason}`).join('; ');
-    return { ok: false, reason: `no eligible replica: ${why || 'no replicas'}`, verdicts };
   }
   if (!enough) {
     const why = verdicts.map((v) => `${v.name} ${v.reason}`).join('; ');

@@ -277,7 +277,7 @@ describe('decide', () => {
       input(routing.next, [down('pg-0'), primary('pg-1', 100n), replica('pg-2', 100n)]),
     );
     expect(rejoining.action).toEqual({ type: 'rejoin', instances: ['pg-0'], primary: 'pg-1' });
-    expect(rejoining.next).toEqual(settledState('pg-1', { unlistedStandbys: ['pg-0'] }));
+    expect(rejoining.next).toEqual(settledState('pg-1'));
     expect(rejoining.completes).toBe(true);
   });
 
@@ -391,127 +391,6 @@ describe('decide', () => {
     const caughtUp = decide(
       input(state, [primary('pg-0', 200n), replica('pg-1', 200n, 5432), replica('pg-2', 200n)]),
     );
-    // The quiesced position is the promotion's too (ADR 0220): nothing was acknowledged after it.
-    expect(caughtUp.next.operation).toMatchObject({
-      step: 'stopping',
-      quiescedLsn: 200n,
-      candidateLsn: 200n,
-    });
-  });
-});
-
-// ADR 0220: the instances fenced at a promotion are listed under a stand-in name by the new primary
-// until they stream from it, so a second failover need not wait for them.
-describe('decide, with the timeline record', () => {
-  const required = { ...defaultPolicy, synchronous: { number: 1, dataDurability: 'required' as const } };
-  const streamingRow = (name: string, lsn: bigint) => ({
-    applicationName: name,
-    state: 'streaming',
-    syncState: 'quorum',
-    flushLsn: lsn,
-    replayLsn: lsn,
-  });
-  /** pg-1 promoted at 100 after pg-0 failed; pg-0 not back yet; now pg-1 fails too. */
-  const secondFailover = (): FailoverState => ({
-    ...inStep('electing', { fenced: ['pg-1'] }),
-    currentPrimary: 'pg-1',
-    targetPrimary: 'pg-1',
-    unlistedStandbys: ['pg-0'],
-    promotedAtLsn: 100n,
-  });
-
-  it('records the elected candidate position, and the promotion lists the fenced under a stand-in', () => {
-    const elected = decide(
-      input(inStep('electing'), [down('pg-0'), replica('pg-1', 100n), replica('pg-2', 100n)], {
-        policy: required,
-      }),
-    );
-    expect(elected.next).toMatchObject({ targetPrimary: 'pg-1', operation: { candidateLsn: 100n } });
-    const promoting = decide(
-      input(elected.next, [down('pg-0'), replica('pg-1', 100n), replica('pg-2', 100n)], { policy: required }),
-    );
-    expect(promoting.action).toEqual({
-      type: 'promote',
-      instance: 'pg-1',
-      synchronousStandbyNames: 'ANY 1 ("pg-0 (rejoining)", "pg-2")',
-    });
-    const routing = decide(
-      input(promoting.next, [down('pg-0'), primary('pg-1', 100n), replica('pg-2', 100n)], {
-        policy: required,
-      }),
-    );
-    expect(routing.next).toMatchObject({
-      currentPrimary: 'pg-1',
-      unlistedStandbys: ['pg-0'],
-      promotedAtLsn: 100n,
-    });
-  });
-
-  it('does not wait for an unlisted former primary: promotes the listed standby holding every commit', () => {
-    const observed = [down('pg-0'), down('pg-1'), replica('pg-2', 150n)];
-    const d = decide(input(secondFailover(), observed, { policy: required }));
-    expect(d.refusal).toBeUndefined();
-    expect(d.next).toMatchObject({
-      targetPrimary: 'pg-2',
-      operation: { step: 'promoting', candidateLsn: 150n },
-    });
-    // The same moment without the record (every instance counted, ADR 0208): it waits for pg-0.
-    const { unlistedStandbys, ...unrecorded } = secondFailover();
-    expect(unlistedStandbys).toEqual(['pg-0']);
-    expect(decide(input(unrecorded, observed, { policy: required })).refusal?.code).toBe(
-      'no-eligible-replica',
-    );
-  });
-
-  it('never promotes a standby below where the failed primary was promoted', () => {
-    const d = decide(
-      input(secondFailover(), [down('pg-0'), down('pg-1'), replica('pg-2', 90n)], { policy: required }),
-    );
-    expect(d.refusal?.code).toBe('no-eligible-replica');
-    expect(d.refusal?.reason).toContain(
-      'pg-2 holds 0/5A, less than 0/64 where the old primary was promoted (commits it acknowledged before may be missing)',
-    );
-  });
-
-  it('never promotes an unlisted standby, nor lets its position (another timeline) raise the bar', () => {
-    const observed = [replica('pg-0', 500n), down('pg-1'), replica('pg-2', 150n)];
-    const d = decide(input(secondFailover(), observed, { policy: required }));
-    expect(d.next).toMatchObject({ targetPrimary: 'pg-2' });
-    expect(d.verdicts?.find((v) => v.name === 'pg-0')).toMatchObject({ eligible: false });
-    const preferred = { ...defaultPolicy, synchronous: { number: 1, dataDurability: 'preferred' as const } };
-    expect(decide(input(secondFailover(), observed, { policy: preferred })).next).toMatchObject({
-      targetPrimary: 'pg-2',
-    });
-  });
-
-  it('lets a standby seen streaming leave the record, and lists it only from the next probe on', () => {
-    const settled = settledState('pg-1', { unlistedStandbys: ['pg-0'], promotedAtLsn: 100n });
-    const observed = [
-      replica('pg-0', 120n, 5433),
-      primary('pg-1', 120n, {
-        synchronousStandbyNames: 'ANY 1 ("pg-0 (rejoining)", "pg-2")',
-        standbys: [streamingRow('pg-0', 120n), streamingRow('pg-2', 120n)],
-      }),
-      replica('pg-2', 120n, 5433),
-    ];
-    const first = decide(input(settled, observed, { policy: required }));
-    expect(first.action).toEqual({ type: 'maintain', primary: 'pg-1', repoint: [] });
-    expect(first.next).toEqual(settledState('pg-1', { promotedAtLsn: 100n }));
-    const second = decide(input(first.next, observed, { policy: required }));
-    expect(second.action).toEqual({
-      type: 'maintain',
-      primary: 'pg-1',
-      repoint: [],
-      synchronousStandbyNames: 'ANY 1 ("pg-0", "pg-2")',
-    });
-  });
-
-  it('keeps the record when the old primary is brought back (nothing promoted)', () => {
-    const record = { unlistedStandbys: ['pg-2'], promotedAtLsn: 80n };
-    const state = { ...inStep('routing'), ...record };
-    const d = decide(input(state, [primary('pg-0', 100n), down('pg-1'), down('pg-2')]));
-    expect(d.next).toMatchObject(record);
-    const settled = decide(input(d.next, [primary('pg-0', 100n), down('pg-1'), down('pg-2')]));
-    expect(settled.next).toEqual(settledState('pg-0', record));
+    expect(caughtUp.next.operation).toMatchObject({ step: 'stopping', quiescedLsn: 200n });
   });
 });

@@ -8,22 +8,10 @@
 // and saving S' only repeats A. Whatever must be on record before an action runs (the instance
 // about to be promoted, above all) is saved by a step of its own whose action is `none`.
 import { chooseFailoverCandidate, type CandidateRules, type CandidateVerdict } from './candidate.ts';
-import {
-  settledState,
-  timelineRecord,
-  type FailoverState,
-  type Operation,
-  type OperationStep,
-  type TimelineRecord,
-} from './failover-state.ts';
+import { settledState, type FailoverState, type Operation, type OperationStep } from './failover-state.ts';
 import type { InstanceEndpoint } from '../instance/instance.ts';
 import { formatLsn, type Lsn } from '../instance/lsn.ts';
-import {
-  replicaPosition,
-  type InstanceStatus,
-  type PrimaryStatus,
-  type ReplicaStatus,
-} from '../instance/observe.ts';
+import type { InstanceStatus, PrimaryStatus, ReplicaStatus } from '../instance/observe.ts';
 import type { EngineEvent, RefusalCode } from './outcomes.ts';
 import { straySlots } from '../instance/slots.ts';
 import { desiredSynchronousStandbyNames, type SynchronousReplication } from '../instance/synchronous.ts';
@@ -232,47 +220,7 @@ function electingStep(
 
 /** The state once an operation is over, with `primary` taking writes. */
 function settledOn(input: DecideInput, primary: string): FailoverState {
-  return settledState(primary, input.state);
-}
-
-/** `state` with `record` in place of its own timeline record. */
-function withRecord(state: FailoverState, record: TimelineRecord): FailoverState {
-  const { unlistedStandbys, promotedAtLsn, ...rest } = state;
-  void unlistedStandbys; // replaced on purpose
-  void promotedAtLsn;
-  return { ...rest, ...timelineRecord(record) };
-}
-
-const unlistedOf = (state: FailoverState): ReadonlySet<string> => new Set(state.unlistedStandbys ?? []);
-
-/**
- * The timeline record once a healthy primary was probed: an unlisted standby seen streaming from
- * it leaves the record (the names list it from the next probe on, after this state is saved), as
- * does one no longer in the cluster.
- */
-function recordAfterProbe(input: DecideInput, primary: PrimaryStatus): TimelineRecord {
-  const streaming = new Set(
-    primary.standbys.filter((s) => s.state === 'streaming').map((s) => s.applicationName),
-  );
-  const instances = new Set(input.instances.map((i) => i.name));
-  const unlisted = (input.state.unlistedStandbys ?? []).filter(
-    (name) => instances.has(name) && name !== primary.name && !streaming.has(name),
-  );
-  return { ...input.state, unlistedStandbys: unlisted };
-}
-
-/**
- * The standbys the new primary must not list by their name once `target` is promoted: those
- * unlisted already, the old primary and every instance fenced on the way. None of them can stream
- * from `target` before it is promoted, so none can acknowledge its first commits (ADR 0220).
- */
-function unlistedAfterPromotion(input: DecideInput, operation: Operation, target: string): readonly string[] {
-  const leaving = new Set([
-    ...(input.state.unlistedStandbys ?? []),
-    input.state.currentPrimary,
-    ...operation.fenced,
-  ]);
-  return input.instances.map((i) => i.name).filter((name) => name !== target && leaving.has(name));
+  return settledState(primary);
 }
 
 function event(type: EngineEvent['type'], instance: string | undefined, message: string): EngineEvent {
@@ -317,7 +265,7 @@ function decideSettled(input: DecideInput): Decision {
     };
   }
   if (isPrimary(primary)) {
-    const healthy = settledState(name, recordAfterProbe(input, primary));
+    const healthy = settledState(name);
     const maintain = maintainAction(input, primary);
     const wanted = input.desiredPrimary;
     if (wanted === undefined || wanted === name) return { action: maintain, next: healthy, events: [] };
@@ -384,8 +332,7 @@ function maintainAction(input: DecideInput, primary: PrimaryStatus): Action {
     const streaming = new Set(
       primary.standbys.filter((s) => s.state === 'streaming').map((s) => s.applicationName),
     );
-    // The record as saved before this probe: a standby leaving it now is listed from the next one.
-    const desired = desiredSynchronousStandbyNames(sync, standbys, streaming, unlistedOf(input.state));
+    const desired = desiredSynchronousStandbyNames(sync, standbys, streaming);
     if (desired !== primary.synchronousStandbyNames) synchronousStandbyNames = desired;
   }
   const dropSlots = straySlots(
@@ -492,7 +439,7 @@ function decideCatchingUp(input: DecideInput, operation: Operation): Decision {
   ) {
     return {
       action: { type: 'none' },
-      next: withStep(input, operation, 'stopping', {}, { quiescedLsn: last, candidateLsn: last }),
+      next: withStep(input, operation, 'stopping', {}, { quiescedLsn: last }),
       events: [],
     };
   }
@@ -570,16 +517,9 @@ function decideElecting(input: DecideInput, operation: Operation): Decision {
     .join('; ');
   const events = [event('candidates', undefined, verdictLine)];
   if (!choice.ok) return noEligibleReplica(input, operation, choice.reason, events, choice.verdicts);
-  const candidateLsn = replicaPosition(choice.candidate);
   return {
     action: { type: 'none' },
-    next: withStep(
-      input,
-      operation,
-      'promoting',
-      { targetPrimary: choice.candidate.name },
-      candidateLsn === undefined ? {} : { candidateLsn },
-    ),
+    next: withStep(input, operation, 'promoting', { targetPrimary: choice.candidate.name }),
     events,
     verdicts: choice.verdicts,
   };
@@ -725,18 +665,12 @@ function decidePromoting(input: DecideInput, operation: Operation): Decision {
     };
   }
   const standbys = input.instances.filter((i) => i.name !== targetName).map((i) => i.name);
-  const unlisted = new Set(unlistedAfterPromotion(input, operation, targetName));
   return {
     action: {
       type: 'promote',
       instance: targetName,
       // Set before promotion so the first commit on the new primary already waits for standbys.
-      synchronousStandbyNames: desiredSynchronousStandbyNames(
-        input.policy.synchronous,
-        standbys,
-        new Set(),
-        unlisted,
-      ),
+      synchronousStandbyNames: desiredSynchronousStandbyNames(input.policy.synchronous, standbys, new Set()),
     },
     next: withStep(input, operation, 'routing'),
     onFailure: { code: 'promotion-failed', reason: (cause) => cause },
@@ -747,7 +681,6 @@ function decidePromoting(input: DecideInput, operation: Operation): Decision {
 function decideRouting(input: DecideInput, operation: Operation): Decision {
   const primary = input.state.targetPrimary;
   const excluded = new Set([primary, input.state.currentPrimary, ...operation.fenced]);
-  const next = withStep(input, operation, 'rejoining', { currentPrimary: primary });
   return {
     action: {
       type: 'route',
@@ -755,14 +688,7 @@ function decideRouting(input: DecideInput, operation: Operation): Decision {
       slotsFor: input.instances.filter((i) => i.name !== primary).map((i) => i.name),
       repoint: input.observed.filter((s) => isReplica(s) && !excluded.has(s.name)).map((s) => s.name),
     },
-    // A promotion starts a timeline and its record; an old primary brought back keeps its own.
-    next:
-      primary === input.state.currentPrimary
-        ? next
-        : withRecord(next, {
-            unlistedStandbys: unlistedAfterPromotion(input, operation, primary),
-            ...(operation.candidateLsn === undefined ? {} : { promotedAtLsn: operation.candidateLsn }),
-          }),
+    next: withStep(input, operation, 'rejoining', { currentPrimary: primary }),
     onFailure: {
       code: 'routing-failed',
       reason: (cause) => `could not route writes to ${primary}: ${cause}`,
@@ -783,25 +709,14 @@ function decideRejoining(input: DecideInput, operation: Operation): Decision {
 
 /**
  * Under dataDurability `required` every instance but the old primary was a synchronous standby
- * (synchronous.ts lists them all, reachable or not), and commits waited for `number` of them;
- * the unlisted ones stood in the list under a name no standby has, so they acknowledged nothing.
+ * (synchronous.ts lists them all, reachable or not), and commits waited for `number` of them.
  */
 function candidateRules(input: DecideInput, operation: Operation): CandidateRules {
   const { synchronous, maxLagBytes } = input.policy;
-  const unlisted = unlistedOf(input.state);
-  const rules = { lastKnownPrimaryLsn: operation.referenceLsn, maxLagBytes, unlisted };
+  const rules = { lastKnownPrimaryLsn: operation.referenceLsn, maxLagBytes };
   if (synchronous?.dataDurability !== 'required') return rules;
-  const others = input.instances.filter((i) => i.name !== input.state.currentPrimary);
-  const floor = input.state.promotedAtLsn;
-  return {
-    ...rules,
-    quorum: {
-      // As many as the names ask for (synchronous.ts), stand-ins counted.
-      number: Math.min(synchronous.number, others.length),
-      standbys: others.filter((i) => !unlisted.has(i.name)).length,
-      ...(floor === undefined ? {} : { promotedAtLsn: floor }),
-    },
-  };
+  const standbys = input.instances.filter((i) => i.name !== input.state.currentPrimary).length;
+  return { ...rules, quorum: { number: synchronous.number, standbys } };
 }
 
 function addName(names: readonly string[], name: string): readonly string[] {

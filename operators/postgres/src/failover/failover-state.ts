@@ -36,11 +36,6 @@ export interface Operation {
   /** Switchover: the old primary's WAL position once it took no more writes. */
   readonly quiescedLsn?: Lsn;
   /**
-   * The WAL position of the instance chosen to be promoted, when it was chosen (a switchover: the
-   * quiesced primary's last position). Once it is promoted this is the state's `promotedAtLsn`.
-   */
-  readonly candidateLsn?: Lsn;
-  /**
    * When the current step stops waiting (ms since the epoch): electing brings the old primary
    * back, reinstating lets an eligible replica replace it. Saved, so a restart keeps the clock.
    */
@@ -55,36 +50,11 @@ export interface FailoverState {
   /** Since when (ms since the epoch) the primary has been failing; undefined while it is healthy. */
   readonly failingSince?: number;
   readonly operation?: Operation;
-  /**
-   * Standbys the current primary's synchronous_standby_names does not list by their name: each
-   * instance that was fenced when the current primary was promoted (the former primary above all),
-   * until it is seen streaming from it. None of them can have acknowledged a commit since that
-   * promotion, so a failover neither waits for nor promotes them. Only a promotion adds names; one
-   * leaves once seen streaming, and the names list it only after that is saved (ADR 0220).
-   */
-  readonly unlistedStandbys?: readonly string[];
-  /**
-   * The WAL position the current primary was promoted at. Every commit acknowledged before the
-   * promotion is at or below it (the promoted instance held every one), so under `required` no
-   * replica below it is promoted (ADR 0220). Absent until the first promotion.
-   */
-  readonly promotedAtLsn?: Lsn;
-}
-
-/** What a state knows of the current primary's timeline; it outlives operations that promote nobody. */
-export type TimelineRecord = Pick<FailoverState, 'unlistedStandbys' | 'promotedAtLsn'>;
-
-/** The timeline record of `state`, with empty fields left out. */
-export function timelineRecord(state: TimelineRecord): TimelineRecord {
-  return {
-    ...(state.unlistedStandbys?.length ? { unlistedStandbys: state.unlistedStandbys } : {}),
-    ...(state.promotedAtLsn === undefined ? {} : { promotedAtLsn: state.promotedAtLsn }),
-  };
 }
 
 /** The state of a cluster whose primary is `primary` and nothing is in progress. */
-export function settledState(primary: string, record: TimelineRecord = {}): FailoverState {
-  return { currentPrimary: primary, targetPrimary: primary, ...timelineRecord(record) };
+export function settledState(primary: string): FailoverState {
+  return { currentPrimary: primary, targetPrimary: primary };
 }
 
 /** Where the engine keeps its state between steps. `save` resolves once the state is durable. */
@@ -115,14 +85,9 @@ export function sameState(a: FailoverState, b: FailoverState): boolean {
     a.currentPrimary === b.currentPrimary &&
     a.targetPrimary === b.targetPrimary &&
     a.failingSince === b.failingSince &&
-    a.promotedAtLsn === b.promotedAtLsn &&
-    sameNames(a.unlistedStandbys ?? [], b.unlistedStandbys ?? []) &&
     sameOperation(a.operation, b.operation)
   );
 }
-
-const sameNames = (a: readonly string[], b: readonly string[]): boolean =>
-  a.length === b.length && a.every((name, i) => b[i] === name);
 
 function sameOperation(a: Operation | undefined, b: Operation | undefined): boolean {
   if (!a || !b) return a === b;
@@ -135,7 +100,7 @@ function sameOperation(a: Operation | undefined, b: Operation | undefined): bool
     a.quiescedLsn === b.quiescedLsn &&
     a.deadline === b.deadline &&
     a.referenceLsn === b.referenceLsn &&
-    a.candidateLsn === b.candidateLsn &&
-    sameNames(a.fenced, b.fenced)
+    a.fenced.length === b.fenced.length &&
+    a.fenced.every((name, i) => b.fenced[i] === name)
   );
 }

@@ -22,21 +22,6 @@ describe('synchronous_standby_names for a durability mode', () => {
     expect(desiredSynchronousStandbyNames(preferred, standbys, new Set(['pg-2']))).toBe('ANY 1 ("pg-2")');
     expect(desiredSynchronousStandbyNames(preferred, standbys, new Set())).toBe('');
   });
-  it('never lists an unlisted standby by its name: required keeps a stand-in, so commits wait as many', () => {
-    const unlisted = new Set(['pg-1']);
-    const required = { number: 1, dataDurability: 'required' } as const;
-    expect(desiredSynchronousStandbyNames(required, standbys, new Set(standbys), unlisted)).toBe(
-      'ANY 1 ("pg-1 (rejoining)", "pg-2")',
-    );
-    // One standby, unlisted: commits wait for a name no standby has, rather than not at all.
-    expect(desiredSynchronousStandbyNames(required, ['pg-1'], new Set(['pg-1']), unlisted)).toBe(
-      'ANY 1 ("pg-1 (rejoining)")',
-    );
-    const preferred = { number: 2, dataDurability: 'preferred' } as const;
-    expect(desiredSynchronousStandbyNames(preferred, standbys, new Set(standbys), unlisted)).toBe(
-      'ANY 1 ("pg-2")',
-    );
-  });
   it('quotes names', () => {
     expect(
       desiredSynchronousStandbyNames({ number: 1, dataDurability: 'required' }, ['a"b'], new Set()),

@@ -102,11 +102,6 @@ export class PodProcesses {
       : { name: instance, host: '127.0.0.1', port: 1 };
   }
 
-  /** The node of `pod` stops, as a machine failing: its postgres dies and never starts again here. */
-  stopNode(pod: string): void {
-    this.#kubelet?.stopNode(pod);
-  }
-
   /** The process of a pod (to kill or freeze it, as a node would). */
   instance(pod: string): TestInstance {
     const found = this.#bed?.instances.get(pod);
