@@ -4,6 +4,7 @@ import { dirname, join, relative } from 'node:path';
 import { format, resolveConfig } from 'prettier';
 import { apiReference, apiReferencePath } from './api-reference.ts';
 import { crdTemplate } from './crd-template.ts';
+import { grafanaDashboardJson } from './grafana-dashboard.ts';
 import { chartPaths, repoRoot, type OperatorChart } from './operator-chart.ts';
 import { valuesSchema, valuesSchemaJson } from './values-schema.ts';
 import { valuesYaml } from './values-yaml.ts';
@@ -21,7 +22,7 @@ async function formatted(path: string, text: string, parser: 'json' | 'yaml' | '
 
 /**
  * Every generated file of `chart`: a CRD template and an API reference page (docs/reference) per
- * CRD, values.schema.json and values.yaml.
+ * CRD, values.schema.json, values.yaml and the Grafana dashboard (when the chart has one).
  * `npm run generate` writes them; a test compares the committed ones with them.
  */
 export async function chartFiles(chart: OperatorChart): Promise<GeneratedFile[]> {
@@ -47,6 +48,14 @@ export async function chartFiles(chart: OperatorChart): Promise<GeneratedFile[]>
       path: paths.valuesYaml,
       text: await formatted(paths.valuesYaml, valuesYaml(valuesSchema(chart), header), 'yaml'),
     },
+    ...(chart.dashboard
+      ? [
+          {
+            path: paths.dashboard,
+            text: await formatted(paths.dashboard, grafanaDashboardJson(chart.dashboard), 'json'),
+          },
+        ]
+      : []),
   ];
 }
 

@@ -11,3 +11,15 @@ export {
   valuesSchemaJson,
 } from './values-schema.ts';
 export { defaultsOf, valuesYaml } from './values-yaml.ts';
+export {
+  clusterSelector,
+  grafanaDashboard,
+  grafanaDashboardJson,
+  operatorRow,
+  operatorSelector,
+  type DashboardRow,
+  type OperatorDashboard,
+  type PanelKind,
+  type PanelQuery,
+  type PanelSpec,
+} from './grafana-dashboard.ts';

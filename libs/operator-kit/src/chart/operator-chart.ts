@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TProperties } from '@sinclair/typebox';
 import type { CustomResourceDefinition } from '@homeostat/reconcile';
+import type { OperatorDashboard } from './grafana-dashboard.ts';
 
 /** The repository root, found from this file's place in it. */
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
@@ -20,6 +21,8 @@ export interface OperatorChart {
    * each (closed objects may nest them). They come after `imagePullSecrets` in values.yaml.
    */
   values: TProperties;
+  /** The operator's Grafana dashboard, generated into dashboards/<chart>.json (grafana.dashboard.* ships it). */
+  dashboard?: OperatorDashboard;
 }
 
 /** Where an operator chart's files live. */
@@ -30,6 +33,8 @@ export function chartPaths(chart: OperatorChart) {
     chartYaml: join(dir, 'Chart.yaml'),
     valuesYaml: join(dir, 'values.yaml'),
     valuesSchema: join(dir, 'values.schema.json'),
+    /** The Grafana dashboard the library chart's ConfigMap template reads (dashboards/<chart>.json). */
+    dashboard: join(dir, 'dashboards', `${chart.name}.json`),
     crdTemplate: (crd: CustomResourceDefinition) =>
       join(dir, 'templates', 'crds', `${crd.metadata.name}.yaml`),
     /** The Dockerfile every operator image is built from (`--build-arg OPERATOR=<workspace folder>`). */

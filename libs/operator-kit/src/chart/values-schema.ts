@@ -218,6 +218,36 @@ export function valuesSchema(chart: OperatorChart): TObject {
         },
         'Prometheus Operator integration.',
       ),
+      grafana: closed(
+        {
+          dashboard: closed(
+            {
+              enabled: Type.Boolean({
+                description:
+                  "Create a ConfigMap with the operator's Grafana dashboard (dashboards/<chart>.json) for the Grafana sidecar to load. Its queries select the series the ServiceMonitor scrapes; the panels are listed in the operator's guide.",
+                default: false,
+              }),
+              labels: Type.Record(Type.String(), Type.String(), {
+                description:
+                  'Labels the Grafana sidecar selects dashboard ConfigMaps by (kube-prometheus-stack\'s default: grafana_dashboard: "1").',
+                default: { grafana_dashboard: '1' },
+              }),
+              annotations: stringMap(
+                "Annotations on the ConfigMap, e.g. the folder the sidecar files it in (grafana_folder: Databases, with the sidecar's folderAnnotation set to grafana_folder).",
+              ),
+              namespace: Type.String({
+                pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$',
+                maxLength: 63,
+                description:
+                  "Namespace of the ConfigMap; empty means the release's. The sidecar only reads the namespaces it searches (its own by default).",
+                default: '',
+              }),
+            },
+            "The operator's Grafana dashboard as a ConfigMap for the Grafana sidecar.",
+          ),
+        },
+        'Grafana integration.',
+      ),
       // Helm gives every dependency a values scope, the library chart too (with `global` in it),
       // and checks it against this schema; the library takes no values, so nothing else is allowed.
       // Optional: `helm lint` checks values.yaml alone, without that scope.

@@ -1,8 +1,8 @@
 // The conventions every operator chart keeps, checked with the real helm and kubeconform: lint, a
 // kubeVersion that admits every supported Kubernetes minor and no older one, rendered objects
-// valid against the pinned Kubernetes' own OpenAPI and the chart's CRDs, an opt-in ServiceMonitor,
-// RBAC without wildcards, kept CRDs, Pod Security "restricted", bad values refused, and a
-// packaged chart that renders like the chart folder.
+// valid against the pinned Kubernetes' own OpenAPI and the chart's CRDs (an opt-in Grafana dashboard
+// ConfigMap among them), an opt-in ServiceMonitor, RBAC without wildcards, kept CRDs, Pod Security
+// "restricted", bad values refused, and a packaged chart that renders like the chart folder.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -93,6 +93,17 @@ export function describeChartConventions(chart: OperatorChart, options: ChartCon
           'leaderElection.enabled=false',
           '--set',
           `image.digest=sha256:${'a'.repeat(64)}`,
+        ],
+      ],
+      [
+        'Grafana dashboard ConfigMap in another namespace',
+        [
+          '--set',
+          'grafana.dashboard.enabled=true',
+          '--set',
+          'grafana.dashboard.annotations.grafana_folder=Databases',
+          '--set',
+          'grafana.dashboard.namespace=monitoring',
         ],
       ],
     ];

@@ -21,3 +21,13 @@ export { testCommonConfig } from './test-operator-config.ts';
 export { describePrometheusRules, type PrometheusRulesOptions } from './prometheus-rules-suite.ts';
 export { exportedMetricNames, unreachableCluster } from './exported-metric-names.ts';
 export { metricNamesIn } from './promql-metric-names.ts';
+export { describeGrafanaDashboard, type GrafanaDashboardOptions } from './grafana-dashboard-suite.ts';
+export {
+  dashboardMetricNames,
+  dashboardPanels,
+  dashboardQueries,
+  variablesIn,
+  type DashboardJson,
+  type DashboardPanel,
+  type DashboardQuery,
+} from './grafana-dashboard-queries.ts';

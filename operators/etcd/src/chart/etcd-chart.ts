@@ -5,10 +5,12 @@ import { serviceMonitorValues, type OperatorChart } from '@homeostat/operator-ki
 import { etcdBackupCrd } from '../api/etcd-backup-crd.ts';
 import { etcdClusterCrd } from '../api/etcd-cluster-crd.ts';
 import { defaultEtcdRepository } from '../api/etcd-versions.ts';
+import { etcdDashboard } from './etcd-dashboard.ts';
 
 export const etcdChart: OperatorChart = {
   name: 'etcd-operator',
   workspace: 'operators/etcd',
+  dashboard: etcdDashboard,
   crds: [etcdClusterCrd, etcdBackupCrd],
   values: {
     etcdImageRepository: Type.String({

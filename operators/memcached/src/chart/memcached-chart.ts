@@ -4,10 +4,12 @@ import { Type } from '@sinclair/typebox';
 import type { OperatorChart } from '@homeostat/operator-kit/chart';
 import { memcachedCrd } from '../api/memcached-crd.ts';
 import { defaultMemcachedImage } from '../config/default-image.ts';
+import { memcachedDashboard } from './memcached-dashboard.ts';
 
 export const memcachedChart: OperatorChart = {
   name: 'memcached-operator',
   workspace: 'operators/memcached',
+  dashboard: memcachedDashboard,
   crds: [memcachedCrd],
   values: {
     memcachedImage: Type.String({

@@ -5,10 +5,12 @@ import type { OperatorChart } from '@homeostat/operator-kit/chart';
 import { postgresBackupCrd } from '../api/postgres-backup-crd.ts';
 import { postgresClusterCrd } from '../api/postgres-cluster-crd.ts';
 import { defaultPostgresImages } from '../config/default-images.ts';
+import { postgresDashboard } from './postgres-dashboard.ts';
 
 export const postgresChart: OperatorChart = {
   name: 'postgres-operator',
   workspace: 'operators/postgres',
+  dashboard: postgresDashboard,
   crds: [postgresClusterCrd, postgresBackupCrd],
   values: {
     postgres17Image: Type.String({
