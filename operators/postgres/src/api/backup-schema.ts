@@ -90,8 +90,17 @@ export const BackupVerify = Type.Object(
       maxLength: 100,
       pattern: '^[-0-9*/,A-Za-z]+( +[-0-9*/,A-Za-z?]+){4}$',
       description:
-        'When to run a restore drill: five cron fields in UTC (e.g. "0 4 * * 0", Sundays at 04:00). Each drill restores the newest base backup and every WAL segment archived after it into a pod and a claim of its own, checks it, and removes both.',
+        'When to run a restore drill: five cron fields in UTC (e.g. "0 4 * * 0", Sundays at 04:00). Each drill restores a base backup (the newest one no drill has restored yet, else the newest) and every WAL segment archived after it into a pod and a claim of its own, checks it, and removes both.',
     }),
+    timeoutSeconds: Type.Optional(
+      Type.Integer({
+        minimum: 60,
+        maximum: 604800,
+        default: 21600,
+        description:
+          'A drill not done by then (a pod that cannot be scheduled, an image that cannot be pulled, a restore that hangs) fails with DrillTimedOut, and its pod and claim are deleted. Default 6 h: set it above the longest restore of your largest backup.',
+      }),
+    ),
   },
   {
     description:

@@ -234,6 +234,27 @@ export function addRestoreDrillController(
       const verify = cluster.spec.backup?.verify;
       const backupSpec = cluster.spec.backup;
       const now = clock();
+      /** A failed drill, recorded on its backup and the cluster, said as a Warning. */
+      const fail = async (pod: V1Pod, reason: 'DrillFailed' | 'DrillTimedOut', text: string) => {
+        const message = text.slice(0, 1024);
+        const drilled = pod.metadata?.annotations?.[drilledBackupAnnotation];
+        await recordOnBackup(client, namespace, drilled, {
+          result: 'Failed',
+          drilledAt: now.toISOString(),
+          reason,
+          message,
+        });
+        const drill = cluster.status?.restoreDrill;
+        await writeStatus(
+          client,
+          cluster,
+          { restoreDrill: drill ? { startedAt: drill.startedAt } : { startedAt: now.toISOString() } },
+          { status: 'False', reason, message },
+          now,
+        );
+        metrics.failed(namespace, name);
+        await ctx.events.warning(cluster, 'BackupVerificationFailed', 'RestoreDrill', message);
+      };
 
       const pod: V1Pod | undefined = finishedPod;
       if (pod?.status?.phase === 'Succeeded' || pod?.status?.phase === 'Failed') {
@@ -286,32 +307,28 @@ export function addRestoreDrillController(
           const reason =
             message ||
             `the drill pod ${pod.metadata?.name ?? ''} ${pod.status.phase === 'Succeeded' ? 'reported nothing readable' : 'failed'}`;
-          await recordOnBackup(client, namespace, drilled, {
-            result: 'Failed',
-            drilledAt: now.toISOString(),
-            reason: 'DrillFailed',
-            message: reason.slice(0, 1024),
-          });
-          await writeStatus(
-            client,
-            cluster,
-            { restoreDrill: started },
-            { status: 'False', reason: 'DrillFailed', message: reason.slice(0, 1024) },
-            now,
-          );
-          metrics.failed(namespace, name);
-          await ctx.events.warning(
-            cluster,
-            'BackupVerificationFailed',
-            'RestoreDrill',
-            reason.slice(0, 1024),
-          );
+          await fail(pod, 'DrillFailed', reason);
         }
         await remove(ctx, builtin.pods, namespace, pod.metadata?.name ?? '');
         await remove(ctx, builtin.persistentVolumeClaims, namespace, pod.metadata?.name ?? '');
         return {};
       }
-      if (runningPod) return {}; // under way: its end wakes this cluster
+      if (runningPod) {
+        // Under way: its end wakes this cluster, unless it never ends (a pod that cannot be
+        // scheduled, an image that cannot be pulled, a restore that hangs), which the timeout does.
+        const timeoutSeconds = verify?.timeoutSeconds ?? defaultDrillTimeoutSeconds;
+        const left = drillStartOf(cluster, runningPod, now) + timeoutSeconds * 1000 - now.getTime();
+        if (left > 0) return { requeueAfterMs: Math.min(left, options.pollIntervalMs ?? 60_000) };
+        const status = runningPod.status;
+        await fail(
+          runningPod,
+          'DrillTimedOut',
+          `not done after ${timeoutSeconds} s (spec.backup.verify.timeoutSeconds): pod ${runningPod.metadata?.name ?? ''} is ${status?.phase ?? 'Pending'}${status?.message ? `: ${status.message}` : ''}`,
+        );
+        await remove(ctx, builtin.pods, namespace, runningPod.metadata?.name ?? '');
+        await remove(ctx, builtin.persistentVolumeClaims, namespace, runningPod.metadata?.name ?? '');
+        return {};
+      }
       // Claims of drills whose pods are gone (deleted above, or by hand).
       for (const claim of ofCluster(claims.store.list(), namespace, name)) {
         if (!claim.metadata?.deletionTimestamp) {
@@ -397,6 +414,20 @@ export function addRestoreDrillController(
       return {};
     },
   });
+}
+
+/** How long a drill may run when spec.backup.verify.timeoutSeconds says nothing (the CRD's default). */
+const defaultDrillTimeoutSeconds = 21600;
+
+/**
+ * When the drill of `pod` started, by the operator's clock: the start it recorded for that pod,
+ * else (an operator that lost the write) the pod's creation.
+ */
+function drillStartOf(cluster: PostgresCluster, pod: V1Pod, now: Date): number {
+  const drill = cluster.status?.restoreDrill;
+  if (drill?.pod === pod.metadata?.name && drill?.startedAt) return Date.parse(drill.startedAt);
+  const created = pod.metadata?.creationTimestamp;
+  return created ? new Date(created).getTime() : now.getTime();
 }
 
 const findVerified = (cluster: PostgresCluster) =>

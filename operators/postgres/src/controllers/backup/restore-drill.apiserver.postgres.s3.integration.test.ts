@@ -5,14 +5,16 @@
 // lastVerifiedBackup, BackupVerified True, an Event), then deletes its pod and claim. With two
 // more backups, the next drills prove the newest, then the older one the newest-only rule would
 // never reach. A WAL segment removed from the bucket makes the next drill fail and name that
-// segment, and the cluster itself is untouched.
+// segment, and the cluster itself is untouched. A drill whose pod never starts fails with
+// DrillTimedOut once spec.backup.verify.timeoutSeconds has passed.
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitUntil } from '@homeostat/testing';
+import { consistently, waitUntil } from '@homeostat/testing';
 import { builtin, findCondition, KubeClient, type Manager } from '@homeostat/reconcile';
 import { memoryLogger } from '@homeostat/reconcile/testing';
 import { postgresBackups, type PostgresBackup } from '../../api/postgres-backup-types.ts';
+import { postgresClusters } from '../../api/postgres-cluster-types.ts';
 import { defaultConnectOptions, withConnection } from '../../instance/instance.ts';
 import { PodProcesses } from '../../test-support/pod-processes.ts';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
@@ -23,7 +25,7 @@ import {
   prepareNamespace,
 } from '../../test-support/pod-cluster.ts';
 import { startS3Repository, type S3Repository } from '../../test-support/s3-repository.ts';
-import { drillSelector } from './drill-pod.ts';
+import { drilledBackupAnnotation, drillSelector } from './drill-pod.ts';
 import { scheduleDecision } from '@homeostat/operator-kit/schedule';
 
 const kubeConfig = sharedKubeConfig();
@@ -201,6 +203,45 @@ describe('restore drills: real kube-apiserver, real PostgreSQL and pgBackRest, r
     expect(await verification('third')).toMatchObject({ result: 'Failed' });
     expect((await verification('third'))?.message).toContain(`segment ${second} is missing`);
     await sql("INSERT INTO marks(label) VALUES ('after the failed drill')");
+  }, 300_000);
+
+  it('ends a drill that never finishes: DrillTimedOut on the cluster and its backup, pod and claim deleted', async () => {
+    await client.patch(
+      postgresClusters,
+      cluster,
+      namespace,
+      { spec: { backup: { verify: { timeoutSeconds: 60 } } } },
+      { patchType: 'merge' },
+    );
+    // The pod stays unstarted, as one that cannot be scheduled or whose image cannot be pulled.
+    pods.holdDrillPods = true;
+    try {
+      await nextDrillDue();
+      const drillPods = async () =>
+        (await client.list(builtin.pods, { namespace, labelSelector: drillSelector })).items.filter(
+          (p) => !p.metadata?.deletionTimestamp,
+        );
+      await waitUntil('a drill pod', async () => (await drillPods()).length === 1, slow);
+      const [pod] = await drillPods();
+      const drilled = pod?.metadata?.annotations?.[drilledBackupAnnotation] ?? '';
+      // Within its 60 s, the drill is waited for.
+      await consistently('the drill is waited for', async () => (await drillPods()).length === 1, {
+        forMs: 1500,
+      });
+      clockOffsetMs += 61_000;
+      await waitUntil(
+        'BackupVerified False',
+        async () => (await verified())?.reason === 'DrillTimedOut',
+        slow,
+      );
+      expect((await verified())?.message).toContain(
+        'not done after 60 s (spec.backup.verify.timeoutSeconds)',
+      );
+      expect(await verification(drilled)).toMatchObject({ result: 'Failed', reason: 'DrillTimedOut' });
+      await waitUntil('the drill pod deleted', async () => (await drillPods()).length === 0, slow);
+    } finally {
+      pods.holdDrillPods = false;
+    }
   }, 300_000);
 
   it('refuses at the API server a schedule that is not five cron fields', async () => {
