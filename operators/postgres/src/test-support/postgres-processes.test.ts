@@ -1,12 +1,20 @@
 // The test bed gives the `postgres` user what it needs outside the checkout, which that user may
 // not be able to enter (a clone under root's mode-700 home), and says so when it cannot.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { entrypointSource, PostgresTestBed } from './postgres-processes.ts';
+import { waitUntil } from '@homeostat/testing';
+import {
+  detachedSegments,
+  postgresTestUid,
+  releaseSharedMemory,
+  sharedMemoryHeldBy,
+  unmappedDynamicSharedMemory,
+} from './orphaned-shared-memory.ts';
+import { entrypointSource, PostgresTestBed, type TestInstance } from './postgres-processes.ts';
 
 const checkout = fileURLToPath(new URL('../../../../', import.meta.url));
 const isRoot = process.getuid?.() === 0;
@@ -19,6 +27,19 @@ afterEach(async () => {
 function isInside(path: string, dir: string): boolean {
   const rel = relative(dir, path);
   return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+/** The postmaster's pid and its System V segment, from postmaster.pid (lines 1 and 7). */
+function postmasterOf(instance: TestInstance): { pid: number; segment: number } {
+  const lines = readFileSync(join(instance.dataDir, 'postmaster.pid'), 'utf8').split('\n');
+  return { pid: Number(lines[0]), segment: Number(lines[6]?.trim().split(/\s+/)[1]) };
+}
+
+function segmentExists(shmid: number): boolean {
+  return readFileSync('/proc/sysvipc/shm', 'utf8')
+    .split('\n')
+    .slice(1)
+    .some((row) => Number(row.trim().split(/\s+/)[1]) === shmid);
 }
 
 describe('PostgresTestBed', () => {
@@ -51,5 +72,44 @@ describe('PostgresTestBed', () => {
       else process.env.TMPDIR = previous;
       rmSync(closed, { recursive: true, force: true });
     }
+  });
+
+  // A container's IPC namespace goes with it; a process here leaves its shared memory behind, and
+  // 4096 leaked segments (kernel.shmmni) once made every initdb on the machine fail.
+  it('leaves none of the shared memory of an instance it kills behind: real PostgreSQL', async () => {
+    const bed = new PostgresTestBed('shared-memory');
+    beds.push(bed);
+    const instance = await bed.start('shm-0', { role: 'primary' });
+    const postmaster = postmasterOf(instance);
+    const held = sharedMemoryHeldBy([postmaster.pid]);
+    expect(held.segments).toEqual([postmaster.segment]);
+    expect(held.files.length).toBeGreaterThan(0);
+
+    await instance.kill9();
+
+    expect(segmentExists(postmaster.segment), `segment ${postmaster.segment}`).toBe(false);
+    expect(held.files.filter((path) => existsSync(path))).toEqual([]);
+  });
+
+  it('finds what a killed PostgreSQL left and releases it: real PostgreSQL, SIGKILL from outside', async () => {
+    const bed = new PostgresTestBed('orphaned-memory');
+    beds.push(bed);
+    const instance = await bed.start('orphan-0', { role: 'primary' });
+    const postmaster = postmasterOf(instance);
+    const held = sharedMemoryHeldBy([postmaster.pid]);
+    const uid = postgresTestUid();
+    expect(detachedSegments(uid, 0)).not.toContain(postmaster.segment);
+
+    process.kill(postmaster.pid, 'SIGKILL'); // its children leave once their postmaster is gone
+    await instance.process.exited;
+
+    await waitUntil(
+      'every process of the killed instance detached',
+      () => Promise.resolve(detachedSegments(uid, 0).includes(postmaster.segment)),
+      { timeoutMs: 10_000 },
+    );
+    expect(unmappedDynamicSharedMemory(uid, 0)).toEqual(expect.arrayContaining(held.files));
+    expect(await releaseSharedMemory(held)).toEqual({ segments: 1, files: held.files.length });
+    expect(segmentExists(postmaster.segment)).toBe(false);
   });
 });

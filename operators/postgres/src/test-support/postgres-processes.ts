@@ -29,6 +29,7 @@ import {
   type Credentials,
   type InstanceEndpoint,
 } from '../instance/instance.ts';
+import { releaseSharedMemory, sharedMemoryHeldBy } from './orphaned-shared-memory.ts';
 
 /** The entrypoint in the checkout; each test bed runs a copy of it (see `PostgresTestBed.entrypoint`). */
 export const entrypointSource = fileURLToPath(new URL('../../entrypoint/instance.sh', import.meta.url));
@@ -66,15 +67,17 @@ function processTree(root: number): number[] {
   return tree;
 }
 
+function signalPid(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
 /** Sends `signal` to a process and all its descendants, ignoring those already gone. */
 function signalTree(root: number, signal: NodeJS.Signals): void {
-  for (const pid of processTree(root)) {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // already gone
-    }
-  }
+  for (const pid of processTree(root)) signalPid(pid, signal);
 }
 
 interface OsUser {
@@ -273,8 +276,12 @@ export class PostgresTestBed {
         if (!instance.process.isRunning()) return;
         // Freeze the postmaster first so it cannot fork while its children are being killed.
         signalTree(instance.process.pid, 'SIGSTOP');
-        signalTree(instance.process.pid, 'SIGKILL');
+        const tree = processTree(instance.process.pid);
+        const held = sharedMemoryHeldBy(tree);
+        for (const pid of tree) signalPid(pid, 'SIGKILL');
         await instance.process.exited;
+        // What a real container's IPC namespace takes with it; here it would outlive the test.
+        await releaseSharedMemory(held);
       },
       freeze() {
         signalTree(instance.process.pid, 'SIGSTOP');

@@ -1,0 +1,168 @@
+// A PostgreSQL killed with SIGKILL leaves two kinds of shared memory behind: its System V interlock
+// segment and its POSIX dynamic shared memory (/dev/shm/PostgreSQL.*). Only a postmaster restarted
+// on the same data directory removes them. The test beds kill instances and delete their data
+// directories, so every test leaked both, until the kernel's limit of 4096 segments
+// (kernel.shmmni) made every initdb on the machine fail ("could not create shared memory segment";
+// 4 GiB of /dev/shm held besides). So a bed reads what an instance holds before it kills it and
+// releases that once no process is attached any more; and each test run first sweeps what runs
+// killed before it left: a segment nobody is attached to, a file nobody maps. A postmaster
+// attaches to what it creates right away; the sweep's age guard keeps it from racing that moment.
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+
+const dynamicSharedMemoryDir = '/dev/shm';
+const dynamicSharedMemoryPrefix = 'PostgreSQL.';
+
+export interface ReleasedSharedMemory {
+  /** System V segments removed (`ipcrm -m`). */
+  segments: number;
+  /** /dev/shm files unlinked. */
+  files: number;
+}
+
+/** The uid the test beds run PostgreSQL as: `postgres` when we are root, ourselves otherwise. */
+export function postgresTestUid(): number {
+  const uid = process.getuid?.() ?? 0;
+  if (uid !== 0) return uid;
+  return Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
+}
+
+/** System V segments of `uid` that no process is attached to, created at least `minAgeMs` ago. */
+export function detachedSegments(uid: number, minAgeMs: number): number[] {
+  const newest = (Date.now() - minAgeMs) / 1000;
+  const rows = readFileSync('/proc/sysvipc/shm', 'utf8').trim().split('\n').slice(1);
+  const found: number[] = [];
+  for (const row of rows) {
+    // key shmid perms size cpid lpid nattch uid gid cuid cgid atime dtime ctime ...
+    const f = row.trim().split(/\s+/).map(Number);
+    const [shmid, nattch, owner, ctime] = [f[1], f[6], f[7], f[13]];
+    if (shmid === undefined || ctime === undefined) continue;
+    if (nattch === 0 && owner === uid && ctime <= newest) found.push(shmid);
+  }
+  return found;
+}
+
+/** What a set of processes holds: the System V segments they attach and the /dev/shm files they map. */
+export interface HeldSharedMemory {
+  segments: number[];
+  files: string[];
+}
+
+/**
+ * Read from /proc/<pid>/maps: a System V segment shows as `/SYSV<key> (deleted)` with the segment's
+ * id as its inode, a POSIX one as its /dev/shm path. A process that exits while we read is skipped.
+ */
+export function sharedMemoryHeldBy(pids: Iterable<number>): HeldSharedMemory {
+  const segments = new Set<number>();
+  const files = new Set<string>();
+  for (const pid of pids) {
+    let maps: string;
+    try {
+      maps = readFileSync(`/proc/${pid}/maps`, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of maps.split('\n')) {
+      const [, , , , inode, path] = line.trim().split(/\s+/);
+      if (path?.startsWith('/SYSV') && inode !== undefined) segments.add(Number(inode));
+      else if (path?.startsWith(`${dynamicSharedMemoryDir}/`)) files.add(path);
+    }
+  }
+  return { segments: [...segments], files: [...files] };
+}
+
+function livePids(): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number);
+}
+
+/** Every /dev/shm path some live process maps. */
+function mappedSharedMemory(): Set<string> {
+  return new Set(sharedMemoryHeldBy(livePids()).files);
+}
+
+/** The number of processes attached to each System V segment, by id. */
+function attachments(): Map<number, number> {
+  const rows = readFileSync('/proc/sysvipc/shm', 'utf8').trim().split('\n').slice(1);
+  return new Map(
+    rows.map((row) => {
+      const f = row.trim().split(/\s+/).map(Number);
+      return [f[1] ?? -1, f[6] ?? 0];
+    }),
+  );
+}
+
+/** PostgreSQL's /dev/shm files of `uid` that no process maps, last changed at least `minAgeMs` ago. */
+export function unmappedDynamicSharedMemory(uid: number, minAgeMs: number): string[] {
+  const newest = Date.now() - minAgeMs;
+  const mapped = mappedSharedMemory();
+  const found: string[] = [];
+  for (const name of readdirSync(dynamicSharedMemoryDir)) {
+    if (!name.startsWith(dynamicSharedMemoryPrefix)) continue;
+    const path = join(dynamicSharedMemoryDir, name);
+    try {
+      const stat = statSync(path);
+      if (stat.uid === uid && stat.ctimeMs <= newest && !mapped.has(path)) found.push(path);
+    } catch {
+      // removed by its postmaster while we looked
+    }
+  }
+  return found;
+}
+
+function removeSegment(shmid: number): boolean {
+  try {
+    execFileSync('ipcrm', ['-m', String(shmid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false; // removed meanwhile (a restarted postmaster removes its predecessor's)
+  }
+}
+
+function removeFile(path: string): boolean {
+  try {
+    unlinkSync(path);
+    return true;
+  } catch {
+    return false; // removed meanwhile
+  }
+}
+
+/**
+ * Releases what killed processes held (`sharedMemoryHeldBy` read before the kill): each segment no
+ * one is attached to any more, each file no one maps.
+ */
+export async function releaseSharedMemory(
+  held: HeldSharedMemory,
+  timeoutMs = 5000,
+): Promise<ReleasedSharedMemory> {
+  // The processes were killed together, but the last of them may still be exiting.
+  const deadline = Date.now() + timeoutMs;
+  let attached = attachments();
+  while (held.segments.some((id) => (attached.get(id) ?? 0) > 0) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    attached = attachments();
+  }
+  const mapped = held.files.length > 0 ? mappedSharedMemory() : new Set<string>();
+  return {
+    segments: held.segments.filter((id) => attached.get(id) === 0 && removeSegment(id)).length,
+    files: held.files.filter((path) => !mapped.has(path) && removeFile(path)).length,
+  };
+}
+
+/**
+ * Removes the shared memory PostgreSQL processes of `uid` left behind when killed before this run
+ * (a test process killed takes its instances with it): segments no one is attached to and files no
+ * one maps, older than `minAgeMs`.
+ */
+export function releaseOrphanedSharedMemory(
+  uid = postgresTestUid(),
+  minAgeMs = 10_000,
+): ReleasedSharedMemory {
+  return {
+    segments: detachedSegments(uid, minAgeMs).filter(removeSegment).length,
+    files: unmappedDynamicSharedMemory(uid, minAgeMs).filter(removeFile).length,
+  };
+}
