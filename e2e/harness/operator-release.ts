@@ -9,6 +9,11 @@ export interface OperatorRelease {
   namespace: string;
   /** helm uninstall (waits until its objects are gone). */
   uninstall(): Promise<void>;
+  /**
+   * `helm test`: the chart's test pod checks that the operator answers and reconciles a resource it
+   * creates; throws unless it passed and left neither its pod nor its `resource` (e.g. "memcacheds").
+   */
+  passesHelmTest(resource: string): Promise<void>;
   /** Uninstalls if still installed, and deletes the CRDs if this release brought them. */
   cleanup(): Promise<void>;
 }
@@ -55,6 +60,17 @@ export async function installOperator(
     release,
     namespace,
     uninstall,
+    passesHelmTest: async (resource) => {
+      const output = await helm(['test', release, '--namespace', namespace, '--timeout', '300s']);
+      if (!/Phase:\s+Succeeded/.test(output))
+        throw new Error(`helm test ${release} did not pass:\n${output}`);
+      // Named after the release's full name, which is the release's (it contains the chart's name).
+      const name = `${release}-helm-test`;
+      for (const kind of ['pod', resource]) {
+        if (await getObject(kind, name, namespace))
+          throw new Error(`helm test ${release} left ${kind} ${name}`);
+      }
+    },
     cleanup: async () => {
       if (installed) await uninstall().catch(() => undefined);
       if (crdsInstalledHere)

@@ -94,6 +94,10 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
     await namespace?.remove();
   });
 
+  it('passes `helm test`: the operator answers, reconciles the resource the test creates, and the test cleans up', async () => {
+    await operator.passesHelmTest('etcdclusters');
+  });
+
   it('runs the operator under Pod Security "restricted" with a read-only root filesystem', async () => {
     const [pod, ...others] = await operatorPods();
     expect(others).toEqual([]);

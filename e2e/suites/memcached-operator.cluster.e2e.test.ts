@@ -96,6 +96,10 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
     await namespace?.remove();
   });
 
+  it('passes `helm test`: the operator answers, reconciles the resource the test creates, and the test cleans up', async () => {
+    await operator.passesHelmTest('memcacheds');
+  });
+
   it('runs the operator Ready under the restricted Pod Security profile, with a read-only root filesystem', async () => {
     const operatorPods = await listObjects<V1Pod>(
       'pods',

@@ -158,6 +158,10 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
     await namespace?.remove();
   });
 
+  it('passes `helm test`: the operator answers, reconciles the resource the test creates, and the test cleans up', async () => {
+    await operator.passesHelmTest('postgresqlclusters');
+  });
+
   it('refuses a parameter the operator owns at the API server, naming it', async () => {
     const invalid = {
       apiVersion: 'postgres.homeostat.dev/v1alpha1',

@@ -59,3 +59,11 @@
 - name: OPERATOR_IMAGE
   value: {{ include "homeostat-operator.image" . | quote }}
 {{- end }}
+
+{{/* What `helm test` asks the operator to reconcile (homeostat-operator.helmTest): the smallest cluster. */}}
+{{- define "etcd-operator.helmTestResource" -}}
+apiVersion: etcd.homeostat.dev/v1alpha1
+kind: EtcdCluster
+spec:
+  size: 1
+{{- end }}

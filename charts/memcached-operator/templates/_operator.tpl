@@ -35,3 +35,11 @@
 - name: MEMCACHED_IMAGE
   value: {{ .Values.memcachedImage | quote }}
 {{- end }}
+
+{{/* What `helm test` asks the operator to reconcile (homeostat-operator.helmTest): the smallest cache. */}}
+{{- define "memcached-operator.helmTestResource" -}}
+apiVersion: cache.homeostat.dev/v1alpha1
+kind: Memcached
+spec:
+  size: 1
+{{- end }}

@@ -58,3 +58,13 @@
 - name: PROBE_INTERVAL_MS
   value: {{ .Values.probeIntervalMs | quote }}
 {{- end }}
+
+{{/* What `helm test` asks the operator to reconcile (homeostat-operator.helmTest): the smallest cluster. */}}
+{{- define "postgres-operator.helmTestResource" -}}
+apiVersion: postgres.homeostat.dev/v1alpha1
+kind: PostgreSQLCluster
+spec:
+  instances: 1
+  storage:
+    size: 1Gi
+{{- end }}

@@ -248,6 +248,16 @@ export function valuesSchema(chart: OperatorChart): TObject {
         },
         'Grafana integration.',
       ),
+      helmTest: closed(
+        {
+          enabled: Type.Boolean({
+            description:
+              "Install the `helm test` hook: a pod from the operator's image checks that the operator answers (through metrics.service) and reconciles (it creates a small resource of the operator's kind, in the release's namespace or the first watched one, waits for its first status and deletes it). On success every test object is deleted; on failure the pod stays for `kubectl logs`.",
+            default: true,
+          }),
+        },
+        '`helm test <release>`: proves the installed operator answers and reconciles.',
+      ),
       // Helm gives every dependency a values scope, the library chart too (with `global` in it),
       // and checks it against this schema; the library takes no values, so nothing else is allowed.
       // Optional: `helm lint` checks values.yaml alone, without that scope.
