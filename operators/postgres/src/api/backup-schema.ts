@@ -85,13 +85,10 @@ export const PostgresS3Destination = Type.Object(
 
 export const BackupVerify = Type.Object(
   {
-    schedule: Type.String({
-      minLength: 9,
-      maxLength: 100,
-      pattern: '^[-0-9*/,A-Za-z]+( +[-0-9*/,A-Za-z?]+){4}$',
-      description:
-        'When to run a restore drill: five cron fields in UTC (e.g. "0 4 * * 0", Sundays at 04:00). Each drill restores a base backup (the newest one no drill has restored yet, else the newest) and every WAL segment archived after it into a pod and a claim of its own, checks it, and removes both.',
-    }),
+    schedule: cronSchedule(
+      'When to run a restore drill, in cron syntax, in UTC (e.g. "0 4 * * 0", Sundays at 04:00, or @weekly). Each drill restores a base backup (the newest one no drill has restored yet, else the newest) and every WAL segment archived after it into a pod and a claim of its own, checks it, and removes both.',
+      'verify.schedule',
+    ),
     timeoutSeconds: Type.Optional(
       Type.Integer({
         minimum: 60,
