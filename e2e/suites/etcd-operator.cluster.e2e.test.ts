@@ -39,6 +39,7 @@ import {
 } from '../harness/etcd-clusters.ts';
 import { operatorCharts } from '../harness/operator-charts.ts';
 import { installOperator, type OperatorRelease } from '../harness/operator-release.ts';
+import { kubectlHomeostat } from '../harness/kubectl-homeostat.ts';
 import { deployS3Server, type ClusterS3Server } from '../harness/s3-server.ts';
 import { createTestNamespace, type TestNamespace } from '../harness/test-namespace.ts';
 import { isPodReady, runClientPod } from '../harness/workloads.ts';
@@ -202,6 +203,24 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
       // Without a client certificate the members turn the client away.
       const refused = await etcdctl('tls-client-nocert', ['get', 's7'], false);
       expect(refused.phase, refused.logs).toBe('Failed');
+    });
+
+    it('kubectl homeostat: members and leader at a glance, etcdctl with the client certificate', async () => {
+      const status = await kubectlHomeostat(['-n', ns, 'status', `etcdc/${name}`]);
+      expect(status).toMatch(new RegExp(`^${name} \\(EtcdCluster, namespace ${ns}\\): Running\n`));
+      expect(status).toMatch(/\n {2}leader +\S+/);
+      expect(status).toMatch(/Members:\n {2}NAME /);
+      const value = await kubectlHomeostat([
+        '-n',
+        ns,
+        'etcdctl',
+        name,
+        '--',
+        'get',
+        's7',
+        '--print-value-only',
+      ]);
+      expect(value.trim()).toBe('v-s7');
     });
 
     it('brings back a deleted member pod with its identity and data', async () => {

@@ -11,6 +11,7 @@ import { apply, getObject, kubectl, listObjects } from '../harness/cluster-acces
 import { memcachedSetGet } from '../harness/memcached-client.ts';
 import { operatorCharts } from '../harness/operator-charts.ts';
 import { installOperator, type OperatorRelease } from '../harness/operator-release.ts';
+import { kubectlHomeostat } from '../harness/kubectl-homeostat.ts';
 import { createTestNamespace, type TestNamespace } from '../harness/test-namespace.ts';
 import { isPodReady } from '../harness/workloads.ts';
 
@@ -151,6 +152,16 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
     }
     expect((await getObject<V1Deployment>('deployment', cacheName, ns))?.spec?.replicas).toBe(3);
     expect(await eventReasons()).toContain('DeploymentCreated');
+  });
+
+  it('kubectl homeostat status: every Homeostat resource in the namespace, and the Memcached at a glance', async () => {
+    expect(await kubectlHomeostat(['-n', ns, 'status'])).toMatch(
+      new RegExp(`^KIND +NAME +PHASE\nMemcached +${cacheName}\\b`),
+    );
+    const status = await kubectlHomeostat(['-n', ns, 'status', `memcached/${cacheName}`]);
+    expect(status).toMatch(new RegExp(`^${cacheName} \\(Memcached, namespace ${ns}\\)\n`));
+    expect(status).toMatch(/\n {2}Available +True /);
+    expect(status).toMatch(/\n {2}readyReplicas +3\n/);
   });
 
   it('stores and returns a value through its Service', async () => {

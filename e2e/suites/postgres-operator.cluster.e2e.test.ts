@@ -13,6 +13,9 @@
 // local cluster this machine is the node; `npm run e2e -- --cluster kind` routes the kind
 // cluster's Service range here (e2e/kind/service-route.ts). The SIGKILL and the network cut run on
 // the pod's node (`/proc`, `nsenter`; inside the node's container on kind, harness/pod-processes.ts).
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { waitUntil } from '@homeostat/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply, getObject, kubectl, listObjects } from '../harness/cluster-access.ts';
@@ -35,6 +38,8 @@ import {
 import { PostgresClusterUnderTest, requiredSyncCluster } from '../harness/postgres-cluster.ts';
 import { createTestNamespace, type TestNamespace } from '../harness/test-namespace.ts';
 import { runClientPod } from '../harness/workloads.ts';
+import { kubectlHomeostat } from '../harness/kubectl-homeostat.ts';
+import { credentialsIn, readBundle } from '../harness/support-bundle.ts';
 import { operandImages } from '../images/image-names.ts';
 
 const clusterName = 'orders';
@@ -214,6 +219,43 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
     expect(result.logs.trim().split('\n'), `client pod ${result.phase}`).toEqual(['rw: f', 'ro: t hello']);
     expect(result.phase).toBe('Succeeded');
     await queryOnce(await readWriteTarget(), ackedTable);
+  });
+
+  it('kubectl homeostat: the cluster at a glance, psql as the application, a support bundle holding no credential', async () => {
+    const status = await kubectlHomeostat(['-n', ns, 'status', `pgc/${clusterName}`]);
+    expect(status).toMatch(new RegExp(`^${clusterName} \\(PostgreSQLCluster, namespace ${ns}\\): Healthy\n`));
+    expect(status).toMatch(/Instance statuses:\n {2}NAME .*ROLE/);
+    expect(status).toMatch(/\n {2}Available +True /);
+    // The row the previous test wrote, read as the application through -rw with verify-full.
+    const rows = await kubectlHomeostat([
+      '-n',
+      ns,
+      'psql',
+      clusterName,
+      '--',
+      '-qAtX',
+      '-c',
+      'SELECT word FROM greeting',
+    ]);
+    expect(rows.trim()).toBe('hello');
+
+    const path = join(mkdtempSync(join(tmpdir(), 'report-')), 'bundle.tar.gz');
+    expect(await kubectlHomeostat(['-n', ns, 'report', `pgc/${clusterName}`, '-o', path])).toContain(
+      `wrote ${path}`,
+    );
+    const bundle = readBundle(path);
+    const root = bundle.files[0]?.split('/')[0] ?? '';
+    expect(bundle.files).toEqual(
+      expect.arrayContaining([
+        `${root}/postgresqlcluster.json`,
+        `${root}/objects.json`,
+        `${root}/events.json`,
+        `${root}/logs/${clusterName}-0/postgres.log`,
+      ]),
+    );
+    expect(bundle.files.some((f) => f.startsWith(`${root}/operators/`) && f.endsWith('.log'))).toBe(true);
+    const leaked = (await credentialsIn(ns)).filter(({ value }) => bundle.text.includes(value));
+    expect(leaked.map(({ where }) => where)).toEqual([]);
   });
 
   it('fails over when the primary pod is force-deleted, losing no acknowledged write', async () => {
@@ -406,17 +448,12 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
     const { missing } = await underWriteLoad(
       `switchover to ${target}`,
       async () => {
-        await patchSpec({ primary: target });
+        // As a user does it: the plugin sets spec.primary and waits until the target takes writes.
+        const said = await kubectlHomeostat(['-n', ns, 'promote', clusterName, target, '--timeout', '180s']);
+        expect(said).toContain(`${target} is the primary of ${clusterName}`);
       },
       async () => {
-        await waitUntil(
-          `${target} primary`,
-          async () => (await cluster())?.status?.currentPrimary === target,
-          {
-            timeoutMs: 180_000,
-            intervalMs: 500,
-          },
-        );
+        expect((await cluster())?.status?.currentPrimary).toBe(target);
         await waitHealthy(3, `healthy after the switchover to ${target}`);
       },
     );

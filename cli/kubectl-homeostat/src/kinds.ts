@@ -1,0 +1,66 @@
+// The custom resources the plugin knows: how kubectl names them, what a user may type for them,
+// and what each supports. One table, so a new kind is one entry.
+
+export interface HomeostatKind {
+  kind: string;
+  /** kubectl's resource name (plural.group), unambiguous whatever else the cluster serves. */
+  resource: string;
+  /** What a user may type before `/NAME` (singular, plural, short names), lower case. */
+  aliases: readonly string[];
+  /** The backup kind `backup` creates for it, if it has backups. */
+  backup?: { kind: string; apiVersion: string };
+}
+
+export const homeostatKinds: readonly HomeostatKind[] = [
+  {
+    kind: 'PostgreSQLCluster',
+    resource: 'postgresqlclusters.postgres.homeostat.dev',
+    aliases: ['postgresqlcluster', 'postgresqlclusters', 'pgc'],
+    backup: { kind: 'PostgreSQLBackup', apiVersion: 'postgres.homeostat.dev/v1alpha1' },
+  },
+  {
+    kind: 'PostgreSQLBackup',
+    resource: 'postgresqlbackups.postgres.homeostat.dev',
+    aliases: ['postgresqlbackup', 'postgresqlbackups', 'pgbackup', 'pgb'],
+  },
+  {
+    kind: 'EtcdCluster',
+    resource: 'etcdclusters.etcd.homeostat.dev',
+    aliases: ['etcdcluster', 'etcdclusters', 'etcdc'],
+    backup: { kind: 'EtcdBackup', apiVersion: 'etcd.homeostat.dev/v1alpha1' },
+  },
+  {
+    kind: 'EtcdBackup',
+    resource: 'etcdbackups.etcd.homeostat.dev',
+    aliases: ['etcdbackup', 'etcdbackups', 'etcdbk'],
+  },
+  {
+    kind: 'Memcached',
+    resource: 'memcacheds.cache.homeostat.dev',
+    aliases: ['memcached', 'memcacheds', 'mc'],
+  },
+];
+
+/** The kind `alias` names, or undefined. */
+export function kindNamed(alias: string): HomeostatKind | undefined {
+  const lower = alias.toLowerCase();
+  return homeostatKinds.find(
+    (k) => k.aliases.includes(lower) || k.resource === lower || k.kind.toLowerCase() === lower,
+  );
+}
+
+/** The kinds a `TYPE/NAME` or bare `NAME` argument may be, and the name. */
+export function parseTarget(target: string): { kinds: readonly HomeostatKind[]; name: string } {
+  const slash = target.indexOf('/');
+  if (slash === -1) return { kinds: homeostatKinds, name: target };
+  const alias = target.slice(0, slash);
+  const kind = kindNamed(alias);
+  if (!kind) {
+    const known = homeostatKinds.map((k) => k.aliases.at(-1)).join(', ');
+    throw new UsageError(`"${alias}" is not a Homeostat kind (one of: ${known})`);
+  }
+  return { kinds: [kind], name: target.slice(slash + 1) };
+}
+
+/** A mistake in how the plugin was called: printed with the usage, exit code 2. */
+export class UsageError extends Error {}

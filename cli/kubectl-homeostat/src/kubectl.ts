@@ -1,0 +1,63 @@
+// Every cluster call goes through the user's kubectl, with the flags the user gave the plugin
+// (kubectl passes them on untouched): same kubeconfig, context and credentials as kubectl itself.
+import { spawn } from 'node:child_process';
+
+/** kubectl's flags the plugin passes on, and the namespace they name. */
+export interface KubectlTarget {
+  /** --context, --kubeconfig, --namespace as given. */
+  flags: readonly string[];
+  /** The namespace given, or undefined for kubectl's (the context's, else default). */
+  namespace: string | undefined;
+}
+
+/** The kubectl to run: $KUBECTL, else kubectl on PATH. */
+export function kubectlBinary(env: NodeJS.ProcessEnv = process.env): string {
+  return env['KUBECTL'] || 'kubectl';
+}
+
+export class KubectlError extends Error {
+  readonly args: readonly string[];
+  readonly code: number | null;
+  readonly stderr: string;
+
+  constructor(args: readonly string[], code: number | null, stderr: string) {
+    super(`kubectl ${args.join(' ')}: ${stderr.trim() || `exit code ${code}`}`);
+    this.args = args;
+    this.code = code;
+    this.stderr = stderr;
+  }
+}
+
+/** Runs kubectl with `args` after the target's flags; resolves with stdout, rejects with stderr. */
+export function kubectl(target: KubectlTarget, args: readonly string[], input?: string): Promise<string> {
+  const all = [...target.flags, ...args];
+  return new Promise((resolve, reject) => {
+    const child = spawn(kubectlBinary(), all, { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    child.on('error', (error) => reject(new KubectlError(all, null, error.message)));
+    child.on('close', (code) => (code === 0 ? resolve(stdout) : reject(new KubectlError(all, code, stderr))));
+    child.stdin.end(input ?? '');
+  });
+}
+
+/** Runs kubectl attached to this terminal (an interactive session); resolves with its exit code. */
+export function kubectlAttached(target: KubectlTarget, args: readonly string[]): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(kubectlBinary(), [...target.flags, ...args], { stdio: 'inherit' });
+    child.on('error', reject);
+    child.on('close', (code) => resolve(code ?? 1));
+  });
+}
+
+/** `kubectl get … -o json`, parsed; undefined when not found. */
+export async function getJson<T>(target: KubectlTarget, args: readonly string[]): Promise<T | undefined> {
+  try {
+    return JSON.parse(await kubectl(target, ['get', ...args, '-o', 'json'])) as T;
+  } catch (error) {
+    if (error instanceof KubectlError && /NotFound|not found/.test(error.stderr)) return undefined;
+    throw error;
+  }
+}
