@@ -31,3 +31,10 @@ export {
   type DashboardPanel,
   type DashboardQuery,
 } from './grafana-dashboard-queries.ts';
+export {
+  acceptedValidatorWarnings,
+  describeOlmBundleValidation,
+  describeOlmCatalogPackage,
+  olmValidatePath,
+  validateBundle,
+} from './olm-bundle-suite.ts';
