@@ -38,3 +38,4 @@ export {
   olmValidatePath,
   validateBundle,
 } from './olm-bundle-suite.ts';
+export { committedAlmExamples, describeOlmExamples } from './olm-examples-suite.ts';
