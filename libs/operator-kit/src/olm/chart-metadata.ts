@@ -5,6 +5,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { parse } from 'yaml';
 import { chartPaths, type OperatorChart } from '../chart/operator-chart.ts';
+import type { CapabilityLevel, OlmListing } from './olm-listing.ts';
 
 const chartYaml = Type.Object(
   {
@@ -15,6 +16,7 @@ const chartYaml = Type.Object(
     home: Type.String(),
     sources: Type.Array(Type.String()),
     license: Type.String(),
+    annotations: Type.Optional(Type.Record(Type.String(), Type.String())),
   },
   { additionalProperties: true },
 );
@@ -32,4 +34,18 @@ export function chartMetadata(chart: OperatorChart): ChartMetadata {
   if (!oldest)
     throw new Error(`${chart.name}/Chart.yaml kubeVersion ${parsed.kubeVersion} is not ">=X.Y.Z-0"`);
   return { ...parsed, minKubeVersion: oldest };
+}
+
+/**
+ * The capability level the OLM listing claims, after checking that the chart's Artifact Hub
+ * annotation (artifacthub.io/operatorCapabilities) claims the same: one operator, one level.
+ */
+export function agreedCapability(metadata: ChartMetadata, listing: OlmListing): CapabilityLevel {
+  const chartLevel = metadata.annotations?.['artifacthub.io/operatorCapabilities'];
+  if (chartLevel !== undefined && chartLevel !== listing.capability) {
+    throw new Error(
+      `${metadata.name}/Chart.yaml says artifacthub.io/operatorCapabilities: ${chartLevel}, its OLM listing ${listing.capability}`,
+    );
+  }
+  return listing.capability;
 }

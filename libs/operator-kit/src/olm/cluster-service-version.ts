@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { crdKind, repoRoot, type OperatorChart } from '../chart/operator-chart.ts';
 import { chartInstall, type ChartInstall, type OperatorDeployment } from './chart-install.ts';
-import { chartMetadata, type ChartMetadata } from './chart-metadata.ts';
+import { agreedCapability, chartMetadata, type ChartMetadata } from './chart-metadata.ts';
 import { fieldDescription, storageVersion } from './crd-fields.ts';
 import { homeostatIcon } from './homeostat-icon.ts';
 import { olmLabels } from './olm-labels.ts';
@@ -113,7 +113,7 @@ export function clusterServiceVersion(
       name: csvName(chart, version),
       annotations: {
         'alm-examples': almExamples(chart, listing),
-        capabilities: listing.capability,
+        capabilities: agreedCapability(metadata, listing),
         categories: listing.categories.join(','),
         containerImage: install.operatorImage,
         description: listing.summary,
