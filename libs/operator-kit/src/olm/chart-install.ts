@@ -89,7 +89,12 @@ const kindsOlmCreates = new Set(['ServiceAccount', 'ClusterRoleBinding', 'RoleBi
  * Helm install of release "<chart name>".
  */
 export function chartInstall(chart: OperatorChart): ChartInstall {
-  const rendered = helmTemplate(chart, chart.name, 'operators', ['--set', 'crds.enabled=false']);
+  // Test hooks (helm test) are Helm's own; OLM has no place for them.
+  const rendered = helmTemplate(chart, chart.name, 'operators', [
+    '--set',
+    'crds.enabled=false',
+    '--skip-tests',
+  ]);
   if (rendered.status !== 0) throw new Error(`helm template ${chart.name} failed:\n${rendered.stderr}`);
   const rules: PolicyRule[] = [];
   const services: RenderedService[] = [];
