@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds pinned Kubernetes, etcd, containerd, CoreDNS, local-path-provisioner, helm, kubeconform,
-# promtool, kind and versitygw binaries, and the benchmark's controller-runtime operator, from the Go module proxy
+# promtool, olm-validate, kind and versitygw binaries, and the benchmark's controller-runtime operator, from the Go module proxy
 # into the version-keyed cache.
 # Usage: tools/build-binaries.sh [component[@minor]...]   (default: what the test suites need)
 #        tools/build-binaries.sh --path <component[@minor]>   (prints where its binary is; builds nothing)
@@ -145,6 +145,12 @@ resolve_component() { # resolve_component <component[@minor]>: sets component, w
       local release="${promtool_version#v0.}"
       ldflags="-s -w -X github.com/prometheus/common/version.Version=${release:0:1}.${release:1}"
       ;;
+    olm-validate) # runs operator-framework/api's validators on the OLM bundles; its main.go is ours, so it keys it too
+      wrapper="$here/olm-validate"
+      pkg="."
+      out="$HOMEOSTAT_CACHE_DIR/bin/olm-validate-$(module_version "$wrapper" github.com/operator-framework/api)-$(sources_hash "$wrapper")"
+      ldflags="-s -w"
+      ;;
     host-local | loopback | ptp | portmap) # the kind node image's pod network (e2e/kind/node)
       wrapper="$here/cni-plugins"
       case "$component" in
@@ -196,9 +202,9 @@ build_one() { # build_one <component>
   (cd "$wrapper" && CGO_ENABLED=$cgo GOFLAGS=-mod=readonly nice -n 10 go build -trimpath ${tags:+-tags "$tags"} \
     -ldflags "$ldflags" -o "$out/$component.partial" "$pkg")
   mv "$out/$component.partial" "$out/$component"
-  if [[ "$component" == bench-widget-operator ]]; then
+  if [[ "$component" == bench-widget-operator || "$component" == olm-validate ]]; then
     # Keyed by its sources, it would otherwise leave one stale build per edit.
-    find "${out%/*}" -maxdepth 1 -name 'bench-widget-operator-*' ! -path "$out" -exec rm -rf {} +
+    find "${out%/*}" -maxdepth 1 -name "$component-*" ! -path "$out" -exec rm -rf {} +
   fi
   echo "build-binaries: $component ready in $((SECONDS - started)) s -> $out/$component" >&2
 }

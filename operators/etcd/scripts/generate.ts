@@ -1,5 +1,6 @@
-// Writes the chart's generated files (CRD templates, values.schema.json, values.yaml) from
-// src/api and src/chart/etcd-chart.ts. Run after changing either: npm run generate -w operators/etcd
+// Writes the chart's generated files (CRD templates, values.schema.json, values.yaml) and the OLM
+// bundle and catalog package under olm/ from src/api and src/chart. Run after changing either:
+// npm run generate -w operators/etcd
 import { writeChartFiles } from '@homeostat/operator-kit/chart';
 import { etcdChart } from '../src/chart/etcd-chart.ts';
 

@@ -1,5 +1,6 @@
-// Writes the chart's generated files (CRD template, values.schema.json, values.yaml) from
-// src/api and src/chart/postgres-chart.ts. Run after changing either: npm run generate -w operators/postgres
+// Writes the chart's generated files (CRD template, values.schema.json, values.yaml) and the OLM
+// bundle and catalog package under olm/ from src/api and src/chart. Run after changing either:
+// npm run generate -w operators/postgres
 import { writeChartFiles } from '@homeostat/operator-kit/chart';
 import { postgresChart } from '../src/chart/postgres-chart.ts';
 

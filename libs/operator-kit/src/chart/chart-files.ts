@@ -4,6 +4,8 @@ import { dirname, join, relative } from 'node:path';
 import { format, resolveConfig } from 'prettier';
 import { apiReference, apiReferencePath } from './api-reference.ts';
 import { crdTemplate } from './crd-template.ts';
+import { olmFiles } from '../olm/bundle-files.ts';
+import { buildChartDependencies } from '../testing/helm-chart.ts';
 import { grafanaDashboardJson } from './grafana-dashboard.ts';
 import { chartPaths, repoRoot, type OperatorChart } from './operator-chart.ts';
 import { valuesSchema, valuesSchemaJson } from './values-schema.ts';
@@ -22,7 +24,8 @@ async function formatted(path: string, text: string, parser: 'json' | 'yaml' | '
 
 /**
  * Every generated file of `chart`: a CRD template and an API reference page (docs/reference) per
- * CRD, values.schema.json, values.yaml and the Grafana dashboard (when the chart has one).
+ * CRD, values.schema.json, values.yaml, the Grafana dashboard (when the chart has one) and the
+ * OLM bundle and catalog package (when it has an OLM listing; rendering the chart needs helm).
  * `npm run generate` writes them; a test compares the committed ones with them.
  */
 export async function chartFiles(chart: OperatorChart): Promise<GeneratedFile[]> {
@@ -56,11 +59,14 @@ export async function chartFiles(chart: OperatorChart): Promise<GeneratedFile[]>
           },
         ]
       : []),
+    ...(chart.olm ? await olmFiles(chart, chart.olm) : []),
   ];
 }
 
 /** Writes the generated files of `chart` (an operator's `npm run generate`). */
 export async function writeChartFiles(chart: OperatorChart): Promise<void> {
+  // The OLM bundle is read from the chart's rendering, which needs its library chart vendored.
+  if (chart.olm) buildChartDependencies(chart);
   for (const file of await chartFiles(chart)) {
     mkdirSync(dirname(file.path), { recursive: true });
     writeFileSync(file.path, file.text);

@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TProperties } from '@sinclair/typebox';
 import type { CustomResourceDefinition } from '@homeostat/reconcile';
+import type { OlmListing } from '../olm/olm-listing.ts';
 import type { OperatorDashboard } from './grafana-dashboard.ts';
 
 /** The repository root, found from this file's place in it. */
@@ -23,6 +24,8 @@ export interface OperatorChart {
   values: TProperties;
   /** The operator's Grafana dashboard, generated into dashboards/<chart>.json (grafana.dashboard.* ships it). */
   dashboard?: OperatorDashboard;
+  /** The operator's OLM listing; with it, its bundle and catalog package are generated under olm/. */
+  olm?: OlmListing;
 }
 
 /** Where an operator chart's files live. */

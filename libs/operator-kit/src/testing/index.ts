@@ -31,3 +31,11 @@ export {
   type DashboardPanel,
   type DashboardQuery,
 } from './grafana-dashboard-queries.ts';
+export {
+  acceptedValidatorWarnings,
+  describeOlmBundleValidation,
+  describeOlmCatalogPackage,
+  olmValidatePath,
+  validateBundle,
+} from './olm-bundle-suite.ts';
+export { committedAlmExamples, describeOlmExamples } from './olm-examples-suite.ts';

@@ -1,16 +1,18 @@
-// The etcd operator's chart as the operator kit generates and tests it: its CRDs and the values
-// only this operator has. Everything else in charts/etcd-operator is shared.
+// The etcd operator's chart as the operator kit generates and tests it: its CRDs, the values only
+// this operator has and its OLM listing. Everything else in charts/etcd-operator is shared.
 import { Type } from '@sinclair/typebox';
 import { serviceMonitorValues, type OperatorChart } from '@homeostat/operator-kit/chart';
 import { etcdBackupCrd } from '../api/etcd-backup-crd.ts';
 import { etcdClusterCrd } from '../api/etcd-cluster-crd.ts';
 import { defaultEtcdRepository } from '../api/etcd-versions.ts';
 import { etcdDashboard } from './etcd-dashboard.ts';
+import { etcdOlm } from './etcd-olm.ts';
 
 export const etcdChart: OperatorChart = {
   name: 'etcd-operator',
   workspace: 'operators/etcd',
   dashboard: etcdDashboard,
+  olm: etcdOlm,
   crds: [etcdClusterCrd, etcdBackupCrd],
   values: {
     etcdImageRepository: Type.String({

@@ -1,16 +1,18 @@
-// The PostgreSQL operator's chart as the operator kit generates and tests it: its CRD and the
-// values only this operator has. Everything else in charts/postgres-operator is shared.
+// The PostgreSQL operator's chart as the operator kit generates and tests it: its CRDs, the values
+// only this operator has and its OLM listing. Everything else in charts/postgres-operator is shared.
 import { Type } from '@sinclair/typebox';
 import type { OperatorChart } from '@homeostat/operator-kit/chart';
 import { postgresBackupCrd } from '../api/postgres-backup-crd.ts';
 import { postgresClusterCrd } from '../api/postgres-cluster-crd.ts';
 import { defaultPostgresImages } from '../config/default-images.ts';
 import { postgresDashboard } from './postgres-dashboard.ts';
+import { postgresOlm } from './postgres-olm.ts';
 
 export const postgresChart: OperatorChart = {
   name: 'postgres-operator',
   workspace: 'operators/postgres',
   dashboard: postgresDashboard,
+  olm: postgresOlm,
   crds: [postgresClusterCrd, postgresBackupCrd],
   values: {
     postgres17Image: Type.String({

@@ -1,0 +1,44 @@
+// The Memcached operator's OLM listing: what a catalog shows and the fields a console offers.
+// Its bundle and catalog package are generated from this and the chart (libs/operator-kit/src/olm).
+import { conditionsField, field, resourcesField, widget, type OlmListing } from '@homeostat/operator-kit/olm';
+import { defaultMemcachedImage } from '../config/default-image.ts';
+
+export const memcachedOlm: OlmListing = {
+  displayName: 'Homeostat Memcached',
+  summary:
+    'Runs Memcached from a Memcached custom resource: a Deployment, a Service and a disruption budget.',
+  description: [
+    'Creates and keeps a Memcached deployment per `Memcached` resource: the pods, a headless Service',
+    'clients find them by, and a PodDisruptionBudget. `spec.size` scales it (also with `kubectl scale`);',
+    'changing the image or the memory rolls the pods one at a time. The status lists the ready pods',
+    'and says, in Available, Progressing and Degraded conditions, what the operator is waiting for.',
+    '',
+    'The Memcached guide in the repository (docs/memcached) covers configuration, operations and',
+    'troubleshooting.',
+  ].join('\n'),
+  // Seamless Upgrades: a new operator version takes over the same Deployments, and an image change
+  // rolls the pods without downtime beyond the disruption budget. Nothing further: Memcached keeps
+  // no data worth a backup, and there is no operand metrics exporter for Deep Insights (ADR 0013).
+  capability: 'Seamless Upgrades',
+  categories: ['Database'],
+  keywords: ['memcached', 'cache', 'key-value'],
+  ownedKinds: [
+    {
+      kind: 'Memcached',
+      displayName: 'Memcached',
+      description:
+        'A Memcached deployment with a size, an image, memory, scheduling and a PodDisruptionBudget.',
+      specDescriptors: [
+        field('size', 'Size', widget.podCount),
+        field('memoryLimitMB', 'Memory (MB)', widget.number),
+        field('image', 'Image', widget.text, widget.advanced),
+        field('port', 'Port', widget.number, widget.advanced),
+        resourcesField,
+        field('nodeSelector', 'Node selector', widget.nodeSelector, widget.advanced),
+      ],
+      statusDescriptors: [field('readyReplicas', 'Ready pods'), field('nodes', 'Pods'), conditionsField],
+    },
+  ],
+  operandImages: [{ name: 'memcached', image: defaultMemcachedImage }],
+  samples: ['config/samples/memcached.yaml'],
+};

@@ -1,0 +1,5 @@
+// Checks the operator's package of the file-based catalog entry by entry.
+import { describeOlmCatalogPackage } from '@homeostat/operator-kit/testing';
+import { postgresChart } from './postgres-chart.ts';
+
+describeOlmCatalogPackage(postgresChart);

@@ -1,0 +1,5 @@
+// Creates every example the OLM bundle offers a console user on a real kube-apiserver.
+import { describeOlmExamples } from '@homeostat/operator-kit/testing';
+import { postgresChart } from './postgres-chart.ts';
+
+describeOlmExamples(postgresChart);
