@@ -19,12 +19,18 @@ interface Secret {
   data?: Record<string, string>;
 }
 
-/** Every value of every Secret in `namespace` long enough to be a credential (certificates left out: they are public). */
+// Keys whose values are names anyone may see (the uri, password, pgpass and keys are not among them).
+const notCredentials = new Set(['username', 'user', 'host', 'port', 'dbname', 'database']);
+
+/**
+ * Every credential in `namespace`: each Secret value long enough to be one, except certificates
+ * (public) and the names an application's Secret also carries (host, user name, database).
+ */
 export async function credentialsIn(namespace: string): Promise<{ where: string; value: string }[]> {
   const secrets = await listObjects<Secret>('secrets', namespace);
   return secrets.flatMap((secret) =>
     Object.entries(secret.data ?? {})
-      .filter(([key]) => !key.endsWith('.crt'))
+      .filter(([key]) => !key.endsWith('.crt') && !notCredentials.has(key))
       .map(([key, encoded]) => ({
         where: `${secret.metadata.name}/${key}`,
         value: Buffer.from(encoded, 'base64').toString('utf8'),
