@@ -4,13 +4,14 @@
 // ConfigMap among them), an opt-in ServiceMonitor, RBAC without wildcards, kept CRDs, Pod Security
 // "restricted", bad values refused, and a packaged chart that renders like the chart folder.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { binaryPath, kubernetesVersion, pinnedKubernetesVersions } from '@homeostat/testing';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
-import { chartPaths, type OperatorChart } from '../chart/operator-chart.ts';
+import { chartPaths, crdKind, type OperatorChart } from '../chart/operator-chart.ts';
 import { operatorJitNodeFlags } from '../bundle/bundle-operator.ts';
 import { helm, helmTemplate, renderedObjects, type RenderedObject } from './helm-chart.ts';
 import { schemaLocation, writeKubeconformSchemas } from './kubeconform-schemas.ts';
@@ -69,6 +70,30 @@ export function describeChartConventions(chart: OperatorChart, options: ChartCon
         },
       );
       expect(out).toContain('0 chart(s) failed');
+    });
+
+    it('lists on Artifact Hub exactly the CRDs it installs, examples of those kinds only, and its links', () => {
+      const chartYaml = parse(readFileSync(chartPaths(chart).chartYaml, 'utf8')) as {
+        annotations?: Record<string, string>;
+      };
+      const annotation = (key: string) =>
+        parse(chartYaml.annotations?.[`artifacthub.io/${key}`] ?? '[]') as unknown;
+      const listed = annotation('crds') as { kind: string; version: string; name: string }[];
+      const installed = chart.crds.map((crd) => {
+        const versions = crd.spec['versions'] as { name: string; storage?: boolean }[];
+        return {
+          kind: crdKind(crd),
+          version: versions.find((v) => v.storage)?.name ?? '',
+          name: crd.metadata.name,
+        };
+      });
+      expect(listed.map(({ kind, version, name }) => ({ kind, version, name }))).toEqual(installed);
+      const exampleKinds = (annotation('crdsExamples') as { kind: string }[]).map((e) => e.kind);
+      expect(exampleKinds.length).toBeGreaterThan(0);
+      expect(installed.map((c) => c.kind)).toEqual(expect.arrayContaining(exampleKinds));
+      const links = annotation('links') as { name?: string; url?: string }[];
+      expect(links.length).toBeGreaterThan(0);
+      for (const link of links) expect(link.url ?? '').toMatch(/^https:\/\//);
     });
 
     it('declares the Kubernetes it supports: every pinned minor, not the one before the oldest', () => {
