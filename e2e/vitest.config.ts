@@ -12,6 +12,8 @@ export default defineConfig({
     exclude: onMultiNodeKind ? [] : ['suites/**/*.kind.e2e.test.ts'],
     // A failed test prints the cluster's state and the operators' logs (its CI run is the only one).
     setupFiles: ['./report-failures.setup.ts'],
+    // `kubectl homeostat`, installed once per run for the suites that drive it.
+    globalSetup: ['./harness/kubectl-plugin.global-setup.ts'],
     // Suites share one cluster on a two-core machine: one file at a time keeps timings sane.
     fileParallelism: false,
     // Pods start in seconds, but a cold node pulls/unpacks images and schedules slowly.

@@ -17,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply, getObject, kubectl, listObjects } from '../harness/cluster-access.ts';
 import { operatorCharts } from '../harness/operator-charts.ts';
 import { installOperator, type OperatorRelease } from '../harness/operator-release.ts';
+import { kubectlHomeostat } from '../harness/kubectl-homeostat.ts';
 import { queryOnce } from '../harness/postgres-client.ts';
 import { PostgresClusterUnderTest, type PostgresClusterObject } from '../harness/postgres-cluster.ts';
 import { deployS3Server, type ClusterS3Server } from '../harness/s3-server.ts';
@@ -91,6 +92,8 @@ describe.each([18, 17] as const)(
     /** Labels acknowledged by the source, in commit order, and whether each committed before T. */
     const acknowledged: { label: string; beforeTarget: boolean }[] = [];
     let target = '';
+    // The base backup the standby test takes (its name is the cluster's and the time).
+    let firstBackup = '';
     let afterTarget = false;
 
     /** One row in its own transaction through the source's -rw Service, as the application writes. */
@@ -294,23 +297,12 @@ describe.each([18, 17] as const)(
       for (let i = 1; i <= 5; i++) await insert(`before-backup-${i}`);
 
       const started = Date.now();
-      await apply([
-        {
-          apiVersion: 'postgres.homeostat.dev/v1alpha1',
-          kind: 'PostgreSQLBackup',
-          metadata: { name: 'first', namespace: ns },
-          spec: { clusterName: source },
-        },
-      ]);
-      let backup: BackupObject | undefined;
-      await waitUntil(
-        'PostgreSQLBackup first finished',
-        async () => {
-          backup = await getObject<BackupObject>('postgresqlbackup', 'first', ns);
-          return backup?.status?.phase === 'Succeeded' || backup?.status?.phase === 'Failed';
-        },
-        { timeoutMs: 300_000, intervalMs: 1000, describe: () => JSON.stringify(backup?.status) },
-      );
+      // Taken as a user takes one on demand: `kubectl homeostat backup`, which names it after the
+      // cluster and the time and waits until it Succeeded (it fails with the reason otherwise).
+      const said = await kubectlHomeostat(['-n', ns, 'backup', source, '--wait', '--timeout', '300s']);
+      firstBackup = /^PostgreSQLBackup (\S+) created$/m.exec(said)?.[1] ?? '';
+      expect(said).toContain(`PostgreSQLBackup ${firstBackup} succeeded`);
+      const backup = await getObject<BackupObject>('postgresqlbackup', firstBackup, ns);
       const status = backup?.status;
       expect(status?.phase, JSON.stringify(status?.conditions)).toBe('Succeeded');
       expect(status?.source).toBe('Standby');
@@ -400,7 +392,8 @@ describe.each([18, 17] as const)(
     onNewestImageOnly(
       'runs a restore drill on the schedule: BackupVerified True naming the backup, its pod and claim gone, the source untouched',
       async () => {
-        const label = (await getObject<BackupObject>('postgresqlbackup', 'first', ns))?.status?.label ?? '';
+        const label =
+          (await getObject<BackupObject>('postgresqlbackup', firstBackup, ns))?.status?.label ?? '';
         const primaryUid = (await pgc(source).primaryPod()).metadata?.uid;
         // The operator's clock is the real one: "every minute" runs the first drill at once (the
         // cluster is older than a minute) and each next one at a minute boundary.
@@ -416,7 +409,7 @@ describe.each([18, 17] as const)(
         expect(drill?.backup).toBe(label);
         // Recorded on the backup it restored too.
         expect(
-          (await getObject<BackupObject>('postgresqlbackup', 'first', ns))?.status?.verification,
+          (await getObject<BackupObject>('postgresqlbackup', firstBackup, ns))?.status?.verification,
         ).toMatchObject({
           result: 'Verified',
         });

@@ -13,7 +13,7 @@
 // local cluster this machine is the node; `npm run e2e -- --cluster kind` routes the kind
 // cluster's Service range here (e2e/kind/service-route.ts). The SIGKILL and the network cut run on
 // the pod's node (`/proc`, `nsenter`; inside the node's container on kind, harness/pod-processes.ts).
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { waitUntil } from '@homeostat/testing';
@@ -239,23 +239,28 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
     ]);
     expect(rows.trim()).toBe('hello');
 
-    const path = join(mkdtempSync(join(tmpdir(), 'report-')), 'bundle.tar.gz');
-    expect(await kubectlHomeostat(['-n', ns, 'report', `pgc/${clusterName}`, '-o', path])).toContain(
-      `wrote ${path}`,
-    );
-    const bundle = readBundle(path);
-    const root = bundle.files[0]?.split('/')[0] ?? '';
-    expect(bundle.files).toEqual(
-      expect.arrayContaining([
-        `${root}/postgresqlcluster.json`,
-        `${root}/objects.json`,
-        `${root}/events.json`,
-        `${root}/logs/${clusterName}-0/postgres.log`,
-      ]),
-    );
-    expect(bundle.files.some((f) => f.startsWith(`${root}/operators/`) && f.endsWith('.log'))).toBe(true);
-    const leaked = (await credentialsIn(ns)).filter(({ value }) => bundle.text.includes(value));
-    expect(leaked.map(({ where }) => where)).toEqual([]);
+    const directory = mkdtempSync(join(tmpdir(), 'report-'));
+    const path = join(directory, 'bundle.tar.gz');
+    try {
+      expect(await kubectlHomeostat(['-n', ns, 'report', `pgc/${clusterName}`, '-o', path])).toContain(
+        `wrote ${path}`,
+      );
+      const bundle = readBundle(path);
+      const root = bundle.files[0]?.split('/')[0] ?? '';
+      expect(bundle.files).toEqual(
+        expect.arrayContaining([
+          `${root}/postgresqlcluster.json`,
+          `${root}/objects.json`,
+          `${root}/events.json`,
+          `${root}/logs/${clusterName}-0/postgres.log`,
+        ]),
+      );
+      expect(bundle.files.some((f) => f.startsWith(`${root}/operators/`) && f.endsWith('.log'))).toBe(true);
+      const leaked = (await credentialsIn(ns)).filter(({ value }) => bundle.text.includes(value));
+      expect(leaked.map(({ where }) => where)).toEqual([]);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
   });
 
   it('fails over when the primary pod is force-deleted, losing no acknowledged write', async () => {

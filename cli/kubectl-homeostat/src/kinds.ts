@@ -3,39 +3,45 @@
 
 export interface HomeostatKind {
   kind: string;
+  apiVersion: string;
   /** kubectl's resource name (plural.group), unambiguous whatever else the cluster serves. */
   resource: string;
   /** What a user may type before `/NAME` (singular, plural, short names), lower case. */
   aliases: readonly string[];
-  /** The backup kind `backup` creates for it, if it has backups. */
-  backup?: { kind: string; apiVersion: string };
+  /** The kind `backup` creates for it, if it has backups (another entry of the table). */
+  backupKind?: string;
 }
 
 export const homeostatKinds: readonly HomeostatKind[] = [
   {
     kind: 'PostgreSQLCluster',
+    apiVersion: 'postgres.homeostat.dev/v1alpha1',
     resource: 'postgresqlclusters.postgres.homeostat.dev',
     aliases: ['postgresqlcluster', 'postgresqlclusters', 'pgc'],
-    backup: { kind: 'PostgreSQLBackup', apiVersion: 'postgres.homeostat.dev/v1alpha1' },
+    backupKind: 'PostgreSQLBackup',
   },
   {
     kind: 'PostgreSQLBackup',
+    apiVersion: 'postgres.homeostat.dev/v1alpha1',
     resource: 'postgresqlbackups.postgres.homeostat.dev',
     aliases: ['postgresqlbackup', 'postgresqlbackups', 'pgbackup', 'pgb'],
   },
   {
     kind: 'EtcdCluster',
+    apiVersion: 'etcd.homeostat.dev/v1alpha1',
     resource: 'etcdclusters.etcd.homeostat.dev',
     aliases: ['etcdcluster', 'etcdclusters', 'etcdc'],
-    backup: { kind: 'EtcdBackup', apiVersion: 'etcd.homeostat.dev/v1alpha1' },
+    backupKind: 'EtcdBackup',
   },
   {
     kind: 'EtcdBackup',
+    apiVersion: 'etcd.homeostat.dev/v1alpha1',
     resource: 'etcdbackups.etcd.homeostat.dev',
     aliases: ['etcdbackup', 'etcdbackups', 'etcdbk'],
   },
   {
     kind: 'Memcached',
+    apiVersion: 'cache.homeostat.dev/v1alpha1',
     resource: 'memcacheds.cache.homeostat.dev',
     aliases: ['memcached', 'memcacheds', 'mc'],
   },
@@ -47,6 +53,11 @@ export function kindNamed(alias: string): HomeostatKind | undefined {
   return homeostatKinds.find(
     (k) => k.aliases.includes(lower) || k.resource === lower || k.kind.toLowerCase() === lower,
   );
+}
+
+/** The kind `backup` creates for `kind`, or undefined when it has no backups. */
+export function backupKindOf(kind: HomeostatKind): HomeostatKind | undefined {
+  return kind.backupKind === undefined ? undefined : kindNamed(kind.backupKind);
 }
 
 /** The kinds a `TYPE/NAME` or bare `NAME` argument may be, and the name. */

@@ -1,7 +1,7 @@
 // `kubectl homeostat backup CLUSTER`: an on-demand backup of a PostgreSQLCluster or an EtcdCluster
 // (a PostgreSQLBackup or EtcdBackup named after it and the time), optionally waited for.
 import { findResource } from '../find-resource.ts';
-import { homeostatKinds, kindNamed, UsageError } from '../kinds.ts';
+import { backupKindOf, homeostatKinds, UsageError } from '../kinds.ts';
 import { getJson, kubectl, type KubectlTarget } from '../kubectl.ts';
 import type { Resource } from '../status-view.ts';
 import { waitFor } from '../wait.ts';
@@ -19,31 +19,30 @@ export async function backup(
   now = new Date(),
 ): Promise<string[]> {
   if (!clusterName) throw new UsageError('backup takes CLUSTER');
-  const withBackups = homeostatKinds.filter((k) => k.backup);
-  const { kind, resource } = await findResource(target, clusterName, withBackups);
-  const backupKind = kind.backup && kindNamed(kind.backup.kind);
-  if (!kind.backup || !backupKind) throw new UsageError(`${kind.kind} has no backups`);
+  const { kind, resource } = await findResource(target, clusterName, homeostatKinds.filter(backupKindOf));
+  const backupKind = backupKindOf(kind);
+  if (!backupKind) throw new UsageError(`${kind.kind} has no backups`);
   const cluster = resource.metadata?.name ?? clusterName;
   const name = backupName(cluster, now);
   const manifest = {
-    apiVersion: kind.backup.apiVersion,
-    kind: kind.backup.kind,
+    apiVersion: backupKind.apiVersion,
+    kind: backupKind.kind,
     metadata: { name, ...(target.namespace ? { namespace: target.namespace } : {}) },
     spec: { clusterName: cluster },
   };
   await kubectl(target, ['create', '-f', '-'], JSON.stringify(manifest));
-  const lines = [`${kind.backup.kind} ${name} created`];
+  const lines = [`${backupKind.kind} ${name} created`];
   if (!wait) return lines;
   let finished: Resource | undefined;
-  await waitFor(`${kind.backup.kind} ${name} finished`, wait.timeoutMs, async () => {
+  await waitFor(`${backupKind.kind} ${name} finished`, wait.timeoutMs, async () => {
     finished = await getJson<Resource>(target, [backupKind.resource, name]);
     const phase = finished?.status?.['phase'];
     if (phase === 'Failed') {
       const message = finished?.status?.['message'] ?? finished?.status?.['error'] ?? '';
-      throw new Error(`${kind.backup?.kind} ${name} failed${message ? `: ${String(message)}` : ''}`);
+      throw new Error(`${backupKind.kind} ${name} failed${message ? `: ${String(message)}` : ''}`);
     }
     return phase === 'Succeeded' ? true : `phase ${String(phase ?? 'none')}`;
   });
-  lines.push(`${kind.backup.kind} ${name} succeeded`);
+  lines.push(`${backupKind.kind} ${name} succeeded`);
   return lines;
 }

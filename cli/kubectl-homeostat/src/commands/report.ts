@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { findResource } from '../find-resource.ts';
-import { kindNamed } from '../kinds.ts';
+import { backupKindOf } from '../kinds.ts';
 import { getJson, kubectl, KubectlError, type KubectlTarget } from '../kubectl.ts';
 import { redact } from '../redact.ts';
 import type { Resource } from '../status-view.ts';
@@ -74,7 +74,7 @@ export async function report(
     write(`${kind.kind.toLowerCase()}.json`, JSON.stringify(resource, null, 2));
 
     // Its backups (spec.clusterName), and what belongs to it (owned, or selected by status.selector).
-    const backupKind = kind.backup && kindNamed(kind.backup.kind);
+    const backupKind = backupKindOf(kind);
     const backups = backupKind
       ? ((await getJson<ItemList>(target, [backupKind.resource]))?.items ?? []).filter(
           (b) => b.spec?.clusterName === name,

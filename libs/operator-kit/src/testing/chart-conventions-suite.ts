@@ -223,6 +223,32 @@ export function describeChartConventions(chart: OperatorChart, options: ChartCon
       ]);
     });
 
+    it('renders a helm test whose objects the operator never selects, and refuses it without the metrics Service', () => {
+      type Labelled = RenderedObject & {
+        metadata?: { name?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+        spec?: { selector?: { matchLabels?: Record<string, string> } };
+      };
+      const rendered = objects() as Labelled[];
+      const tests = rendered.filter((o) => o.metadata?.annotations?.['helm.sh/hook'] === 'test');
+      expect(tests.map((o) => o.kind).sort()).toEqual(['Pod', 'Role', 'RoleBinding', 'ServiceAccount']);
+      // A bare pod with the Deployment's selector labels would be adopted by its ReplicaSet.
+      const selector = rendered.find((o) => o.kind === 'Deployment')?.spec?.selector?.matchLabels ?? {};
+      expect(Object.keys(selector).length).toBeGreaterThan(0);
+      for (const object of tests) {
+        const labels = object.metadata?.labels ?? {};
+        const selected = Object.entries(selector).every(([key, value]) => labels[key] === value);
+        expect(selected, `${object.kind} ${object.metadata?.name ?? ''}`).toBe(false);
+      }
+      expect(
+        objects('--set', 'helmTest.enabled=false').some((o) =>
+          tests.some((t) => t.kind === o.kind && t.metadata?.name === o.metadata?.name),
+        ),
+      ).toBe(false);
+      expect(template('--set', 'metrics.service.enabled=false').stderr).toContain(
+        'helmTest.enabled needs metrics.service.enabled',
+      );
+    });
+
     it('refuses bad values through values.schema.json and the templates', () => {
       expect(template('--set', 'replicaCount=0').stderr).toContain('replicaCount');
       expect(template('--set', 'replicaCounts=2').stderr).toMatch(

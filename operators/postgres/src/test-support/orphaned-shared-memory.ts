@@ -28,19 +28,33 @@ export function postgresTestUid(): number {
   return Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
 }
 
+interface Segment {
+  id: number;
+  attached: number;
+  owner: number;
+  /** When it was created, in Unix seconds. */
+  created: number;
+}
+
+/** Every System V segment, from /proc/sysvipc/shm. */
+function segments(): Segment[] {
+  return readFileSync('/proc/sysvipc/shm', 'utf8')
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((row) => {
+      // key shmid perms size cpid lpid nattch uid gid cuid cgid atime dtime ctime ...
+      const f = row.trim().split(/\s+/).map(Number);
+      return { id: f[1] ?? -1, attached: f[6] ?? 0, owner: f[7] ?? -1, created: f[13] ?? 0 };
+    });
+}
+
 /** System V segments of `uid` that no process is attached to, created at least `minAgeMs` ago. */
 export function detachedSegments(uid: number, minAgeMs: number): number[] {
   const newest = (Date.now() - minAgeMs) / 1000;
-  const rows = readFileSync('/proc/sysvipc/shm', 'utf8').trim().split('\n').slice(1);
-  const found: number[] = [];
-  for (const row of rows) {
-    // key shmid perms size cpid lpid nattch uid gid cuid cgid atime dtime ctime ...
-    const f = row.trim().split(/\s+/).map(Number);
-    const [shmid, nattch, owner, ctime] = [f[1], f[6], f[7], f[13]];
-    if (shmid === undefined || ctime === undefined) continue;
-    if (nattch === 0 && owner === uid && ctime <= newest) found.push(shmid);
-  }
-  return found;
+  return segments()
+    .filter((s) => s.attached === 0 && s.owner === uid && s.created <= newest)
+    .map((s) => s.id);
 }
 
 /** What a set of processes holds: the System V segments they attach and the /dev/shm files they map. */
@@ -83,17 +97,6 @@ function mappedSharedMemory(): Set<string> {
   return new Set(sharedMemoryHeldBy(livePids()).files);
 }
 
-/** The number of processes attached to each System V segment, by id. */
-function attachments(): Map<number, number> {
-  const rows = readFileSync('/proc/sysvipc/shm', 'utf8').trim().split('\n').slice(1);
-  return new Map(
-    rows.map((row) => {
-      const f = row.trim().split(/\s+/).map(Number);
-      return [f[1] ?? -1, f[6] ?? 0];
-    }),
-  );
-}
-
 /** PostgreSQL's /dev/shm files of `uid` that no process maps, last changed at least `minAgeMs` ago. */
 export function unmappedDynamicSharedMemory(uid: number, minAgeMs: number): string[] {
   const newest = Date.now() - minAgeMs;
@@ -131,8 +134,10 @@ function removeFile(path: string): boolean {
 }
 
 /**
- * Releases what killed processes held (`sharedMemoryHeldBy` read before the kill): each segment no
- * one is attached to any more, each file no one maps.
+ * Releases what killed processes held (`sharedMemoryHeldBy` read before the kill) once none of them
+ * is attached any more. Every process of a postmaster attaches its System V segment, so a segment
+ * with no one attached means all of them are gone, and nobody maps their /dev/shm files either.
+ * Not before: what is still held after `timeoutMs` is left to the next sweep.
  */
 export async function releaseSharedMemory(
   held: HeldSharedMemory,
@@ -140,15 +145,14 @@ export async function releaseSharedMemory(
 ): Promise<ReleasedSharedMemory> {
   // The processes were killed together, but the last of them may still be exiting.
   const deadline = Date.now() + timeoutMs;
-  let attached = attachments();
-  while (held.segments.some((id) => (attached.get(id) ?? 0) > 0) && Date.now() < deadline) {
+  const stillAttached = () => segments().some((s) => held.segments.includes(s.id) && s.attached > 0);
+  while (stillAttached()) {
+    if (Date.now() >= deadline) return { segments: 0, files: 0 };
     await new Promise((resolve) => setTimeout(resolve, 20));
-    attached = attachments();
   }
-  const mapped = held.files.length > 0 ? mappedSharedMemory() : new Set<string>();
   return {
-    segments: held.segments.filter((id) => attached.get(id) === 0 && removeSegment(id)).length,
-    files: held.files.filter((path) => !mapped.has(path) && removeFile(path)).length,
+    segments: held.segments.filter(removeSegment).length,
+    files: held.files.filter(removeFile).length,
   };
 }
 
