@@ -50,8 +50,12 @@ import { drillBackupAnnotation, drillLabel } from './drill-pod.ts';
 import { pruneTarget } from './prune-target.ts';
 
 export interface BackupScheduleOptions {
-  /** The clock (tests move it forward instead of waiting for the schedule). */
-  readonly now?: () => Date;
+  /**
+   * The clock, asked with the copy of the cluster the decision is made from (tests move it forward
+   * instead of waiting, and only for a copy that shows they did, so a reconcile holding an older
+   * copy cannot take the next run with the spec as it was before).
+   */
+  readonly now?: (cluster: EtcdCluster) => Date;
   /** The operator's own image: files in a claim are deleted by a pod of it. */
   readonly operatorImage?: string;
   /** How soon retention looks again while a file in a claim is being deleted, in ms (default 2 s). */
@@ -244,7 +248,7 @@ export function addBackupScheduleController(
       );
       let decision;
       try {
-        decision = scheduleDecision(backup.schedule, now(), lastRun);
+        decision = scheduleDecision(backup.schedule, now(cluster), lastRun);
       } catch (error) {
         await ctx.events.warning(
           cluster,
@@ -281,7 +285,7 @@ export function addBackupScheduleController(
           if (!(error instanceof AlreadyExistsError)) throw error;
         }
       }
-      const untilNext = Math.max(1000, next.getTime() - now().getTime());
+      const untilNext = Math.max(1000, next.getTime() - now(cluster).getTime());
       return { requeueAfterMs: pruning ? Math.min(untilNext, options.pruneIntervalMs ?? 2000) : untilNext };
     },
   });
