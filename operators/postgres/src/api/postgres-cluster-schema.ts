@@ -397,6 +397,46 @@ export const Operation = Type.Object(
   { description: 'The failover or switchover in progress, if any.' },
 );
 
+/**
+ * Under dataDurability required, the synchronous standby lists commits may have been acknowledged
+ * under: a failover finds a standby holding every acknowledged commit by counting these, not the
+ * spec's list, which a scale-down or a raised synchronous.number changes before the standbys of
+ * the new list have caught up.
+ */
+export const CommitQuorums = Type.Object(
+  {
+    lists: Type.Array(
+      Type.Object({
+        number: Type.Integer({
+          minimum: 0,
+          description: 'ANY number: how many of the standbys flushed a commit.',
+        }),
+        standbys: Type.Array(Type.String(), { maxItems: maxInstances * 4 }),
+      }),
+      {
+        maxItems: 64,
+        description: 'Oldest first; the last is the newest list the primary ran or was asked to run.',
+      },
+    ),
+    newestSeenAt: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description: 'When the primary was first seen running the newest list.',
+      }),
+    ),
+    newestFromLsn: Type.Optional(
+      Type.String({
+        description:
+          "The primary's WAL position once every process applied the newest list; the older lists are dropped once a quorum of the newest flushed it.",
+      }),
+    ),
+  },
+  {
+    description:
+      'The synchronous standby lists an acknowledged commit may count on (dataDurability required).',
+  },
+);
+
 export const phases = [
   'Creating',
   'Healthy',
@@ -430,6 +470,7 @@ export const PostgresClusterStatus = Type.Object({
     }),
   ),
   operation: Type.Optional(Operation),
+  commitQuorums: Type.Optional(CommitQuorums),
   timeline: Type.Optional(Type.Integer({ description: "The primary's WAL timeline." })),
   instanceStatuses: Type.Optional(
     Type.Array(InstanceStatus, {

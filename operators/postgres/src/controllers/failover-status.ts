@@ -3,6 +3,7 @@
 // the status is applied by the operator's main field manager, and server-side apply would drop
 // from one manager's write whatever that manager owns and leaves out.
 import type { KubeClient } from '@homeostat/reconcile';
+import type { CommitQuorumRecord } from '../failover/commit-quorums.ts';
 import type { FailoverState, FailoverStateStore, Operation } from '../failover/failover-state.ts';
 import { formatLsn, parseLsn } from '../instance/lsn.ts';
 import {
@@ -16,7 +17,13 @@ export const failoverFieldManager = 'postgres-operator-failover';
 
 type FailoverStatusFields = Pick<
   PostgresClusterStatusFields,
-  'currentPrimary' | 'targetPrimary' | 'failingSince' | 'operation' | 'failovers' | 'switchovers'
+  | 'currentPrimary'
+  | 'targetPrimary'
+  | 'failingSince'
+  | 'operation'
+  | 'commitQuorums'
+  | 'failovers'
+  | 'switchovers'
 >;
 
 /** How many failovers and switchovers completed: written with the save that completes one. */
@@ -48,17 +55,25 @@ export function stateFromStatus(cluster: PostgresCluster): FailoverState | undef
     ...(op.quiescedLsn ? { quiescedLsn: parseLsn(op.quiescedLsn) } : {}),
     ...(op.deadline ? { deadline: Date.parse(op.deadline) } : {}),
   };
+  const quorums = status.commitQuorums;
+  const commitQuorums: CommitQuorumRecord | undefined = quorums && {
+    quorums: quorums.lists.map((q) => ({ number: q.number, standbys: [...q.standbys] })),
+    ...(quorums.newestSeenAt ? { newestSeenAt: Date.parse(quorums.newestSeenAt) } : {}),
+    ...(quorums.newestFromLsn ? { newestFromLsn: parseLsn(quorums.newestFromLsn) } : {}),
+  };
   return {
     currentPrimary: status.currentPrimary,
     targetPrimary: status.targetPrimary ?? status.currentPrimary,
     ...(status.failingSince ? { failingSince: Date.parse(status.failingSince) } : {}),
     ...(operation ? { operation } : {}),
+    ...(commitQuorums ? { commitQuorums } : {}),
   };
 }
 
 /** The status fields that hold `state` and the counts. */
 export function statusFromState(state: FailoverState, counts: OperationCounts): FailoverStatusFields {
   const op = state.operation;
+  const quorums = state.commitQuorums;
   return {
     failovers: counts.failovers,
     switchovers: counts.switchovers,
@@ -77,6 +92,17 @@ export function statusFromState(state: FailoverState, counts: OperationCounts): 
             ...(op.referenceLsn === undefined ? {} : { referenceLsn: formatLsn(op.referenceLsn) }),
             ...(op.quiescedLsn === undefined ? {} : { quiescedLsn: formatLsn(op.quiescedLsn) }),
             ...(op.deadline === undefined ? {} : { deadline: time(op.deadline) }),
+          },
+        }
+      : {}),
+    ...(quorums
+      ? {
+          commitQuorums: {
+            lists: quorums.quorums.map((q) => ({ number: q.number, standbys: [...q.standbys] })),
+            ...(quorums.newestSeenAt === undefined ? {} : { newestSeenAt: time(quorums.newestSeenAt) }),
+            ...(quorums.newestFromLsn === undefined
+              ? {}
+              : { newestFromLsn: formatLsn(quorums.newestFromLsn) }),
           },
         }
       : {}),

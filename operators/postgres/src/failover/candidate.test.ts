@@ -86,15 +86,15 @@ describe('choosing the replica to promote', () => {
   });
 
   describe('under dataDurability required (ANY k of n standbys acknowledged each commit)', () => {
-    const required = (number: number, standbys: number) => ({
+    const required = (number: number, ...standbys: string[]) => ({
       ...rules(9000n),
-      quorum: { number, standbys },
+      quorums: [{ number, standbys: standbys.sort() }],
     });
 
     it('promotes only a standby holding the highest received position, however far its replay lags', () => {
       const choice = chooseFailoverCandidate(
         [replica('slow', 9000n, 1000n), replica('fast', 8000n, 8000n)],
-        required(1, 2),
+        required(1, 'slow', 'fast'),
       );
       expect(choice.ok && choice.candidate.name).toBe('slow');
       expect(choice.verdicts).toEqual([
@@ -115,7 +115,7 @@ describe('choosing the replica to promote', () => {
     it('orders the standbys holding the highest position by replay', () => {
       const choice = chooseFailoverCandidate(
         [replica('a', 9000n, 1000n), replica('b', 9000n, 5000n), replica('c', 100n, 100n)],
-        required(2, 3),
+        required(2, 'a', 'b', 'c'),
       );
       expect(choice.ok && choice.candidate.name).toBe('b');
     });
@@ -123,13 +123,13 @@ describe('choosing the replica to promote', () => {
     it('refuses unless n-k+1 standbys answered, saying why', () => {
       const choice = chooseFailoverCandidate(
         [{ name: 'pg-1', reachable: false, error: 'timeout' }, replica('pg-2', 8000n, 8000n)],
-        required(1, 2),
+        required(1, 'pg-1', 'pg-2'),
       );
       expect(choice).toMatchObject({
         ok: false,
         reason:
           'only 1 of 2 synchronous standbys answered (pg-1 unreachable (timeout); pg-2 holds the highest received position 0/1F40, replay lag 0 bytes); ' +
-          'commits were acknowledged by ANY 1 of 2, so 2 must answer to be sure one of them holds every acknowledged commit',
+          'commits were acknowledged by ANY 1 of 2 (pg-1, pg-2), so 2 of them must answer to be sure one holds every acknowledged commit',
       });
       expect(choice.verdicts.map((v) => v.eligible)).toEqual([false, false]);
       // ANY 2 of 3: two answers are enough, one of them holds every acknowledged commit.
@@ -139,9 +139,45 @@ describe('choosing the replica to promote', () => {
           replica('pg-2', 8000n, 8000n),
           replica('pg-3', 7000n, 7000n),
         ],
-        required(2, 3),
+        required(2, 'pg-1', 'pg-2', 'pg-3'),
       );
       expect(two.ok && two.candidate.name).toBe('pg-2');
+    });
+
+    it('counts only the members of each list, and every list on record must be answered', () => {
+      // pg-3 (not in the list) answering does not stand in for pg-1.
+      const outsider = chooseFailoverCandidate(
+        [
+          { name: 'pg-1', reachable: false, error: 'timeout' },
+          replica('pg-2', 8000n, 8000n),
+          replica('pg-3', 8000n, 8000n),
+        ],
+        required(1, 'pg-1', 'pg-2'),
+      );
+      expect(outsider).toMatchObject({
+        ok: false,
+        reason: expect.stringMatching(/^only 1 of 2 synchronous/),
+      });
+      // Two lists on record (ANY 2 of three asked for, ANY 1 of three still counted): the older
+      // needs all three to answer.
+      const lists = {
+        ...rules(9000n),
+        quorums: [
+          { number: 1, standbys: ['pg-1', 'pg-2', 'pg-3'] },
+          { number: 2, standbys: ['pg-1', 'pg-2', 'pg-3'] },
+        ],
+      };
+      const statuses = [replica('pg-1', 8000n, 8000n), replica('pg-2', 8000n, 8000n)];
+      expect(
+        chooseFailoverCandidate([...statuses, { name: 'pg-3', reachable: false, error: 'timeout' }], lists),
+      ).toMatchObject({
+        ok: false,
+        reason: expect.stringContaining('ANY 1 of 3 (pg-1, pg-2, pg-3), so 3 of them'),
+      });
+      expect(chooseFailoverCandidate([...statuses, replica('pg-3', 9000n, 100n)], lists)).toMatchObject({
+        ok: true,
+        candidate: { name: 'pg-3' },
+      });
     });
   });
 });

@@ -1,3 +1,4 @@
+import { describeQuorum, type CommitQuorum } from './commit-quorums.ts';
 import { formatLsn, maxLsn, type Lsn } from '../instance/lsn.ts';
 import { replicaPosition, type InstanceStatus, type ReplicaStatus } from '../instance/observe.ts';
 
@@ -12,23 +13,17 @@ export type CandidateChoice =
   | { readonly ok: true; readonly candidate: ReplicaStatus; readonly verdicts: readonly CandidateVerdict[] }
   | { readonly ok: false; readonly reason: string; readonly verdicts: readonly CandidateVerdict[] };
 
-/**
- * Commits were acknowledged once `number` of the old primary's `standbys` had flushed them
- * (`synchronous_standby_names = 'ANY number (...)'` with dataDurability `required`).
- */
-export interface AcknowledgingQuorum {
-  readonly number: number;
-  readonly standbys: number;
-}
-
 /** What makes a replica fit to be promoted. */
 export interface CandidateRules {
   /** The old primary's last observed LSN, when known. */
   readonly lastKnownPrimaryLsn: Lsn | undefined;
   /** Without a quorum: a replica that replayed further than this behind is not promoted. */
   readonly maxLagBytes: bigint;
-  /** With one, only a standby holding the highest received position may be promoted. */
-  readonly quorum?: AcknowledgingQuorum;
+  /**
+   * The synchronous standby lists commits may have been acknowledged under (dataDurability
+   * `required`): with any, only a standby holding the highest received position may be promoted.
+   */
+  readonly quorums?: readonly CommitQuorum[];
 }
 
 /**
@@ -42,10 +37,8 @@ export function chooseFailoverCandidate(
   statuses: readonly InstanceStatus[],
   rules: CandidateRules,
 ): CandidateChoice {
-  const quorum = rules.quorum;
-  if (quorum && Math.min(quorum.number, quorum.standbys) > 0) {
-    return chooseHolderOfAcknowledged(statuses, quorum);
-  }
+  const quorums = (rules.quorums ?? []).filter((q) => Math.min(q.number, q.standbys.length) > 0);
+  if (quorums.length > 0) return chooseHolderOfAcknowledged(statuses, quorums);
   let reference = rules.lastKnownPrimaryLsn;
   for (const s of statuses) {
     if (s.reachable && s.role === 'replica') reference = maxLsn(reference, replicaPosition(s));
@@ -78,22 +71,27 @@ const notAReplica = (s: InstanceStatus): string =>
   s.reachable ? 'is not a replica (it accepts writes)' : `unreachable (${s.error})`;
 
 /**
- * Under dataDurability `required` an acknowledged commit is on at least `number` of the
- * `standbys`, so once `standbys - number + 1` of them answer, one of those holds every
- * acknowledged commit, and it is one holding the highest received position. Only such a standby
- * may win: promotion replays all it received first, so replay lag only orders the winners.
+ * Under dataDurability `required` a commit acknowledged under a list is on at least `number` of
+ * its `standbys`, so once `standbys - number + 1` of them answer, one of those holds it; with every
+ * list that may have acknowledged commits answered so, the standbys holding the highest received
+ * position hold every acknowledged commit. Only such a standby may win: promotion replays all it
+ * received first, so replay lag only orders the winners.
  */
 function chooseHolderOfAcknowledged(
   statuses: readonly InstanceStatus[],
-  quorum: AcknowledgingQuorum,
+  quorums: readonly CommitQuorum[],
 ): CandidateChoice {
-  const k = Math.min(quorum.number, quorum.standbys);
-  const needed = quorum.standbys - k + 1;
   const holds = (s: InstanceStatus): Lsn | undefined =>
     s.reachable && s.role === 'replica' ? replicaPosition(s) : undefined;
   const answered = statuses.filter((s): s is ReplicaStatus => holds(s) !== undefined);
   const highest = answered.reduce<Lsn>((max, s) => maxLsn(max, holds(s)) ?? max, 0n);
-  const enough = answered.length >= needed;
+  const short = quorums.flatMap((quorum) => {
+    const k = Math.min(quorum.number, quorum.standbys.length);
+    const needed = quorum.standbys.length - k + 1;
+    const members = answered.filter((s) => quorum.standbys.includes(s.name)).length;
+    return members >= needed ? [] : [{ quorum, k, needed, members }];
+  });
+  const enough = short.length === 0;
   const verdicts: CandidateVerdict[] = [];
   const eligible: ReplicaStatus[] = [];
   for (const s of statuses) {
@@ -115,12 +113,14 @@ function chooseHolderOfAcknowledged(
       if (enough) eligible.push(s);
     }
   }
-  if (!enough) {
+  const [first] = short;
+  if (first) {
     const why = verdicts.map((v) => `${v.name} ${v.reason}`).join('; ');
+    const { quorum, k, needed, members } = first;
     const reason =
-      `only ${answered.length} of ${quorum.standbys} synchronous standbys answered${why ? ` (${why})` : ''}; ` +
-      `commits were acknowledged by ANY ${k} of ${quorum.standbys}, so ${needed} must answer ` +
-      `to be sure one of them holds every acknowledged commit`;
+      `only ${members} of ${quorum.standbys.length} synchronous standbys answered${why ? ` (${why})` : ''}; ` +
+      `commits were acknowledged by ${describeQuorum({ ...quorum, number: k })}, so ${needed} of them must answer ` +
+      `to be sure one holds every acknowledged commit`;
     return { ok: false, reason, verdicts };
   }
   return chosen(eligible, verdicts);

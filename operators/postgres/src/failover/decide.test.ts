@@ -1,43 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { decide, defaultPolicy, type DecideInput } from './decide.ts';
 import { settledState, type FailoverState, type Operation } from './failover-state.ts';
-import type { InstanceStatus, PrimaryStatus, ReplicaStatus } from '../instance/observe.ts';
+import type { InstanceStatus } from '../instance/observe.ts';
+import { down, primary, replica } from '../test-support/instance-statuses.ts';
 
 const instances = ['pg-0', 'pg-1', 'pg-2'].map((name, i) => ({ name, host: '10.0.0.1', port: 5432 + i }));
-
-function primary(name: string, lsn: bigint, extra: Partial<PrimaryStatus> = {}): PrimaryStatus {
-  return {
-    name,
-    reachable: true,
-    role: 'primary',
-    timeline: 1,
-    synchronousStandbyNames: '',
-    currentLsn: lsn,
-    standbys: [],
-    ...extra,
-  };
-}
-
-function replica(name: string, lsn: bigint, streamingFrom?: number, extra: Partial<ReplicaStatus> = {}) {
-  const status: ReplicaStatus = {
-    name,
-    reachable: true,
-    role: 'replica',
-    timeline: 1,
-    synchronousStandbyNames: '',
-    receivedLsn: lsn,
-    replayLsn: lsn,
-    replayPaused: false,
-    walReceiver:
-      streamingFrom === undefined
-        ? undefined
-        : { status: 'streaming', senderHost: '10.0.0.1', senderPort: streamingFrom },
-    ...extra,
-  };
-  return status;
-}
-
-const down = (name: string): InstanceStatus => ({ name, reachable: false, error: 'connect ECONNREFUSED' });
 
 function input(
   state: FailoverState,
@@ -214,7 +181,7 @@ describe('decide', () => {
     expect(d.action).toEqual({ type: 'none' });
     expect(d.refusal?.code).toBe('no-eligible-replica');
     expect(d.refusal?.reason).toMatch(
-      /^only 1 of 2 synchronous standbys answered .*; commits were acknowledged by ANY 1 of 2, so 2 must answer to be sure one of them holds every acknowledged commit; pg-0 \(the old primary/,
+      /^only 1 of 2 synchronous standbys answered .*; commits were acknowledged by ANY 1 of 2 \(pg-1, pg-2\), so 2 of them must answer to be sure one holds every acknowledged commit; pg-0 \(the old primary/,
     );
   });
 

@@ -15,6 +15,13 @@ import type { InstanceStatus, PrimaryStatus, ReplicaStatus } from '../instance/o
 import type { EngineEvent, RefusalCode } from './outcomes.ts';
 import { straySlots } from '../instance/slots.ts';
 import { desiredSynchronousStandbyNames, type SynchronousReplication } from '../instance/synchronous.ts';
+import {
+  observeCommitQuorums,
+  parseCommitQuorum,
+  sameQuorum,
+  type CommitQuorum,
+  type CommitQuorumRecord,
+} from './commit-quorums.ts';
 
 export interface FailoverPolicy {
   /** How long the primary must stay failing before a failover starts. */
@@ -51,6 +58,12 @@ export interface FailoverPolicy {
    * may take long, and fencing it would start that over).
    */
   readonly reinstateTimeoutMs: number;
+  /**
+   * How long after a configuration reload every PostgreSQL process has applied it (each rereads it
+   * on its own, within milliseconds): commits acknowledged under the previous synchronous standby
+   * list are all written before the primary's WAL position this long after the new list is seen.
+   */
+  readonly reloadSettleMs: number;
   readonly synchronous?: SynchronousReplication;
 }
 
@@ -63,6 +76,7 @@ export const defaultPolicy: FailoverPolicy = {
   silentReceiverMs: 5000,
   electionTimeoutMs: 10_000,
   reinstateTimeoutMs: 60_000,
+  reloadSettleMs: 1000,
 };
 
 export interface DecideInput {
@@ -220,7 +234,7 @@ function electingStep(
 
 /** The state once an operation is over, with `primary` taking writes. */
 function settledOn(input: DecideInput, primary: string): FailoverState {
-  return settledState(primary);
+  return withCommitQuorums(settledState(primary), input.state.commitQuorums);
 }
 
 function event(type: EngineEvent['type'], instance: string | undefined, message: string): EngineEvent {
@@ -265,8 +279,8 @@ function decideSettled(input: DecideInput): Decision {
     };
   }
   if (isPrimary(primary)) {
-    const healthy = settledState(name);
-    const maintain = maintainAction(input, primary);
+    const { action: maintain, commitQuorums } = maintainAction(input, primary);
+    const healthy = withCommitQuorums(settledState(name), commitQuorums);
     const wanted = input.desiredPrimary;
     if (wanted === undefined || wanted === name) return { action: maintain, next: healthy, events: [] };
     const problem = switchoverProblem(input, primary, wanted);
@@ -316,7 +330,10 @@ function decideSettled(input: DecideInput): Decision {
   };
 }
 
-function maintainAction(input: DecideInput, primary: PrimaryStatus): Action {
+function maintainAction(
+  input: DecideInput,
+  primary: PrimaryStatus,
+): { action: Action; commitQuorums: CommitQuorumRecord | undefined } {
   const self = endpointOf(input, primary.name);
   const repoint = input.observed
     .filter(isReplica)
@@ -327,19 +344,33 @@ function maintainAction(input: DecideInput, primary: PrimaryStatus): Action {
     .map((s) => s.name);
   const sync = input.policy.synchronous;
   let synchronousStandbyNames: string | undefined;
+  let commitQuorums: CommitQuorumRecord | undefined;
   if (sync) {
     const standbys = input.instances.filter((i) => i.name !== primary.name).map((i) => i.name);
     const streaming = new Set(
       primary.standbys.filter((s) => s.state === 'streaming').map((s) => s.applicationName),
     );
     const desired = desiredSynchronousStandbyNames(sync, standbys, streaming);
-    if (desired !== primary.synchronousStandbyNames) synchronousStandbyNames = desired;
+    let mayApply = true;
+    if (sync.dataDurability === 'required') {
+      // A list the primary is asked to run is on record (saved) first: see commit-quorums.ts.
+      const observed = observeCommitQuorums(
+        input.state.commitQuorums,
+        primary,
+        parseCommitQuorum(desired),
+        input.now,
+        input.policy.reloadSettleMs,
+      );
+      commitQuorums = observed.record;
+      mayApply = observed.mayApply;
+    }
+    if (desired !== primary.synchronousStandbyNames && mayApply) synchronousStandbyNames = desired;
   }
   const dropSlots = straySlots(
     primary.slots ?? [],
     input.instances.map((i) => i.name),
   );
-  return {
+  const action: Action = {
     type: 'maintain',
     primary: primary.name,
     repoint,
@@ -349,6 +380,17 @@ function maintainAction(input: DecideInput, primary: PrimaryStatus): Action {
     // outside one it is a quiesce whose undo never took; asked again on every probe until it holds.
     ...(primary.readOnly ? { giveWritesBack: true as const } : {}),
   };
+  return { action, commitQuorums };
+}
+
+function withCommitQuorums(state: FailoverState, record: CommitQuorumRecord | undefined): FailoverState {
+  return record === undefined ? state : { ...state, commitQuorums: record };
+}
+
+/** The list a primary `primary` runs from its promotion on (the promote action sets it first). */
+function promotedQuorum(input: DecideInput, primary: string): CommitQuorum | undefined {
+  const standbys = input.instances.filter((i) => i.name !== primary).map((i) => i.name);
+  return parseCommitQuorum(desiredSynchronousStandbyNames(input.policy.synchronous, standbys, new Set()));
 }
 
 /** Why a switchover to `target` would not be safe now, or undefined. */
@@ -669,7 +711,8 @@ function decidePromoting(input: DecideInput, operation: Operation): Decision {
     action: {
       type: 'promote',
       instance: targetName,
-      // Set before promotion so the first commit on the new primary already waits for standbys.
+      // Set before promotion so the first commit on the new primary already waits for standbys;
+      // the routing step records it as the list commits count on (promotedQuorum).
       synchronousStandbyNames: desiredSynchronousStandbyNames(input.policy.synchronous, standbys, new Set()),
     },
     next: withStep(input, operation, 'routing'),
@@ -681,6 +724,27 @@ function decidePromoting(input: DecideInput, operation: Operation): Decision {
 function decideRouting(input: DecideInput, operation: Operation): Decision {
   const primary = input.state.targetPrimary;
   const excluded = new Set([primary, input.state.currentPrimary, ...operation.fenced]);
+  // A promoted primary holds every commit acknowledged before, and acknowledges its own under the
+  // list its promotion set; an old primary brought back still runs its own, so its record stays.
+  let state = input.state;
+  if (primary !== state.currentPrimary) {
+    const { commitQuorums, ...rest } = state;
+    void commitQuorums; // the old primary's: replaced
+    const required = input.policy.synchronous?.dataDurability === 'required';
+    // What the promotion set, and what the new primary is seen running when the two differ (the
+    // instances changed in between): it may acknowledge commits under either.
+    const target = statusOf(input, primary);
+    const lists = required
+      ? [
+          promotedQuorum(input, primary),
+          isPrimary(target) ? parseCommitQuorum(target.synchronousStandbyNames) : undefined,
+        ]
+      : [];
+    const quorums = lists.filter(
+      (q, i): q is CommitQuorum => q !== undefined && !lists.slice(0, i).some((p) => sameQuorum(p, q)),
+    );
+    state = quorums.length > 0 ? { ...rest, commitQuorums: { quorums } } : rest;
+  }
   return {
     action: {
       type: 'route',
@@ -688,7 +752,7 @@ function decideRouting(input: DecideInput, operation: Operation): Decision {
       slotsFor: input.instances.filter((i) => i.name !== primary).map((i) => i.name),
       repoint: input.observed.filter((s) => isReplica(s) && !excluded.has(s.name)).map((s) => s.name),
     },
-    next: withStep(input, operation, 'rejoining', { currentPrimary: primary }),
+    next: withStep({ ...input, state }, operation, 'rejoining', { currentPrimary: primary }),
     onFailure: {
       code: 'routing-failed',
       reason: (cause) => `could not route writes to ${primary}: ${cause}`,
@@ -708,15 +772,21 @@ function decideRejoining(input: DecideInput, operation: Operation): Decision {
 }
 
 /**
- * Under dataDurability `required` every instance but the old primary was a synchronous standby
- * (synchronous.ts lists them all, reachable or not), and commits waited for `number` of them.
+ * Under dataDurability `required`, commits waited for the lists on record (commit-quorums.ts): the
+ * ones the old primary ran or was asked to run. With none on record (a record kept since before
+ * this operator version), the spec's: every instance but the old primary, `number` of them.
  */
 function candidateRules(input: DecideInput, operation: Operation): CandidateRules {
   const { synchronous, maxLagBytes } = input.policy;
   const rules = { lastKnownPrimaryLsn: operation.referenceLsn, maxLagBytes };
   if (synchronous?.dataDurability !== 'required') return rules;
-  const standbys = input.instances.filter((i) => i.name !== input.state.currentPrimary).length;
-  return { ...rules, quorum: { number: synchronous.number, standbys } };
+  const recorded = input.state.commitQuorums?.quorums ?? [];
+  if (recorded.length > 0) return { ...rules, quorums: recorded };
+  const standbys = input.instances
+    .filter((i) => i.name !== input.state.currentPrimary)
+    .map((i) => i.name)
+    .sort();
+  return { ...rules, quorums: [{ number: synchronous.number, standbys }] };
 }
 
 function addName(names: readonly string[], name: string): readonly string[] {

@@ -105,6 +105,7 @@ export class FailoverEngine {
       silentReceiverMs: defaultPolicy.silentReceiverMs,
       electionTimeoutMs: defaultPolicy.electionTimeoutMs,
       reinstateTimeoutMs: defaultPolicy.reinstateTimeoutMs,
+      reloadSettleMs: defaultPolicy.reloadSettleMs,
       ...(options.synchronous ? { synchronous: options.synchronous } : {}),
     };
     this.#world = {

@@ -2,6 +2,7 @@
 // the PostgreSQLCluster's status; the tests keep it in memory. Each step reads it, acts, and writes
 // the next one, so an engine started afresh at any moment continues where the last one stopped.
 import type { Lsn } from '../instance/lsn.ts';
+import { sameRecord, type CommitQuorumRecord } from './commit-quorums.ts';
 
 /** Steps of a failover or switchover, in the order they run (see decide.ts for each one's work). */
 export type OperationStep =
@@ -50,6 +51,11 @@ export interface FailoverState {
   /** Since when (ms since the epoch) the primary has been failing; undefined while it is healthy. */
   readonly failingSince?: number;
   readonly operation?: Operation;
+  /**
+   * Under dataDurability `required`: the synchronous standby lists commits may have been
+   * acknowledged under (commit-quorums.ts). A failover counts them, not the spec's list.
+   */
+  readonly commitQuorums?: CommitQuorumRecord;
 }
 
 /** The state of a cluster whose primary is `primary` and nothing is in progress. */
@@ -85,7 +91,8 @@ export function sameState(a: FailoverState, b: FailoverState): boolean {
     a.currentPrimary === b.currentPrimary &&
     a.targetPrimary === b.targetPrimary &&
     a.failingSince === b.failingSince &&
-    sameOperation(a.operation, b.operation)
+    sameOperation(a.operation, b.operation) &&
+    sameRecord(a.commitQuorums, b.commitQuorums)
   );
 }
 

@@ -21,7 +21,8 @@ describe('failover under dataDurability required, on real PostgreSQL 15 processe
 
   it('promotes the standby that received every acknowledged commit, however slowly it replays', async () => {
     const engine = cluster.engine({ maxLagBytes, synchronous: { number: 1, dataDurability: 'required' } });
-    await engine.tick(); // sets synchronous_standby_names = ANY 1 ("pg-1", "pg-2")
+    await engine.tick(); // records ANY 1 ("pg-1", "pg-2") as a list commits will count on
+    await engine.tick(); // then sets synchronous_standby_names to it
     await waitUntil(
       'pg-0 waits for ANY 1 of pg-1, pg-2',
       async () => {
