@@ -4,8 +4,10 @@
 #   base     every job: Go (the pinned binaries build from the Go module proxy), openssl, util-linux
 #   test     npm test: shellcheck (lints the PostgreSQL entrypoint), PostgreSQL 15 (its tests run it),
 #            pgBackRest (the PostgreSQL backup engine's tests run it), iproute2 and iptables (the local
-#            cluster's iptables cleanup is tested in a network namespace)
+#            cluster's iptables cleanup is tested in a network namespace), memcached (the scaling
+#            benchmark's tests run it)
 #   bench-backup  bench/postgres/backup-tools.bench.ts: pgBackRest and Barman Cloud side by side
+#   bench-memcached  bench/memcached/scaling.bench.ts: memcached
 #   cluster  the local cluster: iproute2, iptables, conntrack, runc, CNI plugins (containerd 2 is
 #            built from the Go module proxy: Debian's 1.6 is too old for kubelet >= 1.36)
 #   images   offline image builds: debootstrap, Docker
@@ -44,6 +46,10 @@ for set in "$@"; do
       require_command pgbackrest pgbackrest
       require_command ip iproute2
       require_command iptables iptables
+      require_command memcached memcached
+      ;;
+    bench-memcached)
+      require_command memcached memcached
       ;;
     bench-backup)
       require_command /usr/lib/postgresql/15/bin/postgres postgresql
@@ -67,7 +73,7 @@ for set in "$@"; do
       require_command jq jq
       ;;
     *)
-      say "unknown set '$set' (base, test, bench-backup, cluster, images, kind)" && exit 2
+      say "unknown set '$set' (base, test, bench-backup, bench-memcached, cluster, images, kind)" && exit 2
       ;;
   esac
 done
