@@ -386,6 +386,12 @@ export const Operation = Type.Object(
           "Switchover: the old primary's WAL position once it stopped taking writes; the target must have received it before it is promoted.",
       }),
     ),
+    promoteWith: Type.Optional(
+      Type.String({
+        maxLength: 4096,
+        description: 'promoting: the synchronous_standby_names the promotion sets, saved with the target.',
+      }),
+    ),
     deadline: Type.Optional(
       Type.String({
         format: 'date-time',
@@ -415,20 +421,28 @@ export const CommitQuorums = Type.Object(
       }),
       {
         maxItems: 64,
-        description: 'Oldest first; the last is the newest list the primary ran or was asked to run.',
+        description:
+          'Every list commits may have been acknowledged under, or the primary runs from its next reload.',
       },
     ),
-    newestSeenAt: Type.Optional(
-      Type.String({
-        format: 'date-time',
-        description: 'When the primary was first seen running the newest list.',
-      }),
-    ),
-    newestFromLsn: Type.Optional(
-      Type.String({
-        description:
-          "The primary's WAL position once every process applied the newest list; the older lists are dropped once a quorum of the newest flushed it.",
-      }),
+    running: Type.Optional(
+      Type.Object(
+        {
+          number: Type.Integer({ minimum: 0 }),
+          standbys: Type.Array(Type.String(), { maxItems: maxInstances * 4 }),
+          seenAt: Type.String({
+            format: 'date-time',
+            description: 'When the primary was first seen running it.',
+          }),
+          fromLsn: Type.Optional(
+            Type.String({
+              description:
+                "The primary's WAL position once every process applied the list; the other lists are dropped once a quorum of it flushed this.",
+            }),
+          ),
+        },
+        { description: 'The list the primary was last seen running.' },
+      ),
     ),
   },
   {

@@ -24,14 +24,18 @@ describe('the failover state kept in the status', () => {
         fenced: ['accounts-0'],
         referenceLsn: 0x3000060n,
         deadline: Date.parse('2026-11-27T10:00:13.000Z'),
+        promoteWith: 'ANY 1 ("accounts-0", "accounts-2")',
       },
       commitQuorums: {
         quorums: [
           { number: 1, standbys: ['accounts-1', 'accounts-2'] },
           { number: 1, standbys: ['accounts-1'] },
         ],
-        newestSeenAt: Date.parse('2026-11-27T09:59:00.000Z'),
-        newestFromLsn: 0x3000028n,
+        running: {
+          quorum: { number: 1, standbys: ['accounts-1'] },
+          seenAt: Date.parse('2026-11-27T09:59:00.000Z'),
+          fromLsn: 0x3000028n,
+        },
       },
     };
     expect(stateFromStatus(cluster(state))).toEqual(state);

@@ -54,12 +54,20 @@ export function stateFromStatus(cluster: PostgresCluster): FailoverState | undef
     ...(op.referenceLsn ? { referenceLsn: parseLsn(op.referenceLsn) } : {}),
     ...(op.quiescedLsn ? { quiescedLsn: parseLsn(op.quiescedLsn) } : {}),
     ...(op.deadline ? { deadline: Date.parse(op.deadline) } : {}),
+    ...(op.promoteWith !== undefined ? { promoteWith: op.promoteWith } : {}),
   };
   const quorums = status.commitQuorums;
   const commitQuorums: CommitQuorumRecord | undefined = quorums && {
     quorums: quorums.lists.map((q) => ({ number: q.number, standbys: [...q.standbys] })),
-    ...(quorums.newestSeenAt ? { newestSeenAt: Date.parse(quorums.newestSeenAt) } : {}),
-    ...(quorums.newestFromLsn ? { newestFromLsn: parseLsn(quorums.newestFromLsn) } : {}),
+    ...(quorums.running
+      ? {
+          running: {
+            quorum: { number: quorums.running.number, standbys: [...quorums.running.standbys] },
+            seenAt: Date.parse(quorums.running.seenAt),
+            ...(quorums.running.fromLsn ? { fromLsn: parseLsn(quorums.running.fromLsn) } : {}),
+          },
+        }
+      : {}),
   };
   return {
     currentPrimary: status.currentPrimary,
@@ -92,6 +100,7 @@ export function statusFromState(state: FailoverState, counts: OperationCounts): 
             ...(op.referenceLsn === undefined ? {} : { referenceLsn: formatLsn(op.referenceLsn) }),
             ...(op.quiescedLsn === undefined ? {} : { quiescedLsn: formatLsn(op.quiescedLsn) }),
             ...(op.deadline === undefined ? {} : { deadline: time(op.deadline) }),
+            ...(op.promoteWith === undefined ? {} : { promoteWith: op.promoteWith }),
           },
         }
       : {}),
@@ -99,10 +108,18 @@ export function statusFromState(state: FailoverState, counts: OperationCounts): 
       ? {
           commitQuorums: {
             lists: quorums.quorums.map((q) => ({ number: q.number, standbys: [...q.standbys] })),
-            ...(quorums.newestSeenAt === undefined ? {} : { newestSeenAt: time(quorums.newestSeenAt) }),
-            ...(quorums.newestFromLsn === undefined
-              ? {}
-              : { newestFromLsn: formatLsn(quorums.newestFromLsn) }),
+            ...(quorums.running
+              ? {
+                  running: {
+                    number: quorums.running.quorum.number,
+                    standbys: [...quorums.running.quorum.standbys],
+                    seenAt: time(quorums.running.seenAt),
+                    ...(quorums.running.fromLsn === undefined
+                      ? {}
+                      : { fromLsn: formatLsn(quorums.running.fromLsn) }),
+                  },
+                }
+              : {}),
           },
         }
       : {}),

@@ -54,7 +54,7 @@ describe('the record of lists commits may count on', () => {
       record = at(record, 'ANY 1 ("pg-1")', 200n, [flushed('pg-1', 150n)], now).record;
     }
     expect(record.quorums).toHaveLength(2);
-    expect(record.newestFromLsn).toBe(200n);
+    expect(record.running).toEqual({ quorum: wanted, seenAt: 2000, fromLsn: 200n });
     // pg-1 flushed past the position taken once the new list had run 1 s: the old one is dropped.
     record = at(record, 'ANY 1 ("pg-1")', 250n, [flushed('pg-1', 200n)], 10_000).record;
     expect(record.quorums).toEqual([wanted]);
@@ -63,13 +63,34 @@ describe('the record of lists commits may count on', () => {
   it('starts the settle clock again when the primary is seen running another list', () => {
     const start: CommitQuorumRecord = {
       quorums: [{ number: 1, standbys: ['pg-1', 'pg-2'] }, wanted],
-      newestSeenAt: 0,
-      newestFromLsn: 100n,
+      running: { quorum: wanted, seenAt: 0, fromLsn: 100n },
     };
-    // An older list seen running again: it becomes the newest, its clock not started.
+    // The other list seen running again: its clock starts, nothing is dropped yet.
     const seen = at(start, old, 300n, [flushed('pg-1', 300n), flushed('pg-2', 300n)], 5000).record;
-    expect(seen.quorums.at(-1)).toEqual({ number: 1, standbys: ['pg-1', 'pg-2'] });
-    expect(seen).toMatchObject({ newestSeenAt: 5000 });
-    expect(seen.newestFromLsn).toBeUndefined();
+    expect(seen.quorums).toEqual(start.quorums);
+    expect(seen.running).toEqual({ quorum: { number: 1, standbys: ['pg-1', 'pg-2'] }, seenAt: 5000 });
+  });
+
+  it('keeps what the configuration files say until it runs: an ALTER SYSTEM whose reload has not come', () => {
+    const running = { number: 1, standbys: ['pg-1'] };
+    const next = { number: 1, standbys: ['pg-1', 'pg-2'] };
+    const record: CommitQuorumRecord = {
+      quorums: [running],
+      running: { quorum: running, seenAt: 0, fromLsn: 100n },
+    };
+    const seen = observeCommitQuorums(
+      record,
+      {
+        synchronousStandbyNames: 'ANY 1 ("pg-1")',
+        configuredSynchronousStandbyNames: 'ANY 1 ("pg-1", "pg-2")',
+        currentLsn: 300n,
+        standbys: [flushed('pg-1', 300n)],
+      },
+      { number: 2, standbys: ['pg-1', 'pg-2'] },
+      10_000,
+      1000,
+    );
+    expect(seen.record.quorums).toEqual([running, next, { number: 2, standbys: ['pg-1', 'pg-2'] }]);
+    expect(seen.mayApply).toBe(false);
   });
 });

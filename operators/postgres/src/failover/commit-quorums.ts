@@ -3,12 +3,13 @@
 // the list the primary ran when each commit was acknowledged, not on the list the spec asks for
 // now: after a scale-down, a raised synchronous.number or a replaced instance, the two differ until
 // the standbys of the new list have caught up. So the engine keeps every list the primary may have
-// acknowledged under, adds a list to the record before the primary is asked to run it, and drops
-// the older ones only once the newest has been running long enough for every PostgreSQL process to
-// have applied it and `number` of its standbys have flushed the WAL written by then: any commit
-// acknowledged under an older list is below that position, so a quorum of the newest holds it.
+// acknowledged under or may run on its next reload (what its configuration files say): a list is
+// added to the record before the primary is asked to run it, and the others are dropped only once
+// the running list has run long enough for every PostgreSQL process to have applied it and
+// `number` of its standbys have flushed the WAL written by then: any commit acknowledged under
+// another list is below that position, so a quorum of the running list holds it.
 import type { Lsn } from '../instance/lsn.ts';
-import type { PrimaryStatus } from '../instance/observe.ts';
+import type { StandbyConnection } from '../instance/observe.ts';
 
 /** `ANY number (standbys)`: a commit was acknowledged once `number` of `standbys` had flushed it. */
 export interface CommitQuorum {
@@ -18,15 +19,21 @@ export interface CommitQuorum {
 }
 
 export interface CommitQuorumRecord {
-  /** Every list an acknowledged commit may count on; the last is the newest the primary ran. */
+  /** Every list an acknowledged commit may count on, or the primary may run on its next reload. */
   readonly quorums: readonly CommitQuorum[];
-  /** When the primary was first seen running the newest list (ms since the epoch). */
-  readonly newestSeenAt?: number;
+  /** The list the primary was last seen running, and its settle clock. */
+  readonly running?: RunningQuorum;
+}
+
+export interface RunningQuorum {
+  readonly quorum: CommitQuorum;
+  /** When the primary was first seen running it (ms since the epoch). */
+  readonly seenAt: number;
   /**
-   * The primary's WAL position once the newest list had run for the settle time: every commit
-   * acknowledged under an older list is below it.
+   * The primary's WAL position once it had run the list for the settle time: every commit
+   * acknowledged under another list is below it.
    */
-  readonly newestFromLsn?: Lsn;
+  readonly fromLsn?: Lsn;
 }
 
 const quorumPattern = /^ANY\s+(\d+)\s*\((.*)\)$/is;
@@ -67,21 +74,24 @@ export function sameQuorum(a: CommitQuorum | undefined, b: CommitQuorum | undefi
 
 export function sameRecord(a: CommitQuorumRecord | undefined, b: CommitQuorumRecord | undefined): boolean {
   if (!a || !b) return a === b;
+  const x = a.running;
+  const y = b.running;
+  const sameRunning =
+    !x || !y ? x === y : sameQuorum(x.quorum, y.quorum) && x.seenAt === y.seenAt && x.fromLsn === y.fromLsn;
   return (
-    a.newestSeenAt === b.newestSeenAt &&
-    a.newestFromLsn === b.newestFromLsn &&
+    sameRunning &&
     a.quorums.length === b.quorums.length &&
     a.quorums.every((q, i) => sameQuorum(q, b.quorums[i]))
   );
 }
 
-const contains = (record: CommitQuorumRecord, quorum: CommitQuorum): boolean =>
-  record.quorums.some((q) => sameQuorum(q, quorum));
+const contains = (quorums: readonly CommitQuorum[], quorum: CommitQuorum): boolean =>
+  quorums.some((q) => sameQuorum(q, quorum));
 
-/** `quorum` as the newest list, first seen now: its settle clock starts over. */
-function withNewest(record: CommitQuorumRecord, quorum: CommitQuorum): CommitQuorumRecord {
-  return { quorums: [...record.quorums.filter((q) => !sameQuorum(q, quorum)), quorum] };
-}
+const withQuorum = (
+  quorums: readonly CommitQuorum[],
+  quorum: CommitQuorum | undefined,
+): readonly CommitQuorum[] => (!quorum || contains(quorums, quorum) ? quorums : [...quorums, quorum]);
 
 export interface QuorumObservation {
   /** The record once this probe of a healthy primary is taken into account. */
@@ -90,54 +100,59 @@ export interface QuorumObservation {
   readonly mayApply: boolean;
 }
 
+/** What a probe saw of the primary. */
+export interface PrimaryQuorumView {
+  /** What it runs (a new session's `synchronous_standby_names`). */
+  readonly synchronousStandbyNames: string;
+  /** What its configuration files say, which its next reload runs (undefined: not readable). */
+  readonly configuredSynchronousStandbyNames?: string | undefined;
+  readonly currentLsn: Lsn;
+  readonly standbys: readonly StandbyConnection[];
+}
+
 /**
- * One probe of a healthy primary: what it runs (`primary.synchronousStandbyNames`) and the list
- * the spec wants (`wanted`). `settleMs`: how long after a reload every PostgreSQL process has
- * applied it (each process rereads the configuration on its own, within milliseconds).
+ * One probe of a healthy primary and the list the spec wants (`wanted`; undefined: none, i.e.
+ * asynchronous). `settleMs`: how long after a reload every PostgreSQL process has applied it.
  */
 export function observeCommitQuorums(
   record: CommitQuorumRecord | undefined,
-  primary: Pick<PrimaryStatus, 'synchronousStandbyNames' | 'currentLsn' | 'standbys'>,
+  primary: PrimaryQuorumView,
   wanted: CommitQuorum | undefined,
   now: number,
   settleMs: number,
 ): QuorumObservation {
-  let next: CommitQuorumRecord = record ?? { quorums: [] };
+  const saved = record?.quorums ?? [];
   const running = parseCommitQuorum(primary.synchronousStandbyNames);
+  const configured = parseCommitQuorum(
+    primary.configuredSynchronousStandbyNames ?? primary.synchronousStandbyNames,
+  );
+  let quorums = withQuorum(withQuorum(saved, running), configured);
+  let clock: RunningQuorum | undefined;
   if (running) {
-    const newest = next.quorums.at(-1);
-    if (!sameQuorum(newest, running)) next = withNewest(next, running);
-    next = settle(next, running, primary, now, settleMs);
+    const before = record?.running;
+    clock = before && sameQuorum(before.quorum, running) ? before : { quorum: running, seenAt: now };
+    if (clock.fromLsn === undefined && now - clock.seenAt >= settleMs) {
+      clock = { ...clock, fromLsn: primary.currentLsn };
+    }
+    if (clock.fromLsn !== undefined && holds(running, primary.standbys, clock.fromLsn)) {
+      // Every other list's commits are on a quorum of the running one. Kept: what the next reload
+      // runs, and the wanted list already on record (asked for, it may be running any moment).
+      const keep = [running, configured, wanted && contains(saved, wanted) ? wanted : undefined];
+      quorums = quorums.filter((q) => keep.some((k) => k !== undefined && sameQuorum(k, q)));
+    }
   }
-  if (!wanted || sameQuorum(wanted, running)) return { record: next, mayApply: false };
-  if (contains(next, wanted) && record && contains(record, wanted)) return { record: next, mayApply: true };
-  return { record: contains(next, wanted) ? next : { quorums: [...next.quorums, wanted] }, mayApply: false };
+  const mayApply = !wanted || contains(saved, wanted);
+  if (wanted) quorums = withQuorum(quorums, wanted);
+  return { record: { quorums, ...(clock ? { running: clock } : {}) }, mayApply };
 }
 
-/** The settle clock of the newest list, run while the primary runs it; older lists dropped once held. */
-function settle(
-  record: CommitQuorumRecord,
-  running: CommitQuorum,
-  primary: Pick<PrimaryStatus, 'currentLsn' | 'standbys'>,
-  now: number,
-  settleMs: number,
-): CommitQuorumRecord {
-  const seenAt = record.newestSeenAt ?? now;
-  let fromLsn = record.newestFromLsn;
-  if (fromLsn === undefined && now - seenAt >= settleMs) fromLsn = primary.currentLsn;
-  const settled = {
-    ...record,
-    newestSeenAt: seenAt,
-    ...(fromLsn === undefined ? {} : { newestFromLsn: fromLsn }),
-  };
-  if (fromLsn === undefined || record.quorums.length === 1) return settled;
-  const members = new Set(running.standbys);
-  const holding = primary.standbys.filter(
-    (s) => members.has(s.applicationName) && s.flushLsn !== undefined && s.flushLsn >= fromLsn,
+/** `number` standbys of `quorum` flushed `lsn`. */
+function holds(quorum: CommitQuorum, standbys: readonly StandbyConnection[], lsn: Lsn): boolean {
+  const members = new Set(quorum.standbys);
+  const holding = standbys.filter(
+    (s) => members.has(s.applicationName) && s.flushLsn !== undefined && s.flushLsn >= lsn,
   ).length;
-  return holding >= Math.min(running.number, running.standbys.length)
-    ? { ...settled, quorums: [running] }
-    : settled;
+  return holding >= Math.min(quorum.number, quorum.standbys.length);
 }
 
 /** For refusals and status: `ANY 1 of 2 (pg-1, pg-2)`. */

@@ -12,8 +12,10 @@ import { down, primary, replica } from '../test-support/instance-statuses.ts';
 const endpoints = (count: number): InstanceEndpoint[] =>
   Array.from({ length: count }, (_, i) => ({ name: `pg-${i}`, host: '10.0.0.1', port: 5432 + i }));
 
+// A settle time of one probe interval keeps the sequences short; the rules do not depend on it.
 const required = (number: number): FailoverPolicy => ({
   ...defaultPolicy,
+  reloadSettleMs: 1000,
   synchronous: { number, dataDurability: 'required' },
 });
 

@@ -76,7 +76,7 @@ export const defaultPolicy: FailoverPolicy = {
   silentReceiverMs: 5000,
   electionTimeoutMs: 10_000,
   reinstateTimeoutMs: 60_000,
-  reloadSettleMs: 1000,
+  reloadSettleMs: 5000,
 };
 
 export interface DecideInput {
@@ -214,9 +214,31 @@ function withStep(
 }
 
 function withoutDeadline(operation: Operation): Operation {
-  const { deadline, ...rest } = operation;
-  void deadline; // left out on purpose
+  // Both belong to their step: the deadline to electing or reinstating, the list to promoting.
+  const { deadline, promoteWith, ...rest } = operation;
+  void deadline;
+  void promoteWith;
   return rest;
+}
+
+/** The promoting step for `target`, with the list its promotion sets saved before it runs. */
+function promotingStep(
+  input: DecideInput,
+  operation: Operation,
+  target: string,
+  changes: Partial<FailoverState> = {},
+  operationChanges: Partial<Operation> = {},
+): FailoverState {
+  return withStep(input, operation, 'promoting', changes, {
+    ...operationChanges,
+    promoteWith: promotionList(input, target),
+  });
+}
+
+/** The synchronous_standby_names a promotion of `target` sets: every other instance, connected or not. */
+function promotionList(input: DecideInput, target: string): string {
+  const standbys = input.instances.filter((i) => i.name !== target).map((i) => i.name);
+  return desiredSynchronousStandbyNames(input.policy.synchronous, standbys, new Set());
 }
 
 /** The electing step, with the deadline after which the old primary is brought back. */
@@ -364,7 +386,12 @@ function maintainAction(
       commitQuorums = observed.record;
       mayApply = observed.mayApply;
     }
-    if (desired !== primary.synchronousStandbyNames && mayApply) synchronousStandbyNames = desired;
+    // Also when only the configuration files differ (an ALTER SYSTEM whose reload never came):
+    // the next reload must not run a list nobody wants.
+    const configured = primary.configuredSynchronousStandbyNames ?? primary.synchronousStandbyNames;
+    if ((desired !== primary.synchronousStandbyNames || desired !== configured) && mayApply) {
+      synchronousStandbyNames = desired;
+    }
   }
   const dropSlots = straySlots(
     primary.slots ?? [],
@@ -385,12 +412,6 @@ function maintainAction(
 
 function withCommitQuorums(state: FailoverState, record: CommitQuorumRecord | undefined): FailoverState {
   return record === undefined ? state : { ...state, commitQuorums: record };
-}
-
-/** The list a primary `primary` runs from its promotion on (the promote action sets it first). */
-function promotedQuorum(input: DecideInput, primary: string): CommitQuorum | undefined {
-  const standbys = input.instances.filter((i) => i.name !== primary).map((i) => i.name);
-  return parseCommitQuorum(desiredSynchronousStandbyNames(input.policy.synchronous, standbys, new Set()));
 }
 
 /** Why a switchover to `target` would not be safe now, or undefined. */
@@ -504,7 +525,13 @@ function decideStopping(input: DecideInput, operation: Operation): Decision {
   const name = input.state.currentPrimary;
   return {
     action: { type: 'stop', instance: name, lastLsn: operation.quiescedLsn },
-    next: withStep(input, operation, 'promoting', {}, { fenced: addName(operation.fenced, name) }),
+    next: promotingStep(
+      input,
+      operation,
+      input.state.targetPrimary,
+      {},
+      { fenced: addName(operation.fenced, name) },
+    ),
     onFailure: {
       code: 'demotion-failed',
       reason: (cause) => `could not stop ${name} cleanly: ${cause}; nothing promoted`,
@@ -561,7 +588,7 @@ function decideElecting(input: DecideInput, operation: Operation): Decision {
   if (!choice.ok) return noEligibleReplica(input, operation, choice.reason, events, choice.verdicts);
   return {
     action: { type: 'none' },
-    next: withStep(input, operation, 'promoting', { targetPrimary: choice.candidate.name }),
+    next: promotingStep(input, operation, choice.candidate.name, { targetPrimary: choice.candidate.name }),
     events,
     verdicts: choice.verdicts,
   };
@@ -706,16 +733,16 @@ function decidePromoting(input: DecideInput, operation: Operation): Decision {
       events: [],
     };
   }
-  const standbys = input.instances.filter((i) => i.name !== targetName).map((i) => i.name);
+  const promoteWith = operation.promoteWith ?? promotionList(input, targetName);
   return {
     action: {
       type: 'promote',
       instance: targetName,
       // Set before promotion so the first commit on the new primary already waits for standbys;
-      // the routing step records it as the list commits count on (promotedQuorum).
-      synchronousStandbyNames: desiredSynchronousStandbyNames(input.policy.synchronous, standbys, new Set()),
+      // the routing step records it as a list commits count on.
+      synchronousStandbyNames: promoteWith,
     },
-    next: withStep(input, operation, 'routing'),
+    next: withStep(input, operation, 'routing', {}, { promoteWith }),
     onFailure: { code: 'promotion-failed', reason: (cause) => cause },
     events: [],
   };
@@ -731,14 +758,14 @@ function decideRouting(input: DecideInput, operation: Operation): Decision {
     const { commitQuorums, ...rest } = state;
     void commitQuorums; // the old primary's: replaced
     const required = input.policy.synchronous?.dataDurability === 'required';
-    // What the promotion set, and what the new primary is seen running when the two differ (the
-    // instances changed in between): it may acknowledge commits under either.
+    // What the promotion set, and what the new primary is seen running or configured with if
+    // that differs (an operation an older operator started did not save the list).
     const target = statusOf(input, primary);
+    const seen = isPrimary(target)
+      ? [target.synchronousStandbyNames, target.configuredSynchronousStandbyNames ?? '']
+      : [];
     const lists = required
-      ? [
-          promotedQuorum(input, primary),
-          isPrimary(target) ? parseCommitQuorum(target.synchronousStandbyNames) : undefined,
-        ]
+      ? [operation.promoteWith ?? promotionList(input, primary), ...seen].map(parseCommitQuorum)
       : [];
     const quorums = lists.filter(
       (q, i): q is CommitQuorum => q !== undefined && !lists.slice(0, i).some((p) => sameQuorum(p, q)),

@@ -41,6 +41,11 @@ export interface Operation {
    * back, reinstating lets an eligible replica replace it. Saved, so a restart keeps the clock.
    */
   readonly deadline?: number;
+  /**
+   * promoting: the synchronous_standby_names the promotion sets, chosen (and saved) with the
+   * target, so that the list the routing step records is the one the new primary runs.
+   */
+  readonly promoteWith?: string;
 }
 
 export interface FailoverState {
@@ -106,6 +111,7 @@ function sameOperation(a: Operation | undefined, b: Operation | undefined): bool
     a.stepStartedAt === b.stepStartedAt &&
     a.quiescedLsn === b.quiescedLsn &&
     a.deadline === b.deadline &&
+    a.promoteWith === b.promoteWith &&
     a.referenceLsn === b.referenceLsn &&
     a.fenced.length === b.fenced.length &&
     a.fenced.every((name, i) => b.fenced[i] === name)

@@ -62,6 +62,11 @@ export interface PrimaryStatus extends Reachable {
   readonly role: 'primary';
   readonly currentLsn: Lsn;
   /**
+   * synchronous_standby_names as its configuration files give it (ALTER SYSTEM writes them before
+   * the reload applies them): what it runs from its next reload on. Undefined when unreadable.
+   */
+  readonly configuredSynchronousStandbyNames?: string;
+  /**
    * A new session's transactions are read-only (`default_transaction_read_only`, what a
    * switchover's quiesce sets): out of recovery, yet it refuses every client's write.
    */
@@ -154,6 +159,17 @@ export async function observeInstance(
           `SELECT application_name, state, sync_state, flush_lsn::text, replay_lsn::text
              FROM pg_stat_replication ORDER BY application_name`,
         );
+        // The operator connects as a superuser (pg_file_settings is theirs and pg_read_all_settings'):
+        // a refusal leaves the value unknown rather than the instance unreachable.
+        const configured = await client
+          .query<{ setting: string }>(
+            `SELECT setting FROM pg_file_settings
+              WHERE name = 'synchronous_standby_names' AND error IS NULL ORDER BY seqno DESC LIMIT 1`,
+          )
+          .then(
+            (r) => r.rows[0]?.setting ?? '',
+            () => undefined,
+          );
         const slots = await client.query<{ slot_name: string; active: boolean; retained: string | null }>(
           `SELECT slot_name, active, (pg_current_wal_lsn() - restart_lsn)::text AS retained
              FROM pg_replication_slots WHERE slot_type = 'physical' ORDER BY slot_name`,
@@ -166,6 +182,7 @@ export async function observeInstance(
           role: 'primary',
           timeline: Number.parseInt(p.walfile.slice(0, 8), 16),
           synchronousStandbyNames: row.sync_names,
+          ...(configured === undefined ? {} : { configuredSynchronousStandbyNames: configured }),
           ...kept,
           currentLsn: parseLsn(p.lsn),
           ...(p.read_only ? { readOnly: true as const } : {}),

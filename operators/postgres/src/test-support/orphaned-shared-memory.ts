@@ -5,8 +5,10 @@
 // (kernel.shmmni) made every initdb on the machine fail ("could not create shared memory segment";
 // 4 GiB of /dev/shm held besides). So a bed reads what an instance holds before it kills it and
 // releases that once no process is attached any more; and each test run first sweeps what runs
-// killed before it left: a segment nobody is attached to, a file nobody maps. A postmaster
-// attaches to what it creates right away; the sweep's age guard keeps it from racing that moment.
+// killed before it left: a segment nobody is attached to, and, while no process of the test user
+// lives, a file nobody maps (a live postmaster keeps pinned segments nobody maps: another test run
+// beside this one, CI on the same machine). A postmaster attaches to what it creates right away;
+// the sweep's age guard keeps it from racing that moment.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
@@ -156,6 +158,26 @@ export async function releaseSharedMemory(
   };
 }
 
+/** Whether some live process runs as `uid`. */
+function someProcessRunsAs(uid: number): boolean {
+  return livePids().some((pid) => {
+    try {
+      return statSync(`/proc/${pid}`).uid === uid;
+    } catch {
+      return false; // exited while we looked
+    }
+  });
+}
+
+/**
+ * PostgreSQL's /dev/shm files of `uid` that belong to no live instance: unmapped and old, and only
+ * while no process of `uid` lives. A running postmaster pins segments (dsm_pin_segment) that no
+ * process may map for a while; which instance a file belongs to cannot be read from outside.
+ */
+export function orphanedDynamicSharedMemory(uid: number, minAgeMs: number): string[] {
+  return someProcessRunsAs(uid) ? [] : unmappedDynamicSharedMemory(uid, minAgeMs);
+}
+
 /**
  * Removes the shared memory PostgreSQL processes of `uid` left behind when killed before this run
  * (a test process killed takes its instances with it): segments no one is attached to and files no
@@ -167,6 +189,6 @@ export function releaseOrphanedSharedMemory(
 ): ReleasedSharedMemory {
   return {
     segments: detachedSegments(uid, minAgeMs).filter(removeSegment).length,
-    files: unmappedDynamicSharedMemory(uid, minAgeMs).filter(removeFile).length,
+    files: orphanedDynamicSharedMemory(uid, minAgeMs).filter(removeFile).length,
   };
 }

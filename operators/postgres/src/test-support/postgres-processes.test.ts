@@ -1,7 +1,7 @@
 // The test bed gives the `postgres` user what it needs outside the checkout, which that user may
 // not be able to enter (a clone under root's mode-700 home), and says so when it cannot.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { waitUntil } from '@homeostat/testing';
 import {
   detachedSegments,
+  orphanedDynamicSharedMemory,
   postgresTestUid,
   releaseSharedMemory,
   sharedMemoryHeldBy,
@@ -111,5 +112,24 @@ describe('PostgresTestBed', () => {
     expect(unmappedDynamicSharedMemory(uid, 0)).toEqual(expect.arrayContaining(held.files));
     expect(await releaseSharedMemory(held)).toEqual({ segments: 1, files: held.files.length });
     expect(segmentExists(postmaster.segment)).toBe(false);
+  });
+
+  it('keeps a /dev/shm file nobody maps while a PostgreSQL of the test user runs: real PostgreSQL', async () => {
+    // A running postmaster pins segments no process maps for a while; a sweep that took unmapped
+    // files for orphans deleted one under a CI run beside it ("could not open shared memory
+    // segment" on every new connection). Here a file stands for such a segment.
+    const bed = new PostgresTestBed('pinned-memory');
+    beds.push(bed);
+    await bed.start('pinned-0', { role: 'primary' });
+    const uid = postgresTestUid();
+    const pinned = `/dev/shm/PostgreSQL.${process.pid}${Date.now() % 100_000}`;
+    writeFileSync(pinned, Buffer.alloc(4096), { mode: 0o600 });
+    try {
+      chownSync(pinned, uid, -1);
+      expect(unmappedDynamicSharedMemory(uid, 0)).toContain(pinned);
+      expect(orphanedDynamicSharedMemory(uid, 0)).not.toContain(pinned);
+    } finally {
+      rmSync(pinned, { force: true });
+    }
   });
 });
