@@ -21,6 +21,10 @@
 - apiGroups: [policy]
   resources: [poddisruptionbudgets]
   verbs: [get, list, watch, create, update, patch, delete]
+# spec.networkPolicy: the policy that admits only the named clients.
+- apiGroups: [networking.k8s.io]
+  resources: [networkpolicies]
+  verbs: [get, list, watch, create, update, patch, delete]
 # Pods are only read: their readiness and names go into the Memcached status.
 - apiGroups: [""]
   resources: [pods]

@@ -13,3 +13,4 @@ export { ConfigError } from './config/config-error.ts';
 export { list, logLevel, port, text, toggle, wholeNumber } from './config/setting-parsers.ts';
 export { operatorManager, type ManagerExtras } from './run/operator-manager.ts';
 export { runOperator, type OperatorEntryPoint } from './run/run-operator.ts';
+export { topologySpreadConstraints } from './scheduling/topology-spread.ts';

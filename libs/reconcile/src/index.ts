@@ -33,6 +33,7 @@ export {
   type OwnerReference,
   type ManagedFieldsEntry,
   type ResourceType,
+  type NetworkPolicy,
 } from './client/resource-type.ts';
 export { KubeTransport, type RequestCounts } from './client/transport.ts';
 export {
@@ -133,6 +134,7 @@ export {
   requestsWithinLimitsRules,
   TolerationSchema,
   affinitySchema,
+  labelSelectorSchema,
   specRequiredRule,
   dnsLabelNameRule,
 } from './crd/kubernetes-schemas.ts';

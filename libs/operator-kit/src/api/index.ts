@@ -11,3 +11,4 @@ export {
   verifiedBackupProperties,
   type BackupVerificationTerms,
 } from './verified-backup-schema.ts';
+export { spreadSchema, type SpreadPolicy, type SpreadTerms } from './spread-schema.ts';

@@ -3,6 +3,9 @@ import type {
   V1ConfigMap,
   V1Deployment,
   V1Lease,
+  V1NetworkPolicy,
+  V1NetworkPolicyIngressRule,
+  V1NetworkPolicySpec,
   V1Namespace,
   V1PersistentVolumeClaim,
   V1Pod,
@@ -113,6 +116,17 @@ export function objectPath(
   return subresource ? `${path}/${subresource}` : path;
 }
 
+/**
+ * A NetworkPolicy as the API server reads and writes it. The generated model names an ingress
+ * rule's `from` `_from` (a reserved word in its generator) and renames it only through its own
+ * serializer; this client sends and reads plain JSON, so the type carries the wire name.
+ */
+export type NetworkPolicy = Omit<V1NetworkPolicy, 'spec'> & {
+  spec?: Omit<V1NetworkPolicySpec, 'ingress'> & {
+    ingress?: (Omit<V1NetworkPolicyIngressRule, '_from'> & { from?: V1NetworkPolicyIngressRule['_from'] })[];
+  };
+};
+
 /** Built-in kinds the operators use. */
 export const builtin = {
   namespaces: resourceType<V1Namespace>('v1', 'Namespace', 'namespaces', false),
@@ -134,6 +148,7 @@ export const builtin = {
     'PodDisruptionBudget',
     'poddisruptionbudgets',
   ),
+  networkPolicies: resourceType<NetworkPolicy>('networking.k8s.io/v1', 'NetworkPolicy', 'networkpolicies'),
   leases: resourceType<V1Lease>('coordination.k8s.io/v1', 'Lease', 'leases'),
   events: resourceType<EventsV1Event>('events.k8s.io/v1', 'Event', 'events'),
   customResourceDefinitions: resourceType<V1CustomResourceDefinition>(

@@ -59,6 +59,53 @@ export const TolerationSchema = Type.Object({
 });
 
 /**
+ * A meta/v1 LabelSelector, with CEL rules so that a selector the API server would refuse later (on
+ * the object made from it) is refused here, naming the field: In and NotIn need values, Exists and
+ * DoesNotExist take none.
+ */
+export function labelSelectorSchema(description: string) {
+  return Type.Object(
+    {
+      matchLabels: Type.Optional(
+        Type.Record(Type.String({ maxLength: 316 }), Type.String({ maxLength: 63 }), { maxProperties: 32 }),
+      ),
+      matchExpressions: Type.Optional(
+        Type.Array(
+          Type.Object(
+            {
+              key: Type.String({ minLength: 1, maxLength: 316 }),
+              operator: Type.Union([
+                Type.Literal('In'),
+                Type.Literal('NotIn'),
+                Type.Literal('Exists'),
+                Type.Literal('DoesNotExist'),
+              ]),
+              values: Type.Optional(Type.Array(Type.String({ maxLength: 63 }), { maxItems: 64 })),
+            },
+            {
+              'x-kubernetes-validations': [
+                {
+                  rule: "!(self.operator in ['In', 'NotIn']) || (has(self.values) && size(self.values) > 0)",
+                  message: 'values must name at least one value for the operators In and NotIn',
+                  fieldPath: '.values',
+                },
+                {
+                  rule: "!(self.operator in ['Exists', 'DoesNotExist']) || !has(self.values) || size(self.values) == 0",
+                  message: 'values must be empty for the operators Exists and DoesNotExist',
+                  fieldPath: '.values',
+                },
+              ],
+            },
+          ),
+          { maxItems: 16 },
+        ),
+      ),
+    },
+    { description },
+  );
+}
+
+/**
  * A core/v1 Affinity, kept as written (its schema is large and the pod's own validation checks it);
  * an operator that passes it to pods reports what the API server refuses.
  */

@@ -11,7 +11,7 @@ import {
   requestsWithinLimitsRules,
   resourceRequirementsSchema,
 } from '@homeostat/reconcile';
-import { cronSchedule, verifiedBackupProperties } from '@homeostat/operator-kit/api';
+import { cronSchedule, spreadSchema, verifiedBackupProperties } from '@homeostat/operator-kit/api';
 import { BackupDestination } from './destination-schema.ts';
 import { supportedVersions } from './etcd-versions.ts';
 
@@ -84,22 +84,11 @@ const Storage = Type.Object(
   },
 );
 
-const Spread = Type.Object(
-  {
-    policy: Type.Union([Type.Literal('Preferred'), Type.Literal('Required'), Type.Literal('Disabled')], {
-      default: 'Preferred',
-      description:
-        'Preferred: members go to different topology domains when they can (they still start on a single node). Required: a member stays Pending rather than leave the members unevenly spread by more than one (with fewer domains than members, some share one). Disabled: no spreading rule.',
-    }),
-    topologyKey: Type.String({
-      maxLength: 316,
-      default: 'kubernetes.io/hostname',
-      description:
-        'Node label whose values are the domains to spread across, e.g. topology.kubernetes.io/zone.',
-    }),
-  },
-  { default: {}, description: 'How members are spread so that one failure takes at most one of them.' },
-);
+const Spread = spreadSchema({
+  pods: 'members',
+  defaultPolicy: 'Preferred',
+  description: 'How members are spread so that one failure takes at most one of them.',
+});
 
 const Scheduling = Type.Object(
   {

@@ -5,8 +5,8 @@ import type {
   V1PodSecurityContext,
   V1ResourceRequirements,
   V1SecurityContext,
-  V1TopologySpreadConstraint,
 } from '@kubernetes/client-node';
+import { topologySpreadConstraints as spreadConstraints } from '@homeostat/operator-kit';
 import type { EtcdCluster } from '../api/etcd-cluster-types.ts';
 import {
   claimName,
@@ -141,27 +141,11 @@ function resources(cluster: EtcdCluster): V1ResourceRequirements {
   return { requests, ...(Object.keys(limits).length ? { limits } : {}) };
 }
 
-function spread(cluster: EtcdCluster): V1TopologySpreadConstraint[] | undefined {
-  const { policy, topologyKey } = cluster.spec.scheduling.spread;
-  if (policy === 'Disabled') return undefined;
-  return [
-    {
-      maxSkew: 1,
-      topologyKey,
-      whenUnsatisfiable: policy === 'Required' ? 'DoNotSchedule' : 'ScheduleAnyway',
-      // Only nodes members may run on are domains: with the default (Ignore) a tainted
-      // control-plane node counts as an empty one, and under Required a member would stay Pending.
-      nodeTaintsPolicy: 'Honor',
-      labelSelector: { matchLabels: selectorLabels(nameOf(cluster)) },
-    },
-  ];
-}
-
 /** The desired pod of a member. Pods are made once and never updated, except their image (upgrades). */
 export function desiredMemberPod(cluster: EtcdCluster, input: MemberPodInput): V1Pod {
   const name = nameOf(cluster);
   const { scheduling } = cluster.spec;
-  const topologySpreadConstraints = spread(cluster);
+  const topologySpreadConstraints = spreadConstraints(scheduling.spread, selectorLabels(name));
   const probe = (path: string) => ({ httpGet: { path, port: 'metrics', scheme: 'HTTP' } });
   return {
     apiVersion: 'v1',

@@ -1,11 +1,13 @@
 // The Memcached API, written once: the TypeScript types (memcached-types.ts) and the CRD YAML in
 // the chart (npm run generate) are both derived from these schemas.
 import { Type } from '@sinclair/typebox';
+import { spreadSchema } from '@homeostat/operator-kit/api';
 import {
   conditionsField,
   observedGenerationField,
   TolerationSchema,
   affinitySchema,
+  labelSelectorSchema,
   requestsWithinLimitsRules,
   resourceRequirementsSchema,
 } from '@homeostat/reconcile';
@@ -15,6 +17,53 @@ export const version = 'v1alpha1';
 
 /** The most pods one Memcached may ask for: a bound that keeps a typo (1000) from a cluster-wide outage. */
 export const maxSize = 64;
+
+/** Clients the NetworkPolicy admits: pods a selector names, in namespaces a selector names. */
+const NetworkPeer = Type.Object(
+  {
+    podSelector: Type.Optional(
+      labelSelectorSchema(
+        "Pods admitted (in the Memcached's namespace, or in the namespaces namespaceSelector names).",
+      ),
+    ),
+    namespaceSelector: Type.Optional(
+      labelSelectorSchema(
+        'Namespaces whose pods (all, or those podSelector names) are admitted; {} is every namespace.',
+      ),
+    ),
+  },
+  {
+    'x-kubernetes-validations': [
+      {
+        rule: 'has(self.podSelector) || has(self.namespaceSelector)',
+        message:
+          'each client needs a podSelector, a namespaceSelector or both: an empty entry would name no pod',
+      },
+    ],
+  },
+);
+
+const NetworkPolicySpec = Type.Object(
+  {
+    clients: Type.Array(NetworkPeer, {
+      maxItems: 16,
+      description:
+        'The pods admitted to the memcached port; every other pod is refused. podSelector {} admits every pod of the namespace.',
+    }),
+  },
+  {
+    'x-kubernetes-validations': [
+      {
+        rule: 'size(self.clients) > 0',
+        message:
+          'networkPolicy.clients must name at least one client: with none, no pod could reach the cache',
+        fieldPath: '.clients',
+      },
+    ],
+    description:
+      "When set, a NetworkPolicy admits only these clients to the memcached port (the cluster's network plugin must enforce NetworkPolicies). Removing it removes the policy.",
+  },
+);
 
 export const MemcachedSpec = Type.Object(
   {
@@ -63,6 +112,25 @@ export const MemcachedSpec = Type.Object(
         'Pod affinity rules (core/v1 Affinity), passed to the pods as written. Without it the operator prefers spreading pods across nodes.',
       ),
     ),
+    spread: spreadSchema({
+      pods: 'cache pods',
+      defaultPolicy: 'Disabled',
+      description:
+        'A topology spread constraint over the pods, e.g. across zones (without spec.affinity the pods also prefer different nodes).',
+    }),
+    shutdown: Type.Object(
+      {
+        drainSeconds: Type.Integer({
+          minimum: 0,
+          maximum: 300,
+          default: 5,
+          description:
+            'How long a stopping pod keeps serving after it left the Service (a preStop sleep) before memcached is stopped: clients that resolved it just before still get answers. 0: memcached stops at once.',
+        }),
+      },
+      { default: {}, description: 'How a pod stops (rolling updates, scale-down, drains).' },
+    ),
+    networkPolicy: Type.Optional(NetworkPolicySpec),
     podDisruptionBudget: Type.Optional(
       Type.Object(
         {

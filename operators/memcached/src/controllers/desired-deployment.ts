@@ -1,5 +1,6 @@
 // The Deployment that runs one Memcached's pods, as the operator wants it.
 import type { V1Affinity, V1Deployment, V1ResourceRequirements, V1Toleration } from '@kubernetes/client-node';
+import { topologySpreadConstraints } from '@homeostat/operator-kit';
 import type { Memcached } from '../api/memcached-types.ts';
 import { operandLabels, ownedObjectMeta, selectorLabels } from './operand-labels.ts';
 
@@ -60,6 +61,8 @@ export function desiredDeployment(memcached: Memcached, image: string): V1Deploy
     spec.affinity && Object.keys(spec.affinity).length
       ? (spec.affinity as V1Affinity)
       : defaultAffinity(name);
+  const spread = topologySpreadConstraints(spec.spread, selectorLabels(name));
+  const { drainSeconds } = spec.shutdown;
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -71,6 +74,8 @@ export function desiredDeployment(memcached: Memcached, image: string): V1Deploy
       template: {
         metadata: { labels },
         spec: {
+          // memcached exits at once on SIGTERM; the grace period only has to cover the drain.
+          terminationGracePeriodSeconds: drainSeconds + 10,
           automountServiceAccountToken: false,
           enableServiceLinks: false,
           securityContext: {
@@ -101,11 +106,15 @@ export function desiredDeployment(memcached: Memcached, image: string): V1Deploy
                 periodSeconds: 10,
                 failureThreshold: 3,
               },
+              // A stopping pod leaves the Service's endpoints at once, but clients and DNS caches
+              // learn it later: memcached keeps answering them for drainSeconds before it stops.
+              ...(drainSeconds > 0 ? { lifecycle: { preStop: { sleep: { seconds: drainSeconds } } } } : {}),
             },
           ],
           ...(nodeSelector ? { nodeSelector } : {}),
           ...(tolerations?.length ? { tolerations } : {}),
           affinity,
+          ...(spread ? { topologySpreadConstraints: spread } : {}),
         },
       },
     },

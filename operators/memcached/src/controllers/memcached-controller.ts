@@ -28,7 +28,7 @@ export function addMemcachedController(
   return manager.controller({
     name: 'memcached',
     for: memcacheds,
-    owns: [builtin.deployments, builtin.services, builtin.podDisruptionBudgets],
+    owns: [builtin.deployments, builtin.services, builtin.podDisruptionBudgets, builtin.networkPolicies],
     // Pod readiness feeds the status; pods are owned by ReplicaSets, so they map by label.
     watches: [
       watch({

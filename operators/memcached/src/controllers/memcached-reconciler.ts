@@ -12,12 +12,15 @@ import {
   isControlledBy,
   warnRefusedWrites,
   type Informer,
+  type KubeObject,
   type ReconcileContext,
+  type ResourceType,
   type ReconcileRequest,
   type Reconciler,
 } from '@homeostat/reconcile';
 import { memcacheds, type Memcached } from '../api/memcached-types.ts';
 import { desiredDeployment } from './desired-deployment.ts';
+import { desiredNetworkPolicy } from './desired-network-policy.ts';
 import { desiredPodDisruptionBudget } from './desired-pdb.ts';
 import { desiredService } from './desired-service.ts';
 import { memcachedStatus } from './memcached-status.ts';
@@ -87,7 +90,10 @@ export class MemcachedReconciler implements Reconciler<Memcached> {
   }
 }
 
-/** Applies the Deployment (its Events), the Service and the PodDisruptionBudget; throws a WriteFailure. */
+/**
+ * Applies the Deployment (its Events), the Service, the PodDisruptionBudget and the NetworkPolicy;
+ * throws a WriteFailure.
+ */
 async function applyObjects(
   memcached: Memcached,
   ctx: ReconcileContext,
@@ -131,23 +137,43 @@ async function applyObjects(
     client.applyIfChanged(builtin.services, service, currentService),
   );
 
-  const pdb = desiredPodDisruptionBudget(memcached);
-  const currentPdb = cache.get(builtin.podDisruptionBudgets, name, namespace);
-  if (pdb) {
-    assertOwnedOrAbsent(currentPdb, memcached, 'PodDisruptionBudget');
-    await writes.step(`applying PodDisruptionBudget ${name}`, () =>
-      client.applyIfChanged(builtin.podDisruptionBudgets, pdb, currentPdb),
-    );
-  } else if (currentPdb && isControlledBy(currentPdb, memcached)) {
-    await writes.step(`deleting PodDisruptionBudget ${name}`, () =>
-      client.delete(builtin.podDisruptionBudgets, name, namespace, { uid: currentPdb.metadata?.uid ?? '' }),
+  await keepOptional(memcached, ctx, builtin.podDisruptionBudgets, desiredPodDisruptionBudget(memcached), {
+    deletedReason: 'PodDisruptionBudgetDeleted',
+    deletedBecause: `it is disabled or size is ${memcached.spec.size}`,
+  });
+  await keepOptional(memcached, ctx, builtin.networkPolicies, desiredNetworkPolicy(memcached), {
+    deletedReason: 'NetworkPolicyDeleted',
+    deletedBecause: 'spec.networkPolicy is unset, every pod may reach the cache',
+  });
+  return applied.object;
+}
+
+/**
+ * An object the spec may ask for or not (the PodDisruptionBudget, the NetworkPolicy): applied when
+ * `desired` is defined, deleted (with a Normal Event saying why) when not and the operator made it.
+ */
+async function keepOptional<T extends KubeObject>(
+  memcached: Memcached,
+  { cache, client, events, writes }: ReconcileContext,
+  type: ResourceType<T>,
+  desired: T | undefined,
+  deletion: { deletedReason: string; deletedBecause: string },
+): Promise<void> {
+  const name = memcached.metadata?.name ?? '';
+  const namespace = memcached.metadata?.namespace ?? 'default';
+  const current = cache.get(type, name, namespace);
+  if (desired) {
+    assertOwnedOrAbsent(current, memcached, type.kind);
+    await writes.step(`applying ${type.kind} ${name}`, () => client.applyIfChanged(type, desired, current));
+  } else if (current && isControlledBy(current, memcached)) {
+    await writes.step(`deleting ${type.kind} ${name}`, () =>
+      client.delete(type, name, namespace, { uid: current.metadata?.uid ?? '' }),
     );
     await events.normal(
       memcached,
-      'PodDisruptionBudgetDeleted',
+      deletion.deletedReason,
       'Delete',
-      `deleted PodDisruptionBudget ${name}: it is disabled or size is ${memcached.spec.size}`,
+      `deleted ${type.kind} ${name}: ${deletion.deletedBecause}`,
     );
   }
-  return applied.object;
 }

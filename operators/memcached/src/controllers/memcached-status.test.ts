@@ -3,10 +3,11 @@ import type { V1Deployment } from '@kubernetes/client-node';
 import { findCondition } from '@homeostat/reconcile';
 import type { Memcached } from '../api/memcached-types.ts';
 import { memcachedStatus, minimumAvailable } from './memcached-status.ts';
+import { defaultedSpec } from '../test-support/memcached-fixtures.ts';
 
 const memcached = (size: number, maxUnavailable = 1): Memcached => ({
   metadata: { name: 'm', namespace: 'ns', generation: 4 },
-  spec: { size, port: 11211, memoryLimitMB: 64, podDisruptionBudget: { enabled: true, maxUnavailable } },
+  spec: defaultedSpec({ size, podDisruptionBudget: { enabled: true, maxUnavailable } }),
 });
 const deployment = (status: NonNullable<V1Deployment['status']>): V1Deployment => ({
   metadata: { generation: 2 },

@@ -397,6 +397,106 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     expect(await rejection('pdb', { podDisruptionBudget: { maxUnavailable: 0 } })).toContain(
       'spec.podDisruptionBudget.maxUnavailable in body should be greater than or equal to 1',
     );
+    expect(await rejection('noclients', { networkPolicy: { clients: [] } })).toContain(
+      'spec.networkPolicy.clients: Invalid value: networkPolicy.clients must name at least one client: with none, no pod could reach the cache',
+    );
+    expect(await rejection('emptyclient', { networkPolicy: { clients: [{}] } })).toContain(
+      'spec.networkPolicy.clients[0]: Invalid value: each client needs a podSelector, a namespaceSelector or both',
+    );
+    const expression = (e: Record<string, unknown>) => ({
+      networkPolicy: { clients: [{ podSelector: { matchExpressions: [e] } }] },
+    });
+    expect(await rejection('novalues', expression({ key: 'app', operator: 'In' }))).toContain(
+      'spec.networkPolicy.clients[0].podSelector.matchExpressions[0].values: Invalid value: values must name at least one value for the operators In and NotIn',
+    );
+    expect(
+      await rejection('extravalues', expression({ key: 'app', operator: 'Exists', values: ['web'] })),
+    ).toContain('values must be empty for the operators Exists and DoesNotExist');
+    expect(await rejection('badop', expression({ key: 'app', operator: 'Like' }))).toContain(
+      'spec.networkPolicy.clients[0].podSelector.matchExpressions[0].operator: Unsupported value: "Like"',
+    );
+    expect(await rejection('badspread', { spread: { policy: 'Always' } })).toContain(
+      'spec.spread.policy: Unsupported value: "Always": supported values: "Preferred", "Required", "Disabled"',
+    );
+    expect(await rejection('longdrain', { shutdown: { drainSeconds: 3600 } })).toContain(
+      'spec.shutdown.drainSeconds in body should be less than or equal to 300',
+    );
+  });
+
+  it('admits only the named clients through a NetworkPolicy, and removes it when the field goes', async () => {
+    await createMemcached(client, 'guarded', namespace, {
+      size: 2,
+      port: 11311,
+      networkPolicy: {
+        clients: [
+          { podSelector: { matchLabels: { role: 'web' } } },
+          {
+            namespaceSelector: { matchExpressions: [{ key: 'team', operator: 'In', values: ['shop'] }] },
+            podSelector: {},
+          },
+        ],
+      },
+    });
+    const policy = () => client.find(builtin.networkPolicies, 'guarded', namespace);
+    await waitUntil('the NetworkPolicy', async () => (await policy()) !== undefined, poll);
+    expect((await policy())?.spec).toEqual({
+      podSelector: {
+        matchLabels: { 'app.kubernetes.io/name': 'memcached', 'app.kubernetes.io/instance': 'guarded' },
+      },
+      policyTypes: ['Ingress'],
+      ingress: [
+        {
+          from: [
+            { podSelector: { matchLabels: { role: 'web' } } },
+            {
+              namespaceSelector: { matchExpressions: [{ key: 'team', operator: 'In', values: ['shop'] }] },
+              podSelector: {},
+            },
+          ],
+          ports: [{ protocol: 'TCP', port: 11311 }],
+        },
+      ],
+    });
+    await client.patch(memcacheds, 'guarded', namespace, { spec: { networkPolicy: null } });
+    await waitUntil('the NetworkPolicy deleted', async () => (await policy()) === undefined, poll);
+    expect((await eventsAbout(client, namespace, 'guarded', 'NetworkPolicyDeleted')).length).toBe(1);
+  });
+
+  it('stops pods gracefully and spreads them as asked', async () => {
+    await createMemcached(client, 'graceful', namespace, {
+      size: 2,
+      shutdown: { drainSeconds: 8 },
+      spread: { policy: 'Required', topologyKey: 'topology.kubernetes.io/zone' },
+    });
+    const podSpec = async () => (await deploymentOf('graceful'))?.spec?.template.spec;
+    await waitUntil('the Deployment', async () => (await podSpec()) !== undefined, poll);
+    const spec = await podSpec();
+    expect(spec?.terminationGracePeriodSeconds).toBe(18);
+    expect(spec?.containers[0]?.lifecycle).toEqual({ preStop: { sleep: { seconds: 8 } } });
+    expect(spec?.topologySpreadConstraints).toEqual([
+      {
+        maxSkew: 1,
+        topologyKey: 'topology.kubernetes.io/zone',
+        whenUnsatisfiable: 'DoNotSchedule',
+        nodeTaintsPolicy: 'Honor',
+        labelSelector: {
+          matchLabels: { 'app.kubernetes.io/name': 'memcached', 'app.kubernetes.io/instance': 'graceful' },
+        },
+      },
+    ]);
+    // drainSeconds 0 and spread Disabled: memcached stops at once, no spreading rule.
+    await client.patch(memcacheds, 'graceful', namespace, {
+      spec: { shutdown: { drainSeconds: 0 }, spread: { policy: 'Disabled' } },
+    });
+    await waitUntil(
+      'no preStop and no spread',
+      async () => {
+        const now = await podSpec();
+        return now?.containers[0]?.lifecycle === undefined && now?.topologySpreadConstraints === undefined;
+      },
+      poll,
+    );
+    expect((await podSpec())?.terminationGracePeriodSeconds).toBe(10);
   });
 
   it('reports what the API server refused as a Degraded condition and a Warning Event, without crashing', async () => {

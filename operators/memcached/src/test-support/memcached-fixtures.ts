@@ -13,6 +13,18 @@ export function memcachedObject(
   return { metadata: { name, namespace }, spec: spec as MemcachedSpecFields };
 }
 
+/** A spec as the API server stores it: `spec` over the schema's defaults (for unit tests). */
+export function defaultedSpec(spec: Partial<MemcachedSpecFields> = {}): MemcachedSpecFields {
+  return {
+    size: 1,
+    port: 11211,
+    memoryLimitMB: 64,
+    spread: { policy: 'Disabled', topologyKey: 'kubernetes.io/hostname' },
+    shutdown: { drainSeconds: 5 },
+    ...spec,
+  };
+}
+
 /** Creates a Memcached and returns it as stored (with uid and defaults). */
 export function createMemcached(
   client: KubeClient,
