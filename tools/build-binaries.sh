@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds pinned Kubernetes, etcd, containerd, CoreDNS, local-path-provisioner, helm, kubeconform,
 # promtool, olm-validate, kind and versitygw binaries, and the benchmark's controller-runtime operator, from the Go module proxy
-# into the version-keyed cache.
+# into the version-keyed cache; and the Memcached metrics exporter from its sources in this repository.
 # Usage: tools/build-binaries.sh [component[@minor]...]   (default: what the test suites need)
 #        tools/build-binaries.sh --path <component[@minor]>   (prints where its binary is; builds nothing)
 # Kubernetes components come from the newest minor pinned under tools/kubernetes/ (one wrapper
@@ -55,7 +55,10 @@ versitygw_version="$(module_version "$here/versitygw" github.com/versity/versity
 bench_operator="$here/../bench/reconcile/controller-runtime"
 
 sources_hash() { # sources_hash <dir>: the key of a module whose sources live in this repository
-  cat "$1/go.mod" "$1/go.sum" "$1"/*.go | sha256sum | cut -c1-12
+  # A module of the standard library only has no go.sum.
+  local files=("$1/go.mod")
+  if [[ -f "$1/go.sum" ]]; then files+=("$1/go.sum"); fi
+  cat "${files[@]}" "$1"/*.go | sha256sum | cut -c1-12
 }
 
 resolve_component() { # resolve_component <component[@minor]>: sets component, wrapper, pkg, out, ldflags, tags, cgo
@@ -179,6 +182,12 @@ resolve_component() { # resolve_component <component[@minor]>: sets component, w
       out="$HOMEOSTAT_CACHE_DIR/bin/bench-widget-operator-$(module_version "$wrapper" sigs.k8s.io/controller-runtime)-$(sources_hash "$wrapper")"
       ldflags="-s -w"
       ;;
+    memcached-exporter) # the Memcached pods' metrics sidecar (ADR 0402); its sources are ours, so they key it
+      wrapper="$here/../operators/memcached/exporter"
+      pkg="."
+      out="$HOMEOSTAT_CACHE_DIR/bin/memcached-exporter-$(sources_hash "$wrapper")"
+      ldflags="-s -w"
+      ;;
     *)
       echo "build-binaries: unknown component '$component'" >&2
       return 2
@@ -202,7 +211,7 @@ build_one() { # build_one <component>
   (cd "$wrapper" && CGO_ENABLED=$cgo GOFLAGS=-mod=readonly nice -n 10 go build -trimpath ${tags:+-tags "$tags"} \
     -ldflags "$ldflags" -o "$out/$component.partial" "$pkg")
   mv "$out/$component.partial" "$out/$component"
-  if [[ "$component" == bench-widget-operator || "$component" == olm-validate ]]; then
+  if [[ "$component" == bench-widget-operator || "$component" == olm-validate || "$component" == memcached-exporter ]]; then
     # Keyed by its sources, it would otherwise leave one stale build per edit.
     find "${out%/*}" -maxdepth 1 -name "$component-*" ! -path "$out" -exec rm -rf {} +
   fi

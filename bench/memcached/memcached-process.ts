@@ -37,6 +37,23 @@ function accepts(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * Sends text-protocol commands (each ending in \r\n) on a connection of its own, then `quit`;
+ * resolves with memcached's whole answer once it has closed the connection.
+ */
+export function textSession(address: string, commands: string): Promise<string> {
+  const [host = '', port = ''] = address.split(':');
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host, port: Number(port) });
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (answer += chunk));
+    socket.once('error', reject);
+    socket.once('close', () => resolve(answer));
+    socket.write(`${commands}quit\r\n`);
+  });
+}
+
 /** Reserves a loopback port for a memcached slot; call `start()` to run a server on it. */
 export async function memcachedServer(options: MemcachedServerOptions): Promise<MemcachedServer> {
   const port = await freeLoopbackPort();

@@ -1,7 +1,8 @@
 // The Debian bases operand and operator images start from: `debootstrap --variant=minbase <suite>`
-// (bookworm for most; trixie and forky for the PostgreSQL versions only they carry), tidied into a
-// root filesystem tarball and cached outside the repository under a key made of its inputs, so it
-// is built once per machine (and again only when a recipe changes).
+// (bookworm for most; trixie and forky for the PostgreSQL versions only they carry, forky also for
+// a current memcached), tidied into a root filesystem tarball and cached outside the repository
+// under a key made of its inputs, so it is built once per machine (and again only when a recipe
+// changes).
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';

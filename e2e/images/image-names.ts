@@ -5,6 +5,7 @@ import catalogue from './images.json' with { type: 'json' };
 /** Operand images, by operand: the tags each operator uses by default. */
 export const operandImages: {
   memcached: string;
+  memcachedExporter: string;
   etcd: string;
   etcd37: string;
   postgres17: string;

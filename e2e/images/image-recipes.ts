@@ -67,7 +67,14 @@ export const imageRecipes: readonly ImageRecipe[] = [
     base: baseImages.debian,
     extraFiles: async () => ({ 'local-path-provisioner': await builtBinary('local-path-provisioner') }),
   },
-  { ref: operandImages.memcached, kind: 'dockerfile', dir: 'memcached', base: baseImages.debian },
+  { ref: operandImages.memcached, kind: 'dockerfile', dir: 'memcached', base: baseImages.debianForky },
+  // The Memcached pods' metrics sidecar, built from operators/memcached/exporter (ADR 0402).
+  {
+    ref: operandImages.memcachedExporter,
+    kind: 'dockerfile',
+    dir: 'memcached-exporter',
+    extraFiles: async () => ({ 'memcached-exporter': await builtComponent('memcached-exporter') }),
+  },
   // One image per pinned etcd minor: the operator's rolling upgrades go from one to the next.
   etcdRecipe(operandImages.etcd),
   etcdRecipe(operandImages.etcd37),
