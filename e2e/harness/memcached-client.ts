@@ -57,3 +57,43 @@ export async function memcachedSetGet(options: {
     ],
   };
 }
+
+// An HTTP GET of /metrics over bash's /dev/tcp, keeping only memcached's own series.
+function metricsScript(hosts: readonly string[], port: number): string {
+  return [
+    'set -eu',
+    ...hosts.map((host) =>
+      [
+        `exec 3<>/dev/tcp/${host}/${port}`,
+        `printf 'GET /metrics HTTP/1.0\\r\\nHost: ${host}\\r\\n\\r\\n' >&3`,
+        `while IFS= read -r -t 10 line <&3; do case "$line" in memcached_up*|memcached_commands_total*) echo "${host} \${line%$'\\r'}";; esac; done`,
+        'exec 3<&-',
+      ].join('\n'),
+    ),
+  ].join('\n');
+}
+
+/** Each host's memcached_up and memcached_commands_total series, read from its metrics sidecar. */
+export async function memcachedMetrics(options: {
+  namespace: string;
+  hosts: readonly string[];
+  port?: number;
+  image: string;
+}): Promise<{ phase: string; series: Map<string, Map<string, number>> }> {
+  const result = await runClientPod({
+    namespace: options.namespace,
+    name: `metrics-${randomBytes(3).toString('hex')}`,
+    image: options.image,
+    command: ['bash', '-c', metricsScript(options.hosts, options.port ?? 9150)],
+    runAsUser: memcacheUid,
+  });
+  const series = new Map<string, Map<string, number>>();
+  for (const line of result.logs.trim().split('\n')) {
+    const [host, name, value] = line.split(' ');
+    if (!host || !name || value === undefined) continue;
+    const forHost = series.get(host) ?? new Map<string, number>();
+    forHost.set(name, Number(value));
+    series.set(host, forHost);
+  }
+  return { phase: result.phase, series };
+}

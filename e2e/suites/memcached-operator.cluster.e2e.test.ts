@@ -8,7 +8,7 @@ import { waitUntil } from '@homeostat/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operandImages } from '../images/image-names.ts';
 import { apply, getObject, kubectl, listObjects } from '../harness/cluster-access.ts';
-import { memcachedSetGet } from '../harness/memcached-client.ts';
+import { memcachedMetrics, memcachedSetGet } from '../harness/memcached-client.ts';
 import { operatorCharts } from '../harness/operator-charts.ts';
 import { installOperator, type OperatorRelease } from '../harness/operator-release.ts';
 import { kubectlHomeostat } from '../harness/kubectl-homeostat.ts';
@@ -170,6 +170,22 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
       expect(session.lines, `client pod (${session.phase}) talking to ${host}`).toEqual(session.expected);
       expect(session.phase).toBe('Succeeded');
     }
+  });
+
+  it("serves each pod's memcached stats from its metrics sidecar, the sessions' hits and misses counted", async () => {
+    const ips = (await pods()).filter(isPodReady).map((p) => p.status?.podIP ?? '');
+    expect(ips).toHaveLength(3);
+    const { phase, series } = await memcachedMetrics({
+      namespace: ns,
+      hosts: ips,
+      image: operandImages.memcached,
+    });
+    expect(phase).toBe('Succeeded');
+    const sum = (name: string) => [...series.values()].reduce((total, s) => total + (s.get(name) ?? 0), 0);
+    expect(ips.map((ip) => series.get(ip)?.get('memcached_up'))).toEqual([1, 1, 1]);
+    // The two sessions above each got one hit and one miss, on whichever pods their keys went to.
+    expect(sum('memcached_commands_total{command="get",status="hit"}')).toBeGreaterThanOrEqual(2);
+    expect(sum('memcached_commands_total{command="get",status="miss"}')).toBeGreaterThanOrEqual(2);
   });
 
   it('scales 3 → 1 through the scale subresource, dropping the PodDisruptionBudget', async () => {

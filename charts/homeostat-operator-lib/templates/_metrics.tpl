@@ -57,3 +57,42 @@ spec:
       honorLabels: true
 {{- end }}
 {{- end }}
+
+{{/*
+A ServiceMonitor for what an operator runs (its operands' own metrics), opt-in: every Service of
+`operand` made by `managedBy` that has a `metrics` port, in the watched namespaces (or any).
+Called with (dict "root" . "values" <its values> "suffix" <name suffix> "operand" <app name>
+"managedBy" <operator name>).
+*/}}
+{{- define "homeostat-operator.operandServiceMonitor" -}}
+{{- $root := .root }}
+{{- if (.values | default dict).enabled }}
+apiVersion: monitoring.coreos.com/v1
+kind: ServiceMonitor
+metadata:
+  name: {{ include "homeostat-operator.fullname" $root }}-{{ .suffix }}
+  namespace: {{ $root.Release.Namespace }}
+  labels:
+    {{- include "homeostat-operator.labels" $root | nindent 4 }}
+    {{- with .values.labels }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+spec:
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: {{ .operand }}
+      app.kubernetes.io/managed-by: {{ .managedBy }}
+  namespaceSelector:
+    {{- if $root.Values.watchNamespaces }}
+    matchNames:
+      {{- toYaml $root.Values.watchNamespaces | nindent 6 }}
+    {{- else }}
+    any: true
+    {{- end }}
+  endpoints:
+    - port: metrics
+      path: /metrics
+      scheme: http
+      interval: {{ .values.interval }}
+{{- end }}
+{{- end }}

@@ -38,6 +38,8 @@
 {{- define "memcached-operator.env" -}}
 - name: MEMCACHED_IMAGE
   value: {{ .Values.memcachedImage | quote }}
+- name: MEMCACHED_EXPORTER_IMAGE
+  value: {{ .Values.memcachedExporterImage | quote }}
 {{- end }}
 
 {{/* What `helm test` asks the operator to reconcile (homeostat-operator.helmTest): the smallest cache. */}}

@@ -135,6 +135,7 @@ export {
   TolerationSchema,
   affinitySchema,
   labelSelectorSchema,
+  imageSchema,
   specRequiredRule,
   dnsLabelNameRule,
 } from './crd/kubernetes-schemas.ts';

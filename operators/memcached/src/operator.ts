@@ -13,7 +13,7 @@ export function memcachedOperator(
 ): Manager {
   const manager = operatorManager(kubeConfig, operatorName, config, extras);
   addMemcachedController(manager, {
-    defaultImage: config.memcachedImage,
+    defaultImages: { memcached: config.memcachedImage, exporter: config.memcachedExporterImage },
     maxConcurrentReconciles: config.maxConcurrentReconciles,
   });
   return manager;

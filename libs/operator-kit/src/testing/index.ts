@@ -39,3 +39,7 @@ export {
   validateBundle,
 } from './olm-bundle-suite.ts';
 export { committedAlmExamples, describeOlmExamples } from './olm-examples-suite.ts';
+export {
+  describeOperandServiceMonitor,
+  type OperandServiceMonitorOptions,
+} from './operand-service-monitor-suite.ts';

@@ -47,6 +47,11 @@ export function requestsWithinLimitsRules(field = 'resources'): ValidationRule[]
   }));
 }
 
+/** A container image reference: no whitespace, within what registries and the kubelet accept. */
+export function imageSchema(description: string) {
+  return Type.String({ minLength: 1, maxLength: 512, pattern: '^[^\\s]+$', description });
+}
+
 /** A core/v1 Toleration. */
 export const TolerationSchema = Type.Object({
   key: Type.Optional(Type.String({ maxLength: 316 })),

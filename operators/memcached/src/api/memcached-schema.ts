@@ -7,6 +7,7 @@ import {
   observedGenerationField,
   TolerationSchema,
   affinitySchema,
+  imageSchema,
   labelSelectorSchema,
   requestsWithinLimitsRules,
   resourceRequirementsSchema,
@@ -14,6 +15,9 @@ import {
 
 export const group = 'cache.homeostat.dev';
 export const version = 'v1alpha1';
+
+/** The port the metrics sidecar serves on (the widely used memcached exporter's). */
+export const exporterPort = 9150;
 
 /** The most pods one Memcached may ask for: a bound that keeps a typo (1000) from a cluster-wide outage. */
 export const maxSize = 64;
@@ -74,13 +78,9 @@ export const MemcachedSpec = Type.Object(
       description: `Number of memcached pods (0 to ${maxSize}). Changed by \`kubectl scale\` through the scale subresource.`,
     }),
     image: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 512,
-        pattern: '^[^\\s]+$',
-        description:
-          "Memcached container image. Defaults to the operator's configured image (chart value memcachedImage).",
-      }),
+      imageSchema(
+        "Memcached container image. Defaults to the operator's configured image (chart value memcachedImage).",
+      ),
     ),
     port: Type.Integer({
       minimum: 1024,
@@ -131,6 +131,20 @@ export const MemcachedSpec = Type.Object(
       { default: {}, description: 'How a pod stops (rolling updates, scale-down, drains).' },
     ),
     networkPolicy: Type.Optional(NetworkPolicySpec),
+    exporter: Type.Object(
+      {
+        enabled: Type.Boolean({
+          default: true,
+          description: `A metrics sidecar in every pod: memcached's stats in Prometheus form on port ${exporterPort} (metrics), for a PodMonitor.`,
+        }),
+        image: Type.Optional(
+          imageSchema(
+            "The sidecar's image. Defaults to the operator's configured one (chart value memcachedExporterImage).",
+          ),
+        ),
+      },
+      { default: {}, description: 'Per-pod metrics.' },
+    ),
     podDisruptionBudget: Type.Optional(
       Type.Object(
         {

@@ -1,7 +1,7 @@
 // The Memcached operator's OLM listing: what a catalog shows and the fields a console offers.
 // Its bundle and catalog package are generated from this and the chart (libs/operator-kit/src/olm).
 import { conditionsField, field, resourcesField, widget, type OlmListing } from '@homeostat/operator-kit/olm';
-import { defaultMemcachedImage } from '../config/default-image.ts';
+import { defaultMemcachedExporterImage, defaultMemcachedImage } from '../config/default-image.ts';
 
 export const memcachedOlm: OlmListing = {
   displayName: 'Homeostat Memcached',
@@ -39,6 +39,9 @@ export const memcachedOlm: OlmListing = {
       statusDescriptors: [field('readyReplicas', 'Ready pods'), field('nodes', 'Pods'), conditionsField],
     },
   ],
-  operandImages: [{ name: 'memcached', image: defaultMemcachedImage }],
+  operandImages: [
+    { name: 'memcached', image: defaultMemcachedImage },
+    { name: 'memcached-exporter', image: defaultMemcachedExporterImage },
+  ],
   samples: ['config/samples/memcached.yaml'],
 };

@@ -2,10 +2,10 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '@homeostat/operator-kit';
 import { readConfig, usage } from './operator-config.ts';
-import { defaultMemcachedImage } from './default-image.ts';
+import { defaultMemcachedExporterImage, defaultMemcachedImage } from './default-image.ts';
 
 describe('operator configuration', () => {
-  it('defaults: all namespaces, leader election on, probes on 8081, metrics on 8080, the default memcached image', () => {
+  it('defaults: all namespaces, leader election on, probes on 8081, metrics on 8080, the default memcached and exporter images', () => {
     expect(readConfig([], { POD_NAMESPACE: 'ops', POD_NAME: 'op-1' })).toEqual({
       watchNamespaces: [],
       leaderElection: { namespace: 'ops', leaseName: 'memcached-operator' },
@@ -13,6 +13,7 @@ describe('operator configuration', () => {
       healthPort: 8081,
       metricsPort: 8080,
       memcachedImage: defaultMemcachedImage,
+      memcachedExporterImage: defaultMemcachedExporterImage,
       maxConcurrentReconciles: 2,
       logLevel: 'info',
     });
@@ -41,6 +42,9 @@ describe('operator configuration', () => {
     );
     expect(usage).toMatch(
       /--memcached-image ref +image of Memcacheds that name none; default \S+ \[MEMCACHED_IMAGE\]/,
+    );
+    expect(usage).toMatch(
+      /--memcached-exporter-image ref +image of the metrics sidecar .*\[MEMCACHED_EXPORTER_IMAGE\]/,
     );
   });
 });

@@ -1,7 +1,7 @@
 // The Memcached operator's configuration: the settings every operator has (libs/operator-kit)
-// plus the image of Memcacheds that name none.
+// plus the images of Memcacheds (memcached and its metrics sidecar) that name none.
 import { defineOperatorConfig, text, type OperatorConfig as ConfigOf } from '@homeostat/operator-kit';
-import { defaultMemcachedImage } from './default-image.ts';
+import { defaultMemcachedExporterImage, defaultMemcachedImage } from './default-image.ts';
 import { operatorName } from '../controllers/operand-labels.ts';
 
 const settings = {
@@ -11,6 +11,14 @@ const settings = {
     placeholder: 'ref',
     help: 'image of Memcacheds that name none',
     default: defaultMemcachedImage,
+    parse: text,
+  },
+  memcachedExporterImage: {
+    flag: 'memcached-exporter-image',
+    env: 'MEMCACHED_EXPORTER_IMAGE',
+    placeholder: 'ref',
+    help: 'image of the metrics sidecar in every Memcached pod that names none',
+    default: defaultMemcachedExporterImage,
     parse: text,
   },
 };

@@ -1,6 +1,13 @@
 // The Deployment that runs one Memcached's pods, as the operator wants it.
-import type { V1Affinity, V1Deployment, V1ResourceRequirements, V1Toleration } from '@kubernetes/client-node';
+import type {
+  V1Affinity,
+  V1Container,
+  V1Deployment,
+  V1ResourceRequirements,
+  V1Toleration,
+} from '@kubernetes/client-node';
 import { topologySpreadConstraints } from '@homeostat/operator-kit';
+import { exporterPort } from '../api/memcached-schema.ts';
 import type { Memcached } from '../api/memcached-types.ts';
 import { operandLabels, ownedObjectMeta, selectorLabels } from './operand-labels.ts';
 
@@ -49,8 +56,37 @@ function defaultAffinity(name: string): V1Affinity {
   };
 }
 
-/** The desired Deployment for `memcached` (read from the API, so it has a uid), running `image`. */
-export function desiredDeployment(memcached: Memcached, image: string): V1Deployment {
+/** The images a Memcached runs when its spec names none. */
+export interface DefaultImages {
+  readonly memcached: string;
+  readonly exporter: string;
+}
+
+const restrictedContainer = {
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  runAsNonRoot: true,
+  capabilities: { drop: ['ALL'] },
+};
+
+/**
+ * The metrics sidecar: one connection to memcached over loopback, its stats on the metrics port.
+ * Its liveness is its own (it answers memcached_up 0 while memcached is down), never memcached's.
+ */
+function exporterContainer(memcached: Memcached, image: string): V1Container {
+  return {
+    name: 'exporter',
+    image: memcached.spec.exporter.image ?? image,
+    args: [`--memcached.address=127.0.0.1:${memcached.spec.port}`, `--web.listen-address=:${exporterPort}`],
+    ports: [{ name: 'metrics', containerPort: exporterPort, protocol: 'TCP' }],
+    resources: { requests: { cpu: '5m', memory: '16Mi' }, limits: { memory: '32Mi' } },
+    securityContext: restrictedContainer,
+    livenessProbe: { httpGet: { path: '/healthz', port: 'metrics' }, periodSeconds: 10, failureThreshold: 3 },
+  };
+}
+
+/** The desired Deployment for `memcached` (read from the API, so it has a uid). */
+export function desiredDeployment(memcached: Memcached, images: DefaultImages): V1Deployment {
   const name = memcached.metadata?.name ?? '';
   const { spec } = memcached;
   const labels = operandLabels(name);
@@ -87,18 +123,13 @@ export function desiredDeployment(memcached: Memcached, image: string): V1Deploy
           containers: [
             {
               name: 'memcached',
-              image: spec.image ?? image,
+              image: spec.image ?? images.memcached,
               command: ['memcached'],
               // -U 0 turns UDP off: memcached over UDP is a known traffic amplifier.
               args: ['-p', String(spec.port), '-U', '0', '-m', String(spec.memoryLimitMB)],
               ports: [{ name: 'memcached', containerPort: spec.port, protocol: 'TCP' }],
               resources: desiredResources(memcached) as V1ResourceRequirements,
-              securityContext: {
-                allowPrivilegeEscalation: false,
-                readOnlyRootFilesystem: true,
-                runAsNonRoot: true,
-                capabilities: { drop: ['ALL'] },
-              },
+              securityContext: restrictedContainer,
               readinessProbe: { tcpSocket: { port: 'memcached' }, periodSeconds: 5, failureThreshold: 2 },
               livenessProbe: {
                 tcpSocket: { port: 'memcached' },
@@ -110,6 +141,7 @@ export function desiredDeployment(memcached: Memcached, image: string): V1Deploy
               // learn it later: memcached keeps answering them for drainSeconds before it stops.
               ...(drainSeconds > 0 ? { lifecycle: { preStop: { sleep: { seconds: drainSeconds } } } } : {}),
             },
+            ...(spec.exporter.enabled ? [exporterContainer(memcached, images.exporter)] : []),
           ],
           ...(nodeSelector ? { nodeSelector } : {}),
           ...(tolerations?.length ? { tolerations } : {}),

@@ -1,6 +1,7 @@
 // The NetworkPolicy that admits only the clients spec.networkPolicy names to the memcached port.
 import type { V1LabelSelector, V1NetworkPolicyPeer } from '@kubernetes/client-node';
 import type { NetworkPolicy } from '@homeostat/reconcile';
+import { exporterPort } from '../api/memcached-schema.ts';
 import type { Memcached } from '../api/memcached-types.ts';
 import { ownedObjectMeta, selectorLabels } from './operand-labels.ts';
 
@@ -39,7 +40,12 @@ export function desiredNetworkPolicy(memcached: Memcached): NetworkPolicy | unde
       podSelector: { matchLabels: selectorLabels(name) },
       // Ingress only: the cache pods open no connections of their own worth restricting.
       policyTypes: ['Ingress'],
-      ingress: [{ from, ports: [{ protocol: 'TCP', port: memcached.spec.port }] }],
+      ingress: [
+        { from, ports: [{ protocol: 'TCP', port: memcached.spec.port }] },
+        // The metrics port from anywhere: it serves counters, never the cache's keys or values,
+        // and the scraper's pods are not the application's.
+        ...(memcached.spec.exporter.enabled ? [{ ports: [{ protocol: 'TCP', port: exporterPort }] }] : []),
+      ],
     },
   };
 }

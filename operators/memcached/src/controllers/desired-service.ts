@@ -1,5 +1,6 @@
 // The Service in front of one Memcached's pods.
 import type { V1Service } from '@kubernetes/client-node';
+import { exporterPort } from '../api/memcached-schema.ts';
 import type { Memcached } from '../api/memcached-types.ts';
 import { ownedObjectMeta, selectorLabels } from './operand-labels.ts';
 
@@ -16,7 +17,12 @@ export function desiredService(memcached: Memcached): V1Service {
     spec: {
       clusterIP: 'None',
       selector: selectorLabels(name),
-      ports: [{ name: 'memcached', port: memcached.spec.port, targetPort: 'memcached', protocol: 'TCP' }],
+      ports: [
+        { name: 'memcached', port: memcached.spec.port, targetPort: 'memcached', protocol: 'TCP' },
+        ...(memcached.spec.exporter.enabled
+          ? [{ name: 'metrics', port: exporterPort, targetPort: 'metrics', protocol: 'TCP' }]
+          : []),
+      ],
     },
   };
 }

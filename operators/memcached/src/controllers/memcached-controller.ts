@@ -8,12 +8,13 @@ import {
   type Manager,
 } from '@homeostat/reconcile';
 import { memcacheds, type Memcached } from '../api/memcached-types.ts';
+import type { DefaultImages } from './desired-deployment.ts';
 import { MemcachedReconciler } from './memcached-reconciler.ts';
 import { managedPodsSelector } from './operand-labels.ts';
 
 export interface MemcachedControllerOptions {
-  /** Image for Memcacheds that do not name one. */
-  defaultImage: string;
+  /** Images for Memcacheds that do not name them. */
+  defaultImages: DefaultImages;
   maxConcurrentReconciles?: number;
 }
 
@@ -39,6 +40,6 @@ export function addMemcachedController(
     ],
     predicates: [generationChanged],
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
-    reconcile: new MemcachedReconciler(pods, { defaultImage: options.defaultImage }),
+    reconcile: new MemcachedReconciler(pods, { defaultImages: options.defaultImages }),
   });
 }

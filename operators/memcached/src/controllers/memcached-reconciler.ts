@@ -19,15 +19,15 @@ import {
   type Reconciler,
 } from '@homeostat/reconcile';
 import { memcacheds, type Memcached } from '../api/memcached-types.ts';
-import { desiredDeployment } from './desired-deployment.ts';
+import { desiredDeployment, type DefaultImages } from './desired-deployment.ts';
 import { desiredNetworkPolicy } from './desired-network-policy.ts';
 import { desiredPodDisruptionBudget } from './desired-pdb.ts';
 import { desiredService } from './desired-service.ts';
 import { memcachedStatus } from './memcached-status.ts';
 
 export interface MemcachedReconcilerOptions {
-  /** Image for Memcacheds that do not name one. */
-  readonly defaultImage: string;
+  /** Images for Memcacheds that do not name them. */
+  readonly defaultImages: DefaultImages;
 }
 
 /** What converging the objects left: the Deployment as now known, and a write refused on the way. */
@@ -59,7 +59,7 @@ export class MemcachedReconciler implements Reconciler<Memcached> {
   /** Deployment, Service and PodDisruptionBudget; a refusal stops here and is reported. */
   async convergeObjects(memcached: Memcached, ctx: ReconcileContext): Promise<Converged> {
     try {
-      return { deployment: await applyObjects(memcached, ctx, this.#options.defaultImage) };
+      return { deployment: await applyObjects(memcached, ctx, this.#options.defaultImages) };
     } catch (error) {
       if (!(error instanceof WriteFailure)) throw error;
       // Once per refusal: none while it waits out its backoff or while Degraded already says it.
@@ -97,13 +97,13 @@ export class MemcachedReconciler implements Reconciler<Memcached> {
 async function applyObjects(
   memcached: Memcached,
   ctx: ReconcileContext,
-  image: string,
+  images: DefaultImages,
 ): Promise<V1Deployment | undefined> {
   const name = memcached.metadata?.name ?? '';
   const namespace = memcached.metadata?.namespace ?? 'default';
   const { cache, client, events, writes } = ctx;
 
-  const deployment = desiredDeployment(memcached, image);
+  const deployment = desiredDeployment(memcached, images);
   const currentDeployment = cache.get(builtin.deployments, name, namespace);
   assertOwnedOrAbsent(currentDeployment, memcached, 'Deployment');
   const applied = await writes.step(`applying Deployment ${name}`, () =>

@@ -455,11 +455,49 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
           ],
           ports: [{ protocol: 'TCP', port: 11311 }],
         },
+        // The metrics sidecar's port, from anywhere: counters only.
+        { ports: [{ protocol: 'TCP', port: 9150 }] },
       ],
     });
     await client.patch(memcacheds, 'guarded', namespace, { spec: { networkPolicy: null } });
     await waitUntil('the NetworkPolicy deleted', async () => (await policy()) === undefined, poll);
     expect((await eventsAbout(client, namespace, 'guarded', 'NetworkPolicyDeleted')).length).toBe(1);
+  });
+
+  it('runs the metrics sidecar in every pod and publishes its port, unless exporter.enabled is false', async () => {
+    await createMemcached(client, 'metered', namespace, { size: 1, port: 11411 });
+    const podSpec = async () => (await deploymentOf('metered'))?.spec?.template.spec;
+    await waitUntil('the Deployment', async () => (await podSpec()) !== undefined, poll);
+    const exporter = (await podSpec())?.containers.find((c) => c.name === 'exporter');
+    expect(exporter).toMatchObject({
+      image: 'example.test/memcached-exporter:test',
+      args: ['--memcached.address=127.0.0.1:11411', '--web.listen-address=:9150'],
+      ports: [{ name: 'metrics', containerPort: 9150, protocol: 'TCP' }],
+      livenessProbe: { httpGet: { path: '/healthz', port: 'metrics' } },
+    });
+    const ports = async () =>
+      (await client.get(builtin.services, 'metered', namespace)).spec?.ports?.map(
+        (p) => `${p.name}:${p.port}`,
+      );
+    expect(await ports()).toEqual(['memcached:11411', 'metrics:9150']);
+
+    await client.patch(memcacheds, 'metered', namespace, {
+      spec: { exporter: { enabled: false, image: 'example.test/other-exporter:1' } },
+    });
+    await waitUntil(
+      'no sidecar',
+      async () => (await podSpec())?.containers.map((c) => c.name).join() === 'memcached',
+      poll,
+    );
+    await waitUntil('no metrics port', async () => (await ports())?.join() === 'memcached:11411', poll);
+    await client.patch(memcacheds, 'metered', namespace, { spec: { exporter: { enabled: true } } });
+    await waitUntil(
+      'the named sidecar image',
+      async () =>
+        (await podSpec())?.containers.find((c) => c.name === 'exporter')?.image ===
+        'example.test/other-exporter:1',
+      poll,
+    );
   });
 
   it('stops pods gracefully and spreads them as asked', async () => {

@@ -21,6 +21,7 @@ export function defaultedSpec(spec: Partial<MemcachedSpecFields> = {}): Memcache
     memoryLimitMB: 64,
     spread: { policy: 'Disabled', topologyKey: 'kubernetes.io/hostname' },
     shutdown: { drainSeconds: 5 },
+    exporter: { enabled: true },
     ...spec,
   };
 }

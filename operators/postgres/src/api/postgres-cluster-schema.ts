@@ -4,6 +4,7 @@
 import { Type } from '@sinclair/typebox';
 import {
   conditionsField,
+  imageSchema,
   observedGenerationField,
   phaseField,
   quantitySchema,
@@ -231,13 +232,9 @@ export const PostgresClusterSpec = Type.Object(
       },
     ),
     image: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 512,
-        pattern: '^[^\\s]+$',
-        description:
-          "PostgreSQL image; it must hold the operator's instance entrypoint and the binaries of postgresVersion. Defaults to the operator's image for postgresVersion.",
-      }),
+      imageSchema(
+        "PostgreSQL image; it must hold the operator's instance entrypoint and the binaries of postgresVersion. Defaults to the operator's image for postgresVersion.",
+      ),
     ),
     storage: Storage,
     resources: Type.Optional(

@@ -127,9 +127,9 @@ describe('review 5 findings: commit quorums under dataDurability required', () =
       replica('pg-2', 100n),
     ];
     engine.probe(three, asked, required(2), 1);
-    expect(
-      engine.state.commitQuorums?.quorums.map((q) => `${q.number}:${q.standbys.join(',')}`),
-    ).toContain('1:pg-1,pg-2'); // kept: the configuration files say W (7ce0ab0 dropped it)
+    expect(engine.state.commitQuorums?.quorums.map((q) => `${q.number}:${q.standbys.join(',')}`)).toContain(
+      '1:pg-1,pg-2',
+    ); // kept: the configuration files say W (7ce0ab0 dropped it)
     // The reload now takes everywhere: pg-0 runs W and commit 200 is acknowledged by pg-2 alone
     // (pg-1 behind at 100). pg-0 and pg-2 fail before the next probe. Counting R (pg-1 answers,
     // 1 of 1) and ANY 2 of (pg-1, pg-2) (1 of 2 must answer: pg-1 does), pg-1 is promoted
