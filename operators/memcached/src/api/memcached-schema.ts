@@ -171,6 +171,11 @@ export const MemcachedSpec = Type.Object(
         fieldPath: '.resources.limits.memory',
       },
       ...requestsWithinLimitsRules(),
+      {
+        rule: `!self.exporter.enabled || self.port != ${exporterPort}`,
+        message: `port ${exporterPort} is the metrics sidecar's: choose another port, or set exporter.enabled to false`,
+        fieldPath: '.port',
+      },
     ],
   },
 );

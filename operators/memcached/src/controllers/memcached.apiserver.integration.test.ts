@@ -418,6 +418,9 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     expect(await rejection('badspread', { spread: { policy: 'Always' } })).toContain(
       'spec.spread.policy: Unsupported value: "Always": supported values: "Preferred", "Required", "Disabled"',
     );
+    expect(await rejection('clash', { port: 9150 })).toContain(
+      "spec.port: Invalid value: port 9150 is the metrics sidecar's: choose another port, or set exporter.enabled to false",
+    );
     expect(await rejection('longdrain', { shutdown: { drainSeconds: 3600 } })).toContain(
       'spec.shutdown.drainSeconds in body should be less than or equal to 300',
     );
