@@ -33,7 +33,7 @@ func main() {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		stats, err := source.read()
+		stats, err := source.readContext(r.Context())
 		if err != nil {
 			// memcached being down is what `memcached_up 0` reports; failing the scrape would
 			// hide it behind the exporter's own `up` series.
@@ -44,7 +44,9 @@ func main() {
 	// The exporter's liveness only: memcached's own probes say whether memcached serves.
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
 
-	server := &http.Server{Addr: *listen, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	// A scrape answers within the memcached timeout; the write timeout only bounds a client that
+	// stops reading.
+	server := &http.Server{Addr: *listen, Handler: mux, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: *timeout + 5*time.Second}
 	stop, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer cancel()
 	go func() {
@@ -60,55 +62,104 @@ func main() {
 }
 
 // statsSource holds at most one connection to memcached: scrapes take turns on it, so however many
-// Prometheis scrape at once, memcached sees one client (its connection limit is the users').
+// Prometheis scrape at once, memcached sees one client (its connection limit is the users'). A
+// scrape's wait for its turn counts against its timeout, so concurrent scrapes of a stalled
+// memcached all answer `memcached_up 0` within the timeout instead of queueing behind each other.
 type statsSource struct {
 	address string
 	timeout time.Duration
-	mu      sync.Mutex
+	turn    chan struct{} // one token: whoever holds it may use conn
+	once    sync.Once
 	conn    net.Conn
-	reader  *bufio.Reader
 }
 
-// read returns memcached's `stats` answer as name → value, reconnecting when the last one broke.
+// memcached's `stats` answer is about a hundred short lines; an answer beyond these bounds is not
+// memcached's (a wrong process on the port, a bug) and is refused before it costs memory.
+const (
+	maxAnswerBytes = 1 << 20
+	maxStats       = 4096
+)
+
+// read is readContext without a caller to give up early.
 func (s *statsSource) read() (map[string]string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.conn == nil {
-		conn, err := net.DialTimeout("tcp", s.address, s.timeout)
-		if err != nil {
-			return nil, err
-		}
-		s.conn, s.reader = conn, bufio.NewReader(conn)
+	return s.readContext(context.Background())
+}
+
+// readContext returns memcached's `stats` answer as name → value, reconnecting when the last
+// connection broke, and giving up at the timeout (its wait for a turn included) or when ctx ends.
+func (s *statsSource) readContext(ctx context.Context) (map[string]string, error) {
+	s.once.Do(func() { s.turn = make(chan struct{}, 1); s.turn <- struct{}{} })
+	deadline := time.Now().Add(s.timeout)
+	wait := time.NewTimer(s.timeout)
+	defer wait.Stop()
+	select {
+	case <-s.turn:
+	case <-wait.C:
+		return nil, errors.New("another scrape held the connection for the whole timeout")
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	stats, err := s.exchange()
-	if err != nil {
-		// A half-read answer would desynchronise the next one: start over on a new connection.
-		s.conn.Close()
-		s.conn, s.reader = nil, nil
+	defer func() { s.turn <- struct{}{} }()
+	reused := s.conn != nil
+	stats, read, err := s.attempt(deadline)
+	if err != nil && reused && read == 0 && time.Now().Before(deadline) {
+		// The kept connection died while idle (memcached restarted): one more try on a new one.
+		stats, _, err = s.attempt(deadline)
 	}
 	return stats, err
 }
 
-func (s *statsSource) exchange() (map[string]string, error) {
-	if err := s.conn.SetDeadline(time.Now().Add(s.timeout)); err != nil {
-		return nil, err
+// attempt runs one exchange (dialling first when no connection is kept); on failure the connection
+// is dropped, since a half-read answer would desynchronise the next one. It reports how many bytes
+// of the answer it read.
+func (s *statsSource) attempt(deadline time.Time) (map[string]string, int64, error) {
+	if s.conn == nil {
+		conn, err := net.DialTimeout("tcp", s.address, time.Until(deadline))
+		if err != nil {
+			return nil, 0, err
+		}
+		s.conn = conn
+	}
+	stats, read, err := s.exchange(deadline)
+	if err != nil {
+		s.conn.Close()
+		s.conn = nil
+	}
+	return stats, read, err
+}
+
+func (s *statsSource) exchange(deadline time.Time) (map[string]string, int64, error) {
+	if err := s.conn.SetDeadline(deadline); err != nil {
+		return nil, 0, err
 	}
 	if _, err := io.WriteString(s.conn, "stats\r\n"); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
+	limited := &io.LimitedReader{R: s.conn, N: maxAnswerBytes}
+	reader := bufio.NewReader(limited)
+	read := func() int64 { return maxAnswerBytes - limited.N - int64(reader.Buffered()) }
 	stats := make(map[string]string, 96)
 	for {
-		line, err := s.reader.ReadString('\n')
+		line, err := reader.ReadString('\n')
 		if err != nil {
-			return nil, err
+			if limited.N == 0 {
+				err = fmt.Errorf("answer to stats longer than %d bytes", maxAnswerBytes)
+			}
+			return nil, read(), err
 		}
 		line = strings.TrimRight(line, "\r\n")
 		if line == "END" {
-			return stats, nil
+			if reader.Buffered() > 0 {
+				return nil, read(), errors.New("bytes after the end of the stats answer")
+			}
+			return stats, read(), nil
 		}
 		fields := strings.SplitN(line, " ", 3)
 		if len(fields) != 3 || fields[0] != "STAT" {
-			return nil, fmt.Errorf("unexpected answer to stats: %q", line)
+			return nil, read(), fmt.Errorf("unexpected answer to stats: %q", line)
+		}
+		if len(stats) >= maxStats {
+			return nil, read(), fmt.Errorf("more than %d fields in the answer to stats", maxStats)
 		}
 		stats[fields[1]] = fields[2]
 	}
@@ -140,7 +191,7 @@ func commandSamples() []sample {
 	}
 	out := make([]sample, 0, len(counters))
 	for _, c := range counters {
-		out = append(out, sample{labels: fmt.Sprintf(`command=%q,status=%q`, c[0], c[1]), stat: c[2]})
+		out = append(out, sample{labels: `command="` + labelValue(c[0]) + `",status="` + labelValue(c[1]) + `"`, stat: c[2]})
 	}
 	return out
 }
@@ -169,6 +220,14 @@ var families = []metric{
 	{"memcached_process_system_cpu_seconds_total", "counter", "System CPU time memcached has used.", one("rusage_system")},
 }
 
+// labelValue escapes a label value as the text exposition format wants it: backslash, double
+// quote and line feed escaped, every other character as is, in UTF-8 (Go's %q escapes more, and
+// Prometheus refuses any other escape).
+func labelValue(v string) string {
+	v = strings.ToValidUTF8(v, "\uFFFD")
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(v)
+}
+
 // writeMetrics writes the exposition: `memcached_up` always, the rest only when memcached answered.
 func writeMetrics(w io.Writer, stats map[string]string, up bool) {
 	b := bufio.NewWriter(w)
@@ -180,7 +239,7 @@ func writeMetrics(w io.Writer, stats map[string]string, up bool) {
 	}
 	fmt.Fprint(b, "memcached_up 1\n")
 	if version, ok := stats["version"]; ok {
-		fmt.Fprintf(b, "# HELP memcached_version The version of memcached, as a label.\n# TYPE memcached_version gauge\nmemcached_version{version=%q} 1\n", version)
+		fmt.Fprintf(b, "# HELP memcached_version The version of memcached, as a label.\n# TYPE memcached_version gauge\nmemcached_version{version=\"%s\"} 1\n", labelValue(version))
 	}
 	for _, m := range families {
 		wrote := false

@@ -24,7 +24,8 @@ export function spreadSchema({ pods, defaultPolicy, description }: SpreadTerms) 
         minLength: 1,
         maxLength: 316,
         default: 'kubernetes.io/hostname',
-        description: 'Node label whose values are the domains to spread across, e.g. topology.kubernetes.io/zone.',
+        description:
+          'Node label whose values are the domains to spread across, e.g. topology.kubernetes.io/zone.',
       }),
     },
     { default: {}, description },

@@ -2,10 +2,15 @@
 import type { V1TopologySpreadConstraint } from '@kubernetes/client-node';
 import type { SpreadPolicy } from '../api/spread-schema.ts';
 
-/** The constraints for `spread` over the pods `matchLabels` selects; undefined when Disabled. */
+/**
+ * The constraints for `spread` over the pods `matchLabels` selects; undefined when Disabled.
+ * `matchLabelKeys`: pod labels whose values also split the count (`pod-template-hash`, so that a
+ * Deployment's old and new ReplicaSets are spread each on its own during a rollout).
+ */
 export function topologySpreadConstraints(
   spread: { readonly policy: SpreadPolicy; readonly topologyKey: string },
   matchLabels: Record<string, string>,
+  matchLabelKeys: readonly string[] = [],
 ): V1TopologySpreadConstraint[] | undefined {
   if (spread.policy === 'Disabled') return undefined;
   return [
@@ -17,6 +22,7 @@ export function topologySpreadConstraints(
       // control-plane node counts as an empty one, and under Required a pod would stay Pending.
       nodeTaintsPolicy: 'Honor',
       labelSelector: { matchLabels },
+      ...(matchLabelKeys.length > 0 ? { matchLabelKeys: [...matchLabelKeys] } : {}),
     },
   ];
 }

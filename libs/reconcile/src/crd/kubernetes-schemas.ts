@@ -63,29 +63,51 @@ export const TolerationSchema = Type.Object({
   tolerationSeconds: Type.Optional(Type.Integer()),
 });
 
+// A label value (63 characters at most, alphanumeric at both ends) and a label key (an optional
+// DNS-subdomain prefix and a name like a value, not empty): what the API server accepts in labels
+// and selectors.
+const labelValuePattern = '^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$';
+const labelKeyPattern =
+  '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$';
+
 /**
- * A meta/v1 LabelSelector, with CEL rules so that a selector the API server would refuse later (on
- * the object made from it) is refused here, naming the field: In and NotIn need values, Exists and
- * DoesNotExist take none.
+ * A meta/v1 LabelSelector, with rules so that a selector the API server would refuse later (on
+ * the object made from it) is refused here, naming the field: keys and values in label syntax, In
+ * and NotIn with values, Exists and DoesNotExist without.
  */
 export function labelSelectorSchema(description: string) {
   return Type.Object(
     {
       matchLabels: Type.Optional(
-        Type.Record(Type.String({ maxLength: 316 }), Type.String({ maxLength: 63 }), { maxProperties: 32 }),
+        Type.Record(
+          Type.String({ maxLength: 316 }),
+          Type.String({ maxLength: 63, pattern: labelValuePattern }),
+          {
+            maxProperties: 32,
+            'x-kubernetes-validations': [
+              {
+                rule: `self.all(k, k.matches(r'${labelKeyPattern}'))`,
+                message:
+                  'label keys must be a name of letters, digits, "-", "_" and "." starting and ending with a letter or digit, optionally prefixed by a DNS subdomain and "/"',
+              },
+            ],
+          },
+        ),
       ),
       matchExpressions: Type.Optional(
         Type.Array(
           Type.Object(
             {
-              key: Type.String({ minLength: 1, maxLength: 316 }),
+              key: Type.String({ minLength: 1, maxLength: 316, pattern: labelKeyPattern }),
               operator: Type.Union([
                 Type.Literal('In'),
                 Type.Literal('NotIn'),
                 Type.Literal('Exists'),
                 Type.Literal('DoesNotExist'),
               ]),
-              values: Type.Optional(Type.Array(Type.String({ maxLength: 63 }), { maxItems: 64 })),
+              values: Type.Optional(
+                Type.Array(Type.String({ maxLength: 63, pattern: labelValuePattern }), { maxItems: 64 }),
+              ),
             },
             {
               'x-kubernetes-validations': [

@@ -56,6 +56,15 @@ function defaultAffinity(name: string): V1Affinity {
   };
 }
 
+/**
+ * Whether the metrics sidecar runs: asked for, and not on memcached's own port (the API server
+ * refuses that pair; a Memcached stored before the rule existed gets no sidecar rather than two
+ * listeners on one port and a Service with a duplicate port).
+ */
+export function exporterRuns(memcached: Memcached): boolean {
+  return memcached.spec.exporter.enabled && memcached.spec.port !== exporterPort;
+}
+
 /** The images a Memcached runs when its spec names none. */
 export interface DefaultImages {
   readonly memcached: string;
@@ -97,7 +106,8 @@ export function desiredDeployment(memcached: Memcached, images: DefaultImages): 
     spec.affinity && Object.keys(spec.affinity).length
       ? (spec.affinity as V1Affinity)
       : defaultAffinity(name);
-  const spread = topologySpreadConstraints(spec.spread, selectorLabels(name));
+  // Each ReplicaSet spread on its own: during a rollout the old one's pods are leaving.
+  const spread = topologySpreadConstraints(spec.spread, selectorLabels(name), ['pod-template-hash']);
   const { drainSeconds } = spec.shutdown;
   return {
     apiVersion: 'apps/v1',
@@ -141,7 +151,7 @@ export function desiredDeployment(memcached: Memcached, images: DefaultImages): 
               // learn it later: memcached keeps answering them for drainSeconds before it stops.
               ...(drainSeconds > 0 ? { lifecycle: { preStop: { sleep: { seconds: drainSeconds } } } } : {}),
             },
-            ...(spec.exporter.enabled ? [exporterContainer(memcached, images.exporter)] : []),
+            ...(exporterRuns(memcached) ? [exporterContainer(memcached, images.exporter)] : []),
           ],
           ...(nodeSelector ? { nodeSelector } : {}),
           ...(tolerations?.length ? { tolerations } : {}),

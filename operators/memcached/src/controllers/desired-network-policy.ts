@@ -2,6 +2,7 @@
 import type { V1LabelSelector, V1NetworkPolicyPeer } from '@kubernetes/client-node';
 import type { NetworkPolicy } from '@homeostat/reconcile';
 import { exporterPort } from '../api/memcached-schema.ts';
+import { exporterRuns } from './desired-deployment.ts';
 import type { Memcached } from '../api/memcached-types.ts';
 import { ownedObjectMeta, selectorLabels } from './operand-labels.ts';
 
@@ -44,7 +45,7 @@ export function desiredNetworkPolicy(memcached: Memcached): NetworkPolicy | unde
         { from, ports: [{ protocol: 'TCP', port: memcached.spec.port }] },
         // The metrics port from anywhere: it serves counters, never the cache's keys or values,
         // and the scraper's pods are not the application's.
-        ...(memcached.spec.exporter.enabled ? [{ ports: [{ protocol: 'TCP', port: exporterPort }] }] : []),
+        ...(exporterRuns(memcached) ? [{ ports: [{ protocol: 'TCP', port: exporterPort }] }] : []),
       ],
     },
   };

@@ -1,6 +1,7 @@
 // The Service in front of one Memcached's pods.
 import type { V1Service } from '@kubernetes/client-node';
 import { exporterPort } from '../api/memcached-schema.ts';
+import { exporterRuns } from './desired-deployment.ts';
 import type { Memcached } from '../api/memcached-types.ts';
 import { ownedObjectMeta, selectorLabels } from './operand-labels.ts';
 
@@ -19,7 +20,7 @@ export function desiredService(memcached: Memcached): V1Service {
       selector: selectorLabels(name),
       ports: [
         { name: 'memcached', port: memcached.spec.port, targetPort: 'memcached', protocol: 'TCP' },
-        ...(memcached.spec.exporter.enabled
+        ...(exporterRuns(memcached)
           ? [{ name: 'metrics', port: exporterPort, targetPort: 'metrics', protocol: 'TCP' }]
           : []),
       ],

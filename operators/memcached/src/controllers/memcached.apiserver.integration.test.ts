@@ -415,6 +415,23 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     expect(await rejection('badop', expression({ key: 'app', operator: 'Like' }))).toContain(
       'spec.networkPolicy.clients[0].podSelector.matchExpressions[0].operator: Unsupported value: "Like"',
     );
+    const selector = (podSelector: Record<string, unknown>) => ({
+      networkPolicy: { clients: [{ podSelector }] },
+    });
+    expect(await rejection('spacedvalue', selector({ matchLabels: { app: 'web shop' } }))).toContain(
+      'spec.networkPolicy.clients[0].podSelector.matchLabels.app in body should match',
+    );
+    expect(await rejection('spacedkey', selector({ matchLabels: { 'app web': 'x' } }))).toContain(
+      'label keys must be a name of letters, digits',
+    );
+    expect(
+      await rejection(
+        'dashvalue',
+        selector({ matchExpressions: [{ key: 'app', operator: 'In', values: ['web-'] }] }),
+      ),
+    ).toContain(
+      'spec.networkPolicy.clients[0].podSelector.matchExpressions[0].values[0] in body should match',
+    );
     expect(await rejection('badspread', { spread: { policy: 'Always' } })).toContain(
       'spec.spread.policy: Unsupported value: "Always": supported values: "Preferred", "Required", "Disabled"',
     );
@@ -520,6 +537,7 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
         topologyKey: 'topology.kubernetes.io/zone',
         whenUnsatisfiable: 'DoNotSchedule',
         nodeTaintsPolicy: 'Honor',
+        matchLabelKeys: ['pod-template-hash'],
         labelSelector: {
           matchLabels: { 'app.kubernetes.io/name': 'memcached', 'app.kubernetes.io/instance': 'graceful' },
         },
