@@ -2,15 +2,13 @@
 // way: its own process (so its memory is its own), one namespace, the same number of workers,
 // /metrics on a loopback port. Both expose controller-runtime's metric names, so the driver reads
 // readiness and reconcile counts from both alike.
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   freeLoopbackPort,
   httpGet,
   logTail,
-  repoRoot,
+  sourceKeyedBinaryPath,
   startProcess,
   waitUntil,
   type ManagedProcess,
@@ -41,19 +39,7 @@ export interface RunningOperator {
 
 /** Where tools/build-binaries.sh puts the controller-runtime operator (keyed by its sources). */
 export function controllerRuntimeBinary(): string {
-  const path = execFileSync(
-    'bash',
-    [join(repoRoot, 'tools/build-binaries.sh'), '--path', 'bench-widget-operator'],
-    {
-      encoding: 'utf8',
-    },
-  ).trim();
-  if (!existsSync(path)) {
-    throw new Error(
-      `the controller-runtime operator is not built (${path}); run: bash tools/build-binaries.sh bench-widget-operator`,
-    );
-  }
-  return path;
+  return sourceKeyedBinaryPath('bench-widget-operator');
 }
 
 // The controller's name in both implementations: its metrics carry it as the `controller` label.

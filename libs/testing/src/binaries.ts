@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
@@ -157,6 +158,23 @@ export function etcdBinaryPath(component: EtcdComponent, version: string = etcdV
     throw new Error(
       `${component} ${version} is not built yet (expected ${path}). Run \`bash tools/build-binaries.sh ${component}${suffix}\`.`,
     );
+  }
+  return path;
+}
+
+/** The binaries tools/build-binaries.sh keys by their own sources, whose place only it computes. */
+export type SourceKeyedComponent = 'olm-validate' | 'bench-widget-operator' | 'memcached-exporter';
+
+/**
+ * Absolute path of a source-keyed binary as the current sources build it; throws with the command
+ * that builds it if absent (an edit since the last build changes the path).
+ */
+export function sourceKeyedBinaryPath(component: SourceKeyedComponent): string {
+  const path = execFileSync('bash', [join(repoRoot, 'tools/build-binaries.sh'), '--path', component], {
+    encoding: 'utf8',
+  }).trim();
+  if (!existsSync(path)) {
+    throw new Error(`${component} is not built (${path}); run: bash tools/build-binaries.sh ${component}`);
   }
   return path;
 }

@@ -2,6 +2,8 @@ export { startControlPlane, type ControlPlane, type ControlPlaneOptions } from '
 export { installCrds } from './crds.ts';
 export {
   binaryPath,
+  sourceKeyedBinaryPath,
+  type SourceKeyedComponent,
   cacheDir,
   etcdBinaryPath,
   etcdVersion,

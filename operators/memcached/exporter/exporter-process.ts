@@ -8,6 +8,7 @@ import {
   freeLoopbackPort,
   logTail,
   repoRoot,
+  sourceKeyedBinaryPath,
   startProcess,
   waitUntil,
   type ManagedProcess,
@@ -20,8 +21,7 @@ export async function memcachedExporterBinary(): Promise<string> {
   const script = join(repoRoot, 'tools', 'build-binaries.sh');
   // A cold build of the standard library takes a minute on two busy cores.
   await exec('bash', [script, 'memcached-exporter'], { timeout: 10 * 60_000 });
-  const { stdout } = await exec('bash', [script, '--path', 'memcached-exporter']);
-  return stdout.trim();
+  return sourceKeyedBinaryPath('memcached-exporter');
 }
 
 /** A running exporter: its process and the URL Prometheus would scrape. */

@@ -1,13 +1,14 @@
 // The checks every operator's OLM release passes: its bundle through operator-framework/api's
 // validators (tools/olm-validate, the checks `operator-sdk bundle validate` makes with the
 // operatorframework suite), and its file-based catalog package through catalogProblems.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { crdKind, repoRoot, type OperatorChart } from '../chart/operator-chart.ts';
+import { sourceKeyedBinaryPath } from '@homeostat/testing';
+import { crdKind, type OperatorChart } from '../chart/operator-chart.ts';
 import { olmPaths } from '../olm/bundle-files.ts';
 import { chartMetadata } from '../olm/chart-metadata.ts';
 import { catalogProblems } from '../olm/file-based-catalog.ts';
@@ -30,13 +31,7 @@ export const acceptedValidatorWarnings: readonly { pattern: RegExp; why: string 
 
 /** Where tools/build-binaries.sh puts olm-validate (keyed by the api version and its sources). */
 export function olmValidatePath(): string {
-  const path = execFileSync('bash', [join(repoRoot, 'tools/build-binaries.sh'), '--path', 'olm-validate'], {
-    encoding: 'utf8',
-  }).trim();
-  if (!existsSync(path)) {
-    throw new Error(`olm-validate is not built (${path}); run: bash tools/build-binaries.sh olm-validate`);
-  }
-  return path;
+  return sourceKeyedBinaryPath('olm-validate');
 }
 
 /** olm-validate on a bundle directory, at the oldest Kubernetes the chart admits. */

@@ -3,65 +3,13 @@
 // for now (a scale-down, a raised synchronous.number, a replaced instance). Each case drives
 // decide() probe by probe, as the engine does, from a healthy primary to the election.
 import { describe, expect, it } from 'vitest';
-import { decide, defaultPolicy, type Action, type DecideInput, type FailoverPolicy } from './decide.ts';
-import { settledState, type FailoverState } from './failover-state.ts';
-import type { InstanceEndpoint } from '../instance/instance.ts';
-import type { InstanceStatus, PrimaryStatus, StandbyConnection } from '../instance/observe.ts';
-import { down, primary, replica } from '../test-support/instance-statuses.ts';
-
-const endpoints = (count: number): InstanceEndpoint[] =>
-  Array.from({ length: count }, (_, i) => ({ name: `pg-${i}`, host: '10.0.0.1', port: 5432 + i }));
-
-// A settle time of one probe interval keeps the sequences short; the rules do not depend on it.
-const required = (number: number): FailoverPolicy => ({
-  ...defaultPolicy,
-  reloadSettleMs: 1000,
-  synchronous: { number, dataDurability: 'required' },
-});
-
-const standby = (name: string, flushLsn: bigint): StandbyConnection => ({
-  applicationName: name,
-  state: 'streaming',
-  syncState: 'quorum',
-  flushLsn,
-  replayLsn: flushLsn,
-});
-
-/** pg-0 (or `name`) as the primary, running `names`, with these standbys streaming. */
-const primaryRunning = (
-  names: string,
-  currentLsn: bigint,
-  standbys: StandbyConnection[],
-  name = 'pg-0',
-): PrimaryStatus => primary(name, currentLsn, { synchronousStandbyNames: names, standbys });
-
-/** The engine's loop over decide(): `probes` observations one second apart, every action succeeding. */
-class Engine {
-  state: FailoverState = settledState('pg-0');
-  now = 1_000_000;
-  readonly actions: Action[] = [];
-  readonly refusals: string[] = [];
-
-  probe(instances: InstanceEndpoint[], observed: InstanceStatus[], policy: FailoverPolicy, probes = 1): this {
-    for (let i = 0; i < probes; i++) {
-      const input: DecideInput = { instances, observed, state: this.state, now: this.now, policy };
-      const d = decide(input);
-      this.actions.push(d.action);
-      if (d.refusal) this.refusals.push(d.refusal.reason);
-      this.state = d.next;
-      this.now += 1000;
-    }
-    return this;
-  }
-
-  promoted(): string[] {
-    return this.actions.flatMap((a) => (a.type === 'promote' ? [a.instance] : []));
-  }
-}
+import type { Action } from './decide.ts';
+import { down, replica } from '../test-support/instance-statuses.ts';
+import { DecideDriver, endpoints, primaryRunning, required, standby } from '../test-support/decide-driver.ts';
 
 /** An engine that watched pg-0 run ANY 1 (pg-1, pg-2) at 200, pg-2 holding it, pg-1 at `pg1`. */
-const watchingTwoStandbys = (pg1: bigint): Engine =>
-  new Engine().probe(
+const watchingTwoStandbys = (pg1: bigint): DecideDriver =>
+  new DecideDriver().probe(
     endpoints(3),
     [
       primaryRunning('ANY 1 ("pg-1", "pg-2")', 200n, [standby('pg-1', pg1), standby('pg-2', 200n)]),
@@ -130,7 +78,7 @@ describe('a failover after the synchronous standby list changed (dataDurability 
       replica('pg-2', 100n),
       replica('pg-3', 200n),
     ];
-    const engine = new Engine().probe(four, healthy, required(1), 3);
+    const engine = new DecideDriver().probe(four, healthy, required(1), 3);
     // The spec asks for ANY 2 now; the primary fails before it runs with it.
     engine.probe(four, healthy, required(2), 1);
     engine.probe(
@@ -149,7 +97,7 @@ describe('a failover after the synchronous standby list changed (dataDurability 
     // right after must already count the new list. (Today's count from the spec passes this too;
     // it guards the record against lagging behind what the primary runs.)
     const old = 'ANY 1 ("pg-1", "pg-2")';
-    const engine = new Engine().probe(
+    const engine = new DecideDriver().probe(
       endpoints(3),
       [
         primaryRunning(old, 100n, [standby('pg-1', 100n), standby('pg-2', 100n)]),

@@ -4,7 +4,8 @@ import { waitUntil } from '@homeostat/testing';
 import { TestCluster, missingIds } from '../test-support/test-cluster.ts';
 import { loopbackTarget, startWriteLoad } from '../test-support/write-load.ts';
 import type { FailoverEngine } from '../failover/engine.ts';
-import { withConnection } from './instance.ts';
+import { defaultConnectOptions, withConnection } from './instance.ts';
+import { observeInstance } from './observe.ts';
 
 /** Waits until the primary's synchronous_standby_names is `expected` and every listed standby votes. */
 async function waitForSyncNames(
@@ -48,6 +49,25 @@ describe('synchronous replication, dataDurability required, on real PostgreSQL 1
   afterAll(async () => {
     await engine?.stop();
     await cluster.cleanup();
+  });
+
+  it('sets the list once and then leaves it: no reload on every probe', async () => {
+    await waitForSyncNames(cluster, 'pg-0', 'ANY 1 ("pg-1", "pg-2")', ['pg-1', 'pg-2']);
+    const sets = () => cluster.events.filter((e) => e.type === 'synchronous-standbys').length;
+    const before = sets();
+    await sleep(3000); // several probes
+    expect(sets()).toBe(before);
+    // What the observation reads from the configuration files is what the primary runs.
+    const primary = await observeInstance(
+      cluster.instance('pg-0'),
+      cluster.bed.superuser,
+      defaultConnectOptions,
+    );
+    expect(primary).toMatchObject({
+      role: 'primary',
+      synchronousStandbyNames: 'ANY 1 ("pg-1", "pg-2")',
+      configuredSynchronousStandbyNames: 'ANY 1 ("pg-1", "pg-2")',
+    });
   });
 
   it('loses no acknowledged write across a kill -9 failover', async () => {
@@ -148,5 +168,26 @@ describe('synchronous replication, dataDurability preferred, on real PostgreSQL 
     const changes = cluster.events.filter((e) => e.type === 'synchronous-standbys').map((e) => e.message);
     expect(changes).toContain(`synchronous_standby_names = ''`);
     expect(changes.at(-1)).toBe(`synchronous_standby_names = 'ANY 1 ("pg-2")'`);
+  });
+});
+
+describe("a primary's synchronous list as its files say and as it runs, on real PostgreSQL 15 processes", () => {
+  const cluster = new TestCluster({ size: 1, label: 'sync-files' });
+  beforeAll(() => cluster.start());
+  afterAll(() => cluster.cleanup());
+
+  it('reads what ALTER SYSTEM wrote before the reload runs it (pg_file_settings)', async () => {
+    const observe = () =>
+      observeInstance(cluster.instance('pg-0'), cluster.bed.superuser, defaultConnectOptions);
+    await cluster.sql('pg-0', `ALTER SYSTEM SET synchronous_standby_names = 'ANY 1 ("pg-1", "pg-2")'`);
+    expect(await observe()).toMatchObject({
+      synchronousStandbyNames: '',
+      configuredSynchronousStandbyNames: 'ANY 1 ("pg-1", "pg-2")',
+    });
+    await cluster.sql('pg-0', `ALTER SYSTEM RESET synchronous_standby_names`);
+    expect(await observe()).toMatchObject({
+      synchronousStandbyNames: '',
+      configuredSynchronousStandbyNames: '',
+    });
   });
 });

@@ -1,98 +1,24 @@
-// Review 5 of 7ce0ab0 (the record of synchronous lists commits may count on, ADR 0222). Each case
-// drives decide() probe by probe as the engine does (load S, observe, decide → (A, S'), perform A,
-// save S'), the way decide.synchronous-changes.test.ts does. The first block holds the defects
-// found (these tests fail on 7ce0ab0); the second, sequences checked that hold.
+// The record of the synchronous lists commits may count on (ADR 0222) through sequences a review of
+// its first version (7ce0ab0) tried: the first block broke that version (each test failed on it),
+// the second held. Each drives decide() probe by probe as the engine does.
 import { describe, expect, it } from 'vitest';
-import { decide, defaultPolicy, type Action, type DecideInput, type FailoverPolicy } from './decide.ts';
-import { settledState, type FailoverState } from './failover-state.ts';
-import type { InstanceEndpoint } from '../instance/instance.ts';
-import type { InstanceStatus, PrimaryStatus, StandbyConnection } from '../instance/observe.ts';
+import { decide } from './decide.ts';
+import type { FailoverState } from './failover-state.ts';
 import { down, primary, replica } from '../test-support/instance-statuses.ts';
+import {
+  DecideDriver,
+  endpoints,
+  preferred,
+  primaryRunning,
+  required,
+  standby,
+} from '../test-support/decide-driver.ts';
 
-const endpoints = (count: number): InstanceEndpoint[] =>
-  Array.from({ length: count }, (_, i) => ({ name: `pg-${i}`, host: '10.0.0.1', port: 5432 + i }));
-
-// A settle time of one probe interval keeps the sequences short; the rules do not depend on it.
-const required = (number: number): FailoverPolicy => ({
-  ...defaultPolicy,
-  reloadSettleMs: 1000,
-  synchronous: { number, dataDurability: 'required' },
-});
-
-const preferred = (number: number): FailoverPolicy => ({
-  ...defaultPolicy,
-  synchronous: { number, dataDurability: 'preferred' },
-});
-
-const standby = (name: string, flushLsn: bigint): StandbyConnection => ({
-  applicationName: name,
-  state: 'streaming',
-  syncState: 'quorum',
-  flushLsn,
-  replayLsn: flushLsn,
-});
-
-const primaryRunning = (
-  names: string,
-  currentLsn: bigint,
-  standbys: StandbyConnection[],
-  name = 'pg-0',
-): PrimaryStatus => primary(name, currentLsn, { synchronousStandbyNames: names, standbys });
-
-/** The engine's loop over decide(): probes one second apart, every action succeeding. */
-class Engine {
-  state: FailoverState = settledState('pg-0');
-  now = 1_000_000;
-  readonly actions: Action[] = [];
-  readonly refusals: string[] = [];
-  /** How many probes saved a state different from the one they loaded (a status write each). */
-  writes = 0;
-
-  probe(instances: InstanceEndpoint[], observed: InstanceStatus[], policy: FailoverPolicy, probes = 1): this {
-    for (let i = 0; i < probes; i++) {
-      const input: DecideInput = { instances, observed, state: this.state, now: this.now, policy };
-      const d = decide(input);
-      this.actions.push(d.action);
-      if (d.refusal) this.refusals.push(d.refusal.reason);
-      if (JSON.stringify(d.next, big) !== JSON.stringify(this.state, big)) this.writes++;
-      this.state = d.next;
-      this.now += 1000;
-    }
-    return this;
-  }
-
-  promoted(): string[] {
-    return this.actions.flatMap((a) => (a.type === 'promote' ? [a.instance] : []));
-  }
-
-  /** The synchronous_standby_names values the engine asked the primary to run, in order. */
-  setNames(): string[] {
-    return this.actions.flatMap((a) =>
-      a.type === 'maintain' && a.synchronousStandbyNames !== undefined ? [a.synchronousStandbyNames] : [],
-    );
-  }
-}
-
-const big = (_: string, v: unknown): unknown => (typeof v === 'bigint' ? `${v}n` : v);
-
-/** Drives a failover of pg-0 (down) until something is promoted or `probes` ran out. */
-const failOver = (
-  engine: Engine,
-  instances: InstanceEndpoint[],
-  observed: InstanceStatus[],
-  policy: FailoverPolicy,
-  probes = 40,
-): Engine => {
-  for (let i = 0; i < probes && engine.promoted().length === 0; i++)
-    engine.probe(instances, observed, policy);
-  return engine;
-};
-
-describe('review 5 findings: commit quorums under dataDurability required', () => {
+describe('the commit-quorum record: sequences that broke its first version', () => {
   it('R5-1 a list the primary was asked to run is dropped as "older" when the spec changes again before the primary is seen running it', () => {
     // Two instances, pg-0 runs ANY 1 (pg-1), settled.
     const R = 'ANY 1 ("pg-1")';
-    const engine = new Engine().probe(
+    const engine = new DecideDriver().probe(
       endpoints(2),
       [primaryRunning(R, 100n, [standby('pg-1', 100n)]), replica('pg-1', 100n)],
       required(1),
@@ -134,7 +60,7 @@ describe('review 5 findings: commit quorums under dataDurability required', () =
     // (pg-1 behind at 100). pg-0 and pg-2 fail before the next probe. Counting R (pg-1 answers,
     // 1 of 1) and ANY 2 of (pg-1, pg-2) (1 of 2 must answer: pg-1 does), pg-1 is promoted
     // without commit 200: an acknowledged commit is lost. Under W, 2 of 2 had to answer.
-    failOver(engine, three, [down('pg-0'), replica('pg-1', 100n), down('pg-2')], required(2));
+    engine.failOver(three, [down('pg-0'), replica('pg-1', 100n), down('pg-2')], required(2));
     expect(engine.promoted()).toEqual([]);
   });
 
@@ -201,7 +127,7 @@ describe('review 5 findings: commit quorums under dataDurability required', () =
       replica('pg-1', 100n),
       replica('pg-2', 100n),
     ];
-    const engine = new Engine().probe(endpoints(3), healthy, required(1), 5);
+    const engine = new DecideDriver().probe(endpoints(3), healthy, required(1), 5);
     const before = engine.writes;
     engine.probe(endpoints(3), healthy, required(2), 30);
     expect(engine.writes - before).toBeLessThan(5);
@@ -212,7 +138,7 @@ describe('review 5 findings: commit quorums under dataDurability required', () =
     // whenever the wanted value is '' (no quorum). Before 7ce0ab0 a one-instance cluster under
     // required was set to '' (synchronous.ts: "asks for no more of them than there are"); now it
     // keeps ANY 1 (pg-1) with pg-1 gone and every commit waits forever.
-    const engine = new Engine().probe(
+    const engine = new DecideDriver().probe(
       endpoints(2),
       [primaryRunning('ANY 1 ("pg-1")', 100n, [standby('pg-1', 100n)]), replica('pg-1', 100n)],
       required(1),
@@ -223,9 +149,9 @@ describe('review 5 findings: commit quorums under dataDurability required', () =
   });
 });
 
-describe('checked, holds', () => {
+describe('the commit-quorum record: sequences that held', () => {
   it('preferred: one instance left, the list is cleared (mayApply is only consulted under required)', () => {
-    const engine = new Engine().probe(
+    const engine = new DecideDriver().probe(
       endpoints(2),
       [primaryRunning('ANY 1 ("pg-1")', 100n, [standby('pg-1', 100n)]), replica('pg-1', 100n)],
       preferred(1),
@@ -237,7 +163,7 @@ describe('checked, holds', () => {
 
   it('a restart before the save of the probe that recorded a list: the next probe records it again and does not apply it', () => {
     const R = 'ANY 1 ("pg-1")';
-    const engine = new Engine().probe(
+    const engine = new DecideDriver().probe(
       endpoints(2),
       [primaryRunning(R, 100n, [standby('pg-1', 100n)]), replica('pg-1', 100n)],
       required(1),
@@ -261,7 +187,7 @@ describe('checked, holds', () => {
 
   it('scale-up 3 → 4 and number lowered 2 → 1: the old list is dropped once the new holds, then a failover promotes the holder', () => {
     const two = 'ANY 2 ("pg-1", "pg-2")';
-    const engine = new Engine().probe(
+    const engine = new DecideDriver().probe(
       endpoints(3),
       [
         primaryRunning(two, 100n, [standby('pg-1', 100n), standby('pg-2', 100n)]),
@@ -297,8 +223,7 @@ describe('checked, holds', () => {
       4,
     );
     expect(engine.state.commitQuorums?.quorums).toEqual([{ number: 1, standbys: ['pg-1', 'pg-2', 'pg-3'] }]);
-    failOver(
-      engine,
+    engine.failOver(
       four,
       [down('pg-0'), replica('pg-1', 300n), replica('pg-2', 350n), replica('pg-3', 300n)],
       required(1),
@@ -313,15 +238,15 @@ describe('checked, holds', () => {
       replica('pg-1', 100n),
       replica('pg-2', 100n),
     ];
-    const engine = new Engine().probe(endpoints(3), healthy, required(1), 3);
+    const engine = new DecideDriver().probe(endpoints(3), healthy, required(1), 3);
     const before = engine.writes;
     engine.probe(endpoints(3), healthy, required(1), 20);
     expect(engine.writes).toBe(before);
   });
 
   it('no record (an older operator): a failover counts the spec, every other instance', () => {
-    const engine = new Engine();
-    failOver(engine, endpoints(3), [down('pg-0'), replica('pg-1', 100n), down('pg-2')], required(1), 30);
+    const engine = new DecideDriver();
+    engine.failOver(endpoints(3), [down('pg-0'), replica('pg-1', 100n), down('pg-2')], required(1), 30);
     expect(engine.promoted()).toEqual([]);
   });
 
@@ -332,7 +257,7 @@ describe('checked, holds', () => {
       replica('pg-1', 100n),
       replica('pg-2', 50n),
     ];
-    const engine = new Engine().probe(endpoints(3), obs, preferred(1), 3);
+    const engine = new DecideDriver().probe(endpoints(3), obs, preferred(1), 3);
     expect(engine.state.commitQuorums).toBeUndefined();
     engine.probe(endpoints(3), obs, required(1), 1);
     expect(engine.setNames()).toEqual([]);
@@ -347,7 +272,7 @@ describe('checked, holds', () => {
   it('an old primary brought back after it was asked to run a new list keeps both lists', () => {
     const R = 'ANY 1 ("pg-1")';
     const W = 'ANY 1 ("pg-1", "pg-2")';
-    const engine = new Engine().probe(
+    const engine = new DecideDriver().probe(
       endpoints(2),
       [primaryRunning(R, 100n, [standby('pg-1', 100n)]), replica('pg-1', 100n)],
       required(1),
@@ -378,7 +303,7 @@ describe('checked, holds', () => {
     // R5-1 without the stale read: the primary is seen running W at probe 3; W is kept.
     const R = 'ANY 1 ("pg-1")';
     const W = 'ANY 1 ("pg-1", "pg-2")';
-    const engine = new Engine().probe(
+    const engine = new DecideDriver().probe(
       endpoints(2),
       [primaryRunning(R, 100n, [standby('pg-1', 100n)]), replica('pg-1', 100n)],
       required(1),
@@ -398,7 +323,7 @@ describe('checked, holds', () => {
       required(2),
       1,
     );
-    failOver(engine, three, [down('pg-0'), replica('pg-1', 100n), down('pg-2')], required(2));
+    engine.failOver(three, [down('pg-0'), replica('pg-1', 100n), down('pg-2')], required(2));
     expect(engine.promoted()).toEqual([]);
   });
 });
