@@ -24,10 +24,13 @@ import { desiredNetworkPolicy } from './desired-network-policy.ts';
 import { desiredPodDisruptionBudget } from './desired-pdb.ts';
 import { desiredService } from './desired-service.ts';
 import { memcachedStatus } from './memcached-status.ts';
+import type { CacheGauges } from '../metrics/cache-gauges.ts';
 
 export interface MemcachedReconcilerOptions {
   /** Images for Memcacheds that do not name them. */
   readonly defaultImages: DefaultImages;
+  /** The operator's per-Memcached gauges, fed from each reconcile's status. */
+  readonly gauges?: CacheGauges;
 }
 
 /** What converging the objects left: the Deployment as now known, and a write refused on the way. */
@@ -46,9 +49,16 @@ export class MemcachedReconciler implements Reconciler<Memcached> {
     this.#options = options;
   }
 
-  async reconcile({ object: memcached }: ReconcileRequest<Memcached>, ctx: ReconcileContext): Promise<void> {
-    // Deleted or being deleted: garbage collection removes what it owns (ownerReferences).
-    if (!memcached || isBeingDeleted(memcached)) return;
+  async reconcile(
+    { object: memcached, namespace, name }: ReconcileRequest<Memcached>,
+    ctx: ReconcileContext,
+  ): Promise<void> {
+    // Deleted or being deleted: garbage collection removes what it owns (ownerReferences); its
+    // series go with it.
+    if (!memcached || isBeingDeleted(memcached)) {
+      this.#options.gauges?.forget({ namespace: namespace ?? 'default', name });
+      return;
+    }
     const converged = await this.convergeObjects(memcached, ctx);
     await this.report(memcached, converged, ctx);
     // A refused write comes back when its own backoff ends (the controller requeues it); a name
@@ -86,6 +96,7 @@ export class MemcachedReconciler implements Reconciler<Memcached> {
       pods,
       ...(failure ? { writeError: { reason: failure.reason, message: failure.message } } : {}),
     });
+    this.#options.gauges?.observe(memcached, status);
     await ctx.client.applyStatusIfChanged(memcacheds, { metadata: { name, namespace }, status }, memcached);
   }
 }
