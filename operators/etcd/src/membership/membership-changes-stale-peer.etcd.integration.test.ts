@@ -153,9 +153,14 @@ describe('membership changes on three real etcd processes, one behind a raft-awa
       ),
     ).rejects.toThrow(/unhealthy cluster/);
 
-    // 4. The operator's add gets through (today: refused as ClusterSettling until it gives up).
+    // 4. The operator's add gets through (before the fix: refused as ClusterSettling until it gave up).
     const peerUrl = `http://127.0.0.1:${await freeLoopbackPort()}`;
-    const result = await retryWhileTransient(() => addLearner(connection, peerUrl), {
+    const refusals: string[] = [];
+    const recordRefusal = (error: unknown): never => {
+      if (error instanceof EtcdEngineError) refusals.push(error.message);
+      throw error;
+    };
+    const result = await retryWhileTransient(() => addLearner(connection, peerUrl).catch(recordRefusal), {
       timeoutMs: 40_000,
       intervalMs: 500,
     }).catch((error: unknown) => {
@@ -165,6 +170,8 @@ describe('membership changes on three real etcd processes, one behind a raft-awa
     });
     expect(result.added).toBe(true);
     expect(result.member.isLearner).toBe(true);
+    // The refusal that moved leadership says so (the reconcile reports it as Waiting).
+    expect(refusals.some((m) => /leadership moved to/.test(m))).toBe(true);
     // Leadership moved; the old leader's view of etcd-2 is as stale as before.
     expect(await leaderOf(connection)).not.toBe(leaderId);
     expect(await xActiveOnLeader()).toBe(false);
