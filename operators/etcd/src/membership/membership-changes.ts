@@ -5,10 +5,12 @@ import type { MemberHealth } from '../health/member-status.ts';
 import { memberIdHex } from '../member-id.ts';
 import { describeMember, listMembers, memberByPeerUrl, type EtcdMember } from './members.ts';
 import { checkAddLearner, checkPromote, checkRemove, enforce, type RemoveOptions } from './safety.ts';
+import { settlingRefusals, type SettlingRefusals } from './settling-refusals.ts';
 
 // Every change here: reads the member list first (so a retry after a crash is a no-op), checks that
 // it is safe, sends exactly one request to the leader with retries off, and, if the answer is lost,
-// reads the list again instead of resending.
+// reads the list again instead of resending. (An add the leader keeps refusing may move leadership
+// after the refusal: leadershipOffStaleView.)
 
 /** etcd's membership error messages, mapped to the engine's reasons. */
 const etcdRefusals: readonly [RegExp, EtcdEngineReason][] = [
@@ -46,9 +48,23 @@ export interface AddLearnerResult {
   readonly added: boolean;
 }
 
-/** Adds a learner for `peerUrl` unless a member with that peer URL exists already (then returns it). */
-export async function addLearner(connection: EtcdConnection, peerUrl: string): Promise<AddLearnerResult> {
+export interface AddLearnerOptions {
+  /** Memory of "unhealthy cluster" refusals (settling-refusals.ts); the process-wide one by default. */
+  readonly refusals?: SettlingRefusals;
+}
+
+/**
+ * Adds a learner for `peerUrl` unless a member with that peer URL exists already (then returns it).
+ * A leader that keeps refusing as "unhealthy cluster" while every voter answers loses leadership
+ * (see leadershipOffStaleView); the refusal is still thrown, and the next reconcile adds.
+ */
+export async function addLearner(
+  connection: EtcdConnection,
+  peerUrl: string,
+  options: AddLearnerOptions = {},
+): Promise<AddLearnerResult> {
   const step = 'add learner';
+  const refusals = options.refusals ?? settlingRefusals;
   const health = await readClusterHealth(connection);
   const existing = memberByPeerUrl(
     health.members.map((m) => m.member),
@@ -62,6 +78,7 @@ export async function addLearner(connection: EtcdConnection, peerUrl: string): P
       client.cluster.memberAdd({ peerURLs: [peerUrl], isLearner: true }),
     );
     const added = response.member;
+    refusals.settled(health.clusterId);
     return {
       member: {
         id: added.ID,
@@ -77,9 +94,53 @@ export async function addLearner(connection: EtcdConnection, peerUrl: string): P
     // The request may have been applied even though the answer was lost: look before anyone resends.
     const after = await withMemberClient(connection, url, (c) => listMembers(c)).catch(() => undefined);
     const appeared = after && memberByPeerUrl(after, peerUrl);
-    if (appeared) return { member: appeared, added: true };
-    throw toEngineError(step, error, peerUrl);
+    if (appeared) {
+      refusals.settled(health.clusterId);
+      return { member: appeared, added: true };
+    }
+    const refusal = toEngineError(step, error, peerUrl);
+    if (refusal.reason !== 'ClusterSettling') throw refusal;
+    throw await leadershipOffStaleView(connection, health, refusal, refusals);
   }
+}
+
+/**
+ * Answers an add the leader refused as "unhealthy cluster". etcd checks that the member receiving
+ * the add has seen a quorum of voters active for 5 s, in its own rafthttp transport; a pipeline send
+ * that failed after a peer's streams had come back leaves that peer inactive there while its streams
+ * stay up, and the refusal never ends (docs/adr/0312-etcd-leadership-moved-off-a-stale-peer-view.md).
+ * When every voter answers the operator, and this leader has refused for the settling patience, the
+ * leader's view is the stale one: leadership moves to another voter, whose view is its own, and the
+ * next reconcile sends the add there. A refusal while a voter does not answer is etcd being right.
+ * Returns the error to throw: the refusal, or a ClusterSettling error saying leadership moved.
+ */
+async function leadershipOffStaleView(
+  connection: EtcdConnection,
+  health: ClusterHealth,
+  refusal: EtcdEngineError,
+  refusals: SettlingRefusals,
+): Promise<EtcdEngineError> {
+  const leader = health.leader;
+  if (!leader || health.healthyVoters < health.votingMembers) return refusal;
+  const verdict = refusals.refused(health.clusterId, leader.member.id);
+  if (!verdict.moveLeadership) return refusal;
+  const from = describeMember(leader.member);
+  const successor = await handOverLeadership(connection, health, leader, {
+    step: 'move leadership off a leader that refuses adds',
+    // Not back to a leader that refused before in this run: the moves end after voters-1.
+    prefer: (m) => !verdict.movedFrom.has(m.member.id),
+  });
+  if (!successor) return refusal;
+  refusals.movedAway(health.clusterId, leader.member.id);
+  const seconds = Math.round(verdict.refusingForMs / 1000);
+  return new EtcdEngineError(
+    refusal.step,
+    'ClusterSettling',
+    `${from} refused adds as "unhealthy cluster" for ${seconds} s while every voter answered (its own ` +
+      `view of a peer is stale); leadership moved to ${describeMember(successor.member)}, the add ` +
+      `is retried there`,
+    { ...(refusal.member ? { member: refusal.member } : {}), cause: refusal },
+  );
 }
 
 /** Promotes learner `id` to a voting member; a member that already votes is left as it is. */

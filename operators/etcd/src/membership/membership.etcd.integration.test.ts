@@ -1,29 +1,17 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEtcdCluster, type EtcdTestCluster } from '@homeostat/testing/etcd';
 import type { EtcdConnection } from '../connection.ts';
 import { readClusterHealth } from '../health/cluster-health.ts';
 import { addLearner, removeMember } from './membership-changes.ts';
 import { convergeMembership, type StepOutcome } from './membership-reconciler.ts';
-import { EtcdEngineError, isTransient } from '../errors.ts';
+import { EtcdEngineError } from '../errors.ts';
 import { waitUntil } from '@homeostat/testing';
 import { desiredMembers, localMemberRuntime } from '../test-support/local-member-runtime.ts';
 import { expectKeyspaceOnEveryMember, writeKeys } from '../test-support/keyspace.ts';
 import { must } from '../test-support/must.ts';
+import { retryWhileTransient } from '../test-support/retry-while-transient.ts';
 
 let cluster: EtcdTestCluster | undefined;
-
-async function retryWhileTransient<T>(change: () => Promise<T>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await change();
-    } catch (error) {
-      if (!isTransient(error) || Date.now() > deadline) throw error;
-      await sleep(250);
-    }
-  }
-}
 
 async function waitForUnhealthy(connection: EtcdConnection, id: string): Promise<void> {
   await waitUntil(

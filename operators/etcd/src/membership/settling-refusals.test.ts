@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { SettlingRefusals, settlingPatienceMs } from './settling-refusals.ts';
+
+function clock() {
+  let now = 1_000_000;
+  return { now: () => now, advance: (ms: number) => (now += ms) };
+}
+
+describe('SettlingRefusals: when leadership moves off a leader that refuses adds', () => {
+  it('waits the patience before moving, measured from the first refusal of that leader', () => {
+    const time = clock();
+    const refusals = new SettlingRefusals(time.now);
+    expect(refusals.refused('c', 'L1').moveLeadership).toBe(false);
+    time.advance(settlingPatienceMs - 1);
+    expect(refusals.refused('c', 'L1').moveLeadership).toBe(false);
+    time.advance(1);
+    expect(refusals.refused('c', 'L1')).toMatchObject({
+      moveLeadership: true,
+      refusingForMs: settlingPatienceMs,
+    });
+  });
+
+  it('gives a new leader its own patience and never moves away from the same leader twice in a run', () => {
+    const time = clock();
+    const refusals = new SettlingRefusals(time.now);
+    refusals.refused('c', 'L1');
+    time.advance(settlingPatienceMs);
+    expect(refusals.refused('c', 'L1').moveLeadership).toBe(true);
+    refusals.movedAway('c', 'L1');
+    expect(refusals.refused('c', 'L2').moveLeadership).toBe(false);
+    time.advance(settlingPatienceMs);
+    const second = refusals.refused('c', 'L2');
+    expect(second.moveLeadership).toBe(true);
+    expect([...second.movedFrom]).toEqual(['L1']);
+    refusals.movedAway('c', 'L2');
+    // Back on L1 (say, an election): it refused before in this run, so it keeps leadership.
+    refusals.refused('c', 'L1');
+    time.advance(settlingPatienceMs);
+    expect(refusals.refused('c', 'L1')).toMatchObject({
+      moveLeadership: false,
+      refusingForMs: settlingPatienceMs,
+    });
+  });
+
+  it('starts a new run after an add went through, or after a minute without refusals', () => {
+    const time = clock();
+    const refusals = new SettlingRefusals(time.now);
+    refusals.refused('c', 'L1');
+    time.advance(settlingPatienceMs);
+    refusals.movedAway('c', 'L1');
+    refusals.settled('c');
+    refusals.refused('c', 'L1');
+    time.advance(settlingPatienceMs);
+    expect(refusals.refused('c', 'L1').moveLeadership).toBe(true);
+    refusals.movedAway('c', 'L1');
+    time.advance(6 * settlingPatienceMs + 1);
+    expect(refusals.refused('c', 'L1').moveLeadership).toBe(false);
+    time.advance(settlingPatienceMs);
+    expect(refusals.refused('c', 'L1').moveLeadership).toBe(true);
+  });
+
+  it('keeps clusters apart', () => {
+    const time = clock();
+    const refusals = new SettlingRefusals(time.now);
+    refusals.refused('a', 'L1');
+    time.advance(settlingPatienceMs);
+    expect(refusals.refused('b', 'L1').moveLeadership).toBe(false);
+    expect(refusals.refused('a', 'L1').moveLeadership).toBe(true);
+  });
+});
