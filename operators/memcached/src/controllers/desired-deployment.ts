@@ -12,7 +12,14 @@ import type {
 import { topologySpreadConstraints } from '@homeostat/operator-kit';
 import { exporterPort } from '../api/memcached-schema.ts';
 import type { Memcached } from '../api/memcached-types.ts';
-import { memcachedArgs, memcachedEnv, podLayout, sidecarRuns, statsAddress } from './memcached-command.ts';
+import {
+  exporterSaslArgs,
+  memcachedArgs,
+  memcachedEnv,
+  podLayout,
+  sidecarRuns,
+  statsAddress,
+} from './memcached-command.ts';
 import { operandLabels, ownedObjectMeta, selectorLabels } from './operand-labels.ts';
 import type { ReferencedSecrets } from './referenced-secrets.ts';
 import { saslDatabaseEnv, saslDatabaseScript } from './sasl-database.ts';
@@ -90,19 +97,14 @@ const restrictedContainer = {
 function exporterContainer(memcached: Memcached, image: string): V1Container {
   const { sasl } = memcached.spec;
   const credentials = podLayout.saslCredentialsDir;
+  // With SASL it authenticates as the Secret's user, from the Secret mounted read-only.
   return {
     name: 'exporter',
     image: memcached.spec.exporter.image ?? image,
     args: [
       `--memcached.address=${statsAddress(memcached.spec, podLayout)}`,
+      ...exporterSaslArgs(memcached.spec, podLayout),
       `--web.listen-address=:${exporterPort}`,
-      // With SASL it authenticates as the Secret's user, reading the files at each connection.
-      ...(sasl
-        ? [
-            `--memcached.sasl-username-file=${credentials}/username`,
-            `--memcached.sasl-password-file=${credentials}/password`,
-          ]
-        : []),
     ],
     ...(sasl ? { volumeMounts: [{ name: 'sasl-credentials', mountPath: credentials, readOnly: true }] } : {}),
     ports: [{ name: 'metrics', containerPort: exporterPort, protocol: 'TCP' }],

@@ -77,9 +77,9 @@ describe('the pod of a Memcached with spec.tls and spec.sasl', () => {
     ]);
     expect(container(secured, 'exporter')?.args).toEqual([
       `--memcached.address=127.0.0.1:${loopbackStatsPort}`,
-      `--web.listen-address=:${exporterPort}`,
       '--memcached.sasl-username-file=/etc/memcached/sasl-credentials/username',
       '--memcached.sasl-password-file=/etc/memcached/sasl-credentials/password',
+      `--web.listen-address=:${exporterPort}`,
     ]);
   });
 

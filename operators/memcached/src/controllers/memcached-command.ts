@@ -57,6 +57,20 @@ export function statsAddress(spec: CommandSpec, layout: PodLayout): string {
   return `127.0.0.1:${hasLoopbackStatsListener(spec) ? layout.statsPort : spec.port}`;
 }
 
+/**
+ * The sidecar's SASL arguments: the files of the mounted Secret it authenticates with (it reads
+ * them at each connection); none without SASL.
+ */
+export function exporterSaslArgs(spec: CommandSpec, layout: PodLayout): string[] {
+  const credentials = layout.saslCredentialsDir;
+  return spec.sasl
+    ? [
+        `--memcached.sasl-username-file=${credentials}/username`,
+        `--memcached.sasl-password-file=${credentials}/password`,
+      ]
+    : [];
+}
+
 /** memcached's arguments (after the `memcached` command) for `spec`, laid out as `layout` says. */
 export function memcachedArgs(spec: CommandSpec, facts: SecretFacts, layout: PodLayout): string[] {
   // -U 0 turns UDP off: memcached over UDP is a known traffic amplifier.

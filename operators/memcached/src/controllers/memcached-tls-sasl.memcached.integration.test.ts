@@ -3,7 +3,7 @@
 // machine's saslpasswd2), and real clients: Node's tls, a plaintext socket, and memjs (SASL PLAIN
 // over the binary protocol).
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { connect as connectTcp } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,53 +11,19 @@ import { connect as connectTls } from 'node:tls';
 import { promisify } from 'node:util';
 import { Client } from 'memjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createTestCa,
-  freeLoopbackPort,
-  issueTestCertificate,
-  logTail,
-  startProcess,
-  waitUntil,
-  type ManagedProcess,
-} from '@homeostat/testing';
-import { accepts, textSession } from '../../../../bench/memcached/memcached-process.ts';
+import { freeLoopbackPort, type ManagedProcess } from '@homeostat/testing';
+import { textSession } from '../../../../bench/memcached/memcached-process.ts';
 import type { MemcachedSpecFields } from '../api/memcached-types.ts';
 import { defaultedSpec } from '../test-support/memcached-fixtures.ts';
-import { memcachedArgs, memcachedEnv, podLayout, statsAddress, type PodLayout } from './memcached-command.ts';
-import { saslDatabaseEnv, saslDatabaseScript } from './sasl-database.ts';
+import {
+  preparePodFiles,
+  runSaslDatabaseScript,
+  startPodMemcached,
+  writeSaslSecretFiles,
+} from '../test-support/pod-memcached.ts';
+import { statsAddress, type PodLayout } from './memcached-command.ts';
 
 const exec = promisify(execFile);
-// saslpasswd2 lives in /usr/sbin, which a non-root PATH may lack.
-const pathWithSbin = `${process.env['PATH'] ?? ''}:/usr/sbin:/sbin`;
-
-/** memcached with the pod's arguments for `spec` (plus the user root needs); resolves once it accepts. */
-async function startPodMemcached(
-  spec: MemcachedSpecFields,
-  layout: PodLayout,
-  logDir: string,
-  tlsHasCa = false,
-): Promise<ManagedProcess> {
-  const logFile = join(logDir, 'memcached.log');
-  const started = startProcess({
-    name: 'memcached',
-    command: 'memcached',
-    args: [
-      ...memcachedArgs(spec, { tlsHasCa }, layout),
-      // memcached refuses to run as root without a user; naming root keeps the credentials unchanged.
-      ...(process.getuid?.() === 0 ? ['--user=root'] : []),
-    ],
-    env: { ...process.env, ...memcachedEnv(spec, layout) },
-    logFile,
-  });
-  const exited = started.exited.then((how) => `memcached exited (${String(how)})`);
-  await waitUntil(`memcached on port ${spec.port}`, () => accepts(spec.port), {
-    timeoutMs: 10_000,
-    intervalMs: 20,
-    abort: exited,
-    describe: () => logTail(logFile),
-  });
-  return started;
-}
 
 /** Sends `version` over TLS, trusting only `ca`; resolves with the answer's first line. */
 function tlsVersion(port: number, ca: string): Promise<string> {
@@ -100,18 +66,7 @@ describe('memcached -Z as the pod runs it (a real memcached, Node tls and plaint
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'homeostat-memcached-tls-'));
-    const tlsDir = join(dir, 'tls');
-    mkdirSync(tlsDir);
-    // The Secret's files as the kubelet mounts them: tls.crt, tls.key and ca.crt.
-    const ca = await createTestCa(tlsDir, 'ca', 'homeostat test memcached CA');
-    caCert = ca.cert;
-    await issueTestCertificate(ca, tlsDir, 'tls', {
-      subject: '/CN=memcached',
-      sans: ['IP:127.0.0.1', 'DNS:localhost'],
-      usages: ['serverAuth'],
-      describe: 'the memcached serving certificate',
-    });
-    layout = { ...podLayout, tlsDir, statsPort: await freeLoopbackPort() };
+    ({ layout, caCert } = await preparePodFiles(dir, { username: 'unused', password: 'unused' }));
     spec = defaultedSpec({
       port: await freeLoopbackPort(),
       memoryLimitMB: 16,
@@ -174,21 +129,8 @@ describe('memcached -S as the pod runs it (the init script with saslpasswd2, a r
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'homeostat-memcached-sasl-'));
-    layout = {
-      ...podLayout,
-      saslDir: join(dir, 'sasl'),
-      saslCredentialsDir: join(dir, 'sasl-credentials'),
-      statsPort: await freeLoopbackPort(),
-    };
-    mkdirSync(layout.saslDir);
-    mkdirSync(layout.saslCredentialsDir);
     // As `kubectl create secret generic --from-file` often stores it: with a trailing newline.
-    writeFileSync(join(layout.saslCredentialsDir, 'username'), username);
-    writeFileSync(join(layout.saslCredentialsDir, 'password'), `${password}\n`);
-    const init = await exec('sh', ['-c', saslDatabaseScript], {
-      env: { PATH: pathWithSbin, ...saslDatabaseEnv(layout) },
-    });
-    initOutput = init.stdout + init.stderr;
+    ({ layout, initOutput } = await preparePodFiles(dir, { username, password: `${password}\n` }));
     spec = defaultedSpec({
       port: await freeLoopbackPort(),
       memoryLimitMB: 16,
@@ -231,14 +173,9 @@ describe('memcached -S as the pod runs it (the init script with saslpasswd2, a r
   it('fails the init container, saying which key, when the Secret lacks the password', async () => {
     const empty = join(dir, 'no-password');
     mkdirSync(empty);
-    writeFileSync(join(empty, 'username'), username);
+    writeSaslSecretFiles(join(empty, 'secret'), username, '');
     await expect(
-      exec('sh', ['-c', saslDatabaseScript], {
-        env: {
-          PATH: pathWithSbin,
-          ...saslDatabaseEnv({ ...layout, saslCredentialsDir: empty, saslDir: empty }),
-        },
-      }),
+      runSaslDatabaseScript({ ...layout, saslCredentialsDir: join(empty, 'secret'), saslDir: empty }),
     ).rejects.toMatchObject({ stderr: 'the SASL Secret has no password (or an empty one)\n' });
   });
 });
