@@ -120,7 +120,7 @@ const asEnv = (env: Record<string, string>): V1EnvVar[] =>
 /** The Secret volumes and the in-memory SASL database volume of spec.tls and spec.sasl. */
 function securityVolumes(memcached: Memcached): V1Volume[] {
   const { tls, sasl } = memcached.spec;
-  // 0440: readable by the pod's user (fsGroup is unset, so the files belong to it) and no other.
+  // 0440 with fsGroup (below): readable by the pod's group, the only one its containers run as.
   return [
     ...(tls ? [{ name: 'tls', secret: { secretName: tls.secretName, defaultMode: 0o440 } }] : []),
     ...(sasl
@@ -205,6 +205,9 @@ export function desiredDeployment(
             runAsNonRoot: true,
             runAsUser: memcachedUserId,
             runAsGroup: memcachedUserId,
+            // Secret files belong to root; fsGroup gives them the pod's group. Only with Secrets,
+            // so that pods without them keep the template they had.
+            ...(volumes.length ? { fsGroup: memcachedUserId } : {}),
             seccompProfile: { type: 'RuntimeDefault' },
           },
           ...(spec.sasl ? { initContainers: [saslDatabaseContainer(memcached, image)] } : {}),

@@ -102,6 +102,9 @@ describe('the pod of a Memcached with spec.tls and spec.sasl', () => {
       { name: 'sasl-credentials', secret: { secretName: 'cache-sasl', defaultMode: 0o440 } },
       { name: 'sasl', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } },
     ]);
+    // Secret files are root's, mode 0440: the pod's user reads them through fsGroup.
+    expect(spec?.securityContext?.fsGroup).toBe(11211);
+    expect(pod(cache())?.spec?.securityContext?.fsGroup).toBeUndefined();
     expect(container(secured, 'memcached')?.volumeMounts?.every((m) => m.readOnly)).toBe(true);
     expect(container(secured, 'sasl-database')?.volumeMounts).toContainEqual({
       name: 'sasl-credentials',

@@ -1,8 +1,8 @@
 // The Memcached reconciler, in two phases: converge the objects (Deployment, headless Service and
 // PodDisruptionBudget by server-side apply, Events on scaling), then report (status from the
 // Deployment and its pods). The Deployment waits while a Secret it names is missing or incomplete:
-// that is reported, with a Warning Event, and looked at again shortly. A refused write backs off on its own (ctx.writes, ADR 0603): it is
-// reported, not thrown.
+// that is reported, with a Warning Event, and looked at again shortly. A refused write backs off on
+// its own (ctx.writes, ADR 0603): it is reported, not thrown.
 import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
 import {
   WriteFailure,
