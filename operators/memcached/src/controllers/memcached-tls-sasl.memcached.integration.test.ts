@@ -66,7 +66,7 @@ describe('memcached -Z as the pod runs it (a real memcached, Node tls and plaint
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'homeostat-memcached-tls-'));
-    ({ layout, caCert } = await preparePodFiles(dir, { username: 'unused', password: 'unused' }));
+    ({ layout, caCert } = await preparePodFiles(dir));
     spec = defaultedSpec({
       port: await freeLoopbackPort(),
       memoryLimitMB: 16,

@@ -94,21 +94,23 @@ export interface PreparedPod {
 }
 
 /**
- * Everything a pod's containers would find on disk, under `dir`: the TLS Secret's files, the SASL
- * Secret's files (`password` written as given) and the database the init script built from them,
- * and a free loopback port for the statistics listener.
+ * Everything a pod's containers would find on disk, under `dir`: the TLS Secret's files, with
+ * `sasl` the SASL Secret's files (`password` written as given) and the database the init script
+ * built from them, and a free loopback port for the statistics listener.
  */
 export async function preparePodFiles(
   dir: string,
-  sasl: { username: string; password: string },
+  sasl?: { username: string; password: string },
 ): Promise<PreparedPod> {
   const { tlsDir, caCert } = await writeTlsSecretFiles(dir);
   const layout: PodLayout = {
     tlsDir,
     saslDir: join(dir, 'sasl'),
-    saslCredentialsDir: writeSaslSecretFiles(join(dir, 'sasl-credentials'), sasl.username, sasl.password),
+    saslCredentialsDir: join(dir, 'sasl-credentials'),
     statsPort: await freeLoopbackPort(),
   };
+  if (!sasl) return { layout, caCert, initOutput: '' };
+  writeSaslSecretFiles(layout.saslCredentialsDir, sasl.username, sasl.password);
   mkdirSync(layout.saslDir);
   return { layout, caCert, initOutput: await runSaslDatabaseScript(layout) };
 }
