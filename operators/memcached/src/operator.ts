@@ -4,6 +4,7 @@ import { operatorManager, type ManagerExtras } from '@homeostat/operator-kit';
 import type { OperatorConfig } from './config/operator-config.ts';
 import { addMemcachedController } from './controllers/memcached-controller.ts';
 import { operatorName } from './controllers/operand-labels.ts';
+import { CacheGauges } from './metrics/cache-gauges.ts';
 
 /** Builds (but does not start) the Memcached operator's manager. */
 export function memcachedOperator(
@@ -15,6 +16,7 @@ export function memcachedOperator(
   addMemcachedController(manager, {
     defaultImages: { memcached: config.memcachedImage, exporter: config.memcachedExporterImage },
     maxConcurrentReconciles: config.maxConcurrentReconciles,
+    gauges: new CacheGauges(manager.metrics.registry),
   });
   return manager;
 }

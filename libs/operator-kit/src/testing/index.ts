@@ -19,7 +19,7 @@ export { installChartAccess, type ChartAccess } from './chart-access.ts';
 export { schemaLocation, toStrictJsonSchema, writeKubeconformSchemas } from './kubeconform-schemas.ts';
 export { testCommonConfig } from './test-operator-config.ts';
 export { describePrometheusRules, type PrometheusRulesOptions } from './prometheus-rules-suite.ts';
-export { exportedMetricNames, unreachableCluster } from './exported-metric-names.ts';
+export { exportedMetricNames, metricNamesInExposition, unreachableCluster } from './exported-metric-names.ts';
 export { metricNamesIn } from './promql-metric-names.ts';
 export { describeGrafanaDashboard, type GrafanaDashboardOptions } from './grafana-dashboard-suite.ts';
 export {

@@ -22,6 +22,11 @@ export interface PrometheusRulesOptions {
   operator: string;
   /** The metrics registry of the operator built as it runs (not started). */
   registry: () => Registry;
+  /**
+   * The names the operand's own metrics endpoint exports (a sidecar's, scraped for real), for the
+   * alerts on its series; without it, rules may read only the operator's metrics.
+   */
+  operandMetrics?: () => Promise<ReadonlySet<string>>;
 }
 
 interface AlertRule {
@@ -195,8 +200,11 @@ export function describePrometheusRules(chart: OperatorChart, options: Prometheu
       }
     });
 
-    it('reads only metrics the operator exports (and catches one it does not)', async () => {
-      const exported = await exportedMetricNames(options.registry());
+    it(`reads only metrics the operator${options.operandMetrics ? ' or its operand' : ''} exports (and catches one neither does)`, async () => {
+      const exported = new Set([
+        ...(await exportedMetricNames(options.registry())),
+        ...((await options.operandMetrics?.()) ?? []),
+      ]);
       const unexported = (groups: RuleGroup[]) =>
         alertsOf(groups).flatMap((r) =>
           metricNamesIn(r.expr)

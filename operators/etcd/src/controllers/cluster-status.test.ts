@@ -109,6 +109,41 @@ describe('EtcdCluster status', () => {
     expect(condition(done, 'Restoring')).toMatchObject({ status: 'False', reason: 'Restored' });
   });
 
+  it('stays Restoring, not Running, until no member pod carries the restore any more', () => {
+    // Every member a ready voter, but orders-0's pod is still the one that restored it: the
+    // operator is about to recreate it, so the restore is not finished and the cluster not Running.
+    const restored = cluster({ bootstrap: { fromBackup: { backupName: 'nightly' } } }, { clusterId: 'ff' });
+    const whole = health(member(0, { leader: true }), member(1), member(2));
+    const finishing = clusterStatus(restored, observation({ health: whole, restoreCarriedBy: ['orders-0'] }));
+    expect(finishing.phase).toBe('Restoring');
+    expect(condition(finishing, 'Restoring')).toMatchObject({
+      status: 'True',
+      reason: 'FinishingRestore',
+      message: expect.stringContaining('orders-0'),
+    });
+    const finished = clusterStatus(restored, observation({ health: whole, restoreCarriedBy: [] }));
+    expect(finished.phase).toBe('Running');
+    expect(condition(finished, 'Restoring')).toMatchObject({ status: 'False', reason: 'Restored' });
+  });
+
+  it('counts a member whose pod is gone or being deleted as not ready, whatever etcd last answered', () => {
+    // The pod of orders-0 was just deleted (a recreation): its etcd may answer a moment longer, but
+    // the member is going down, so the cluster is not Running with every member ready.
+    const whole = health(member(0, { leader: true }), member(1), member(2));
+    const going = clusterStatus(
+      cluster({}, { clusterId: 'ff' }),
+      observation({ health: whole, podless: ['orders-0'] }),
+    );
+    expect(going.members?.find((m) => m.name === 'orders-0')?.ready).toBe(false);
+    expect(going.readyMembers).toBe(2);
+    expect(going.phase).toBe('Degraded');
+    expect(condition(going, 'Degraded')).toMatchObject({
+      status: 'True',
+      reason: 'MemberUnhealthy',
+      message: expect.stringContaining('orders-0'),
+    });
+  });
+
   it('is Creating until the first member answers', () => {
     const status = clusterStatus(cluster(), observation({ unreachable: 'connection refused' }));
     expect(status.phase).toBe('Creating');

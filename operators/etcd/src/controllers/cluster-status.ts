@@ -42,6 +42,16 @@ export interface ClusterObservation {
   readonly operatorCutOff?: string | undefined;
   /** Where a disaster recovery stands (quorum-recovery.ts), if one was ever started. */
   readonly recovery?: RecoveryStatusFields | undefined;
+  /**
+   * Members whose pods still carry the init containers that restored them from a backup: the
+   * operator recreates each once the cluster is whole, and the restore is not finished before.
+   */
+  readonly restoreCarriedBy?: readonly string[] | undefined;
+  /**
+   * Desired members whose pod is missing or being deleted. Not ready, whatever etcd last answered:
+   * a member whose pod was just deleted may answer a moment longer, but it is going down.
+   */
+  readonly podless?: readonly string[] | undefined;
 }
 
 /** The status members: desired ones first, in order, then any etcd lists that nobody wants. */
@@ -50,6 +60,7 @@ export function memberStatuses(observation: ClusterObservation): MemberStatusFie
   const byPeerUrl = (peerUrl: string) =>
     listed.find((m) => m.member.peerUrls.some((u) => normalizeUrl(u) === normalizeUrl(peerUrl)));
   const leaderId = observation.health?.leader?.member.id;
+  const podless = new Set(observation.podless ?? []);
   const describe = (name: string, health: MemberHealth | undefined): MemberStatusFields => {
     if (!health) return { name, ready: false };
     const status = health.status;
@@ -57,7 +68,7 @@ export function memberStatuses(observation: ClusterObservation): MemberStatusFie
       name,
       id: memberIdHex(health.member.id),
       role: health.member.isLearner ? 'Learner' : 'Voter',
-      ready: health.healthy,
+      ready: health.healthy && !podless.has(name),
       ...(health.member.id === leaderId ? { leader: true } : {}),
       ...(status
         ? {
@@ -183,6 +194,15 @@ function restoring(cluster: EtcdCluster, facts: Facts, o: ClusterObservation): C
   const type = types.restoring;
   if (!cluster.spec.bootstrap?.fromBackup)
     return { type, status: 'False', reason: 'NotRestoring', message: '' };
+  const carriers = o.restoreCarriedBy ?? [];
+  if (facts.bootstrapped && carriers.length > 0) {
+    return {
+      type,
+      status: 'True',
+      reason: 'FinishingRestore',
+      message: `${carriers.join(', ')} still run${carriers.length === 1 ? 's' : ''} in the pod that restored ${carriers.length === 1 ? 'it' : 'them'}; it is made again without the restore once every other member is a healthy voter`,
+    };
+  }
   if (facts.bootstrapped) {
     return { type, status: 'False', reason: 'Restored', message: 'the cluster was created from its backup' };
   }
@@ -294,7 +314,9 @@ function degraded(o: ClusterObservation, members: readonly MemberStatusFields[])
       type,
       status: 'True',
       reason: 'MemberUnhealthy',
-      message: `${notReady.map((m) => m.name).join(', ')} not healthy`,
+      message: `${notReady
+        .map((m) => (o.podless?.includes(m.name) ? `${m.name} (its pod is gone or being deleted)` : m.name))
+        .join(', ')} not healthy`,
     };
   }
   return { type, status: 'False', reason: 'AsExpected', message: '' };

@@ -1,6 +1,6 @@
-// The Memcached operator's Grafana dashboard: only the operator's own panels, because the operator
-// exports no series per Memcached (no namespace or cluster variable either). Pods missing and
-// evictions need the memcached exporter's metrics, which this chart does not ship.
+// The Memcached operator's Grafana dashboard: only the operator's own panels so far. The gauges per
+// Memcached (label `cache`, where the shared cluster variables read `cluster`) and the pods' sidecar
+// series feed the chart's alerts, not yet a row here.
 import type { OperatorDashboard } from '@homeostat/operator-kit/chart';
 
 export const memcachedDashboard: OperatorDashboard = {

@@ -10,12 +10,15 @@ import {
 import { memcacheds, type Memcached } from '../api/memcached-types.ts';
 import type { DefaultImages } from './desired-deployment.ts';
 import { MemcachedReconciler } from './memcached-reconciler.ts';
+import type { CacheGauges } from '../metrics/cache-gauges.ts';
 import { managedPodsSelector } from './operand-labels.ts';
 
 export interface MemcachedControllerOptions {
   /** Images for Memcacheds that do not name them. */
   defaultImages: DefaultImages;
   maxConcurrentReconciles?: number;
+  /** The operator's per-Memcached gauges. */
+  gauges?: CacheGauges;
 }
 
 /** Adds the Memcached controller to `manager`. */
@@ -40,6 +43,9 @@ export function addMemcachedController(
     ],
     predicates: [generationChanged],
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
-    reconcile: new MemcachedReconciler(pods, { defaultImages: options.defaultImages }),
+    reconcile: new MemcachedReconciler(pods, {
+      defaultImages: options.defaultImages,
+      ...(options.gauges ? { gauges: options.gauges } : {}),
+    }),
   });
 }

@@ -27,6 +27,7 @@ import { desiredPodDisruptionBudget } from './desired-pdb.ts';
 import { desiredService } from './desired-service.ts';
 import { memcachedStatus } from './memcached-status.ts';
 import { checkReferencedSecrets, type ReferencedSecrets, type SecretProblem } from './referenced-secrets.ts';
+import type { CacheGauges } from '../metrics/cache-gauges.ts';
 
 /** How soon a missing or incomplete Secret is looked at again (Secrets are read, not watched). */
 export const secretRetryMs = 30_000;
@@ -36,6 +37,8 @@ export const secretRecheckMs = 5 * 60_000;
 export interface MemcachedReconcilerOptions {
   /** Images for Memcacheds that do not name them. */
   readonly defaultImages: DefaultImages;
+  /** The operator's per-Memcached gauges, fed from each reconcile's status. */
+  readonly gauges?: CacheGauges;
 }
 
 /** What converging the objects left: the Deployment as now known, and a write refused on the way. */
@@ -57,11 +60,15 @@ export class MemcachedReconciler implements Reconciler<Memcached> {
   }
 
   async reconcile(
-    { object: memcached }: ReconcileRequest<Memcached>,
+    { object: memcached, namespace, name }: ReconcileRequest<Memcached>,
     ctx: ReconcileContext,
   ): Promise<ReconcileResult | undefined> {
-    // Deleted or being deleted: garbage collection removes what it owns (ownerReferences).
-    if (!memcached || isBeingDeleted(memcached)) return undefined;
+    // Deleted or being deleted: garbage collection removes what it owns (ownerReferences); its
+    // series go with it.
+    if (!memcached || isBeingDeleted(memcached)) {
+      this.#options.gauges?.forget({ namespace: namespace ?? 'default', name });
+      return undefined;
+    }
     const check = await checkReferencedSecrets(memcached, ctx.client);
     const converged = await this.convergeObjects(memcached, ctx, check.ok ? check.secrets : undefined);
     const secretProblem = check.ok ? undefined : check.problem;
@@ -120,6 +127,7 @@ export class MemcachedReconciler implements Reconciler<Memcached> {
       ...(failure ? { writeError: { reason: failure.reason, message: failure.message } } : {}),
       ...(secretProblem ? { secretProblem } : {}),
     });
+    this.#options.gauges?.observe(memcached, status);
     await ctx.client.applyStatusIfChanged(memcacheds, { metadata: { name, namespace }, status }, memcached);
   }
 }

@@ -226,6 +226,9 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     await waitUntil('readyReplicas 1', async () => (await get('status')).status?.readyReplicas === 1, poll);
     memcached = await get('status');
     expect(memcached.status).toMatchObject({ replicas: 3, readyReplicas: 1, nodes: ['status-b'] });
+    // What the pods-missing alerts compare, on the operator's own /metrics.
+    expect(await cacheGauge(manager, 'memcached_cache_pods_desired', 'status')).toBe(3);
+    expect(await cacheGauge(manager, 'memcached_cache_pods_ready', 'status')).toBe(1);
     expect(condition(memcached, 'Available')).toMatchObject({
       status: 'False',
       message: '1 of 3 pods ready; 2 needed',
@@ -246,6 +249,7 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     await waitUntil('all nodes listed', async () => (await get('status')).status?.nodes?.length === 3, poll);
     memcached = await get('status');
     expect(memcached.status).toMatchObject({ readyReplicas: 3, nodes: ['status-a', 'status-b', 'status-c'] });
+    expect(await cacheGauge(manager, 'memcached_cache_pods_ready', 'status')).toBe(3);
     expect(condition(memcached, 'Available')).toMatchObject({ reason: 'MinimumPodsReady' });
     expect(condition(memcached, 'Progressing')).toMatchObject({ status: 'False', reason: 'Complete' });
 
@@ -762,10 +766,20 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
       async () => (await client.find(builtin.podDisruptionBudgets, 'doomed', namespace)) !== undefined,
       poll,
     );
+    await waitUntil(
+      'doomed series',
+      async () => (await cacheGauge(manager, 'memcached_cache_pods_desired', 'doomed')) === 2,
+      poll,
+    );
     await client.delete(memcacheds, 'doomed', namespace);
     await waitUntil(
       'doomed gone',
       async () => (await client.find(memcacheds, 'doomed', namespace)) === undefined,
+      poll,
+    );
+    await waitUntil(
+      'doomed series dropped',
+      async () => (await cacheGauge(manager, 'memcached_cache_pods_desired', 'doomed')) === undefined,
       poll,
     );
     await sleep(1000); // give a wrong-headed operator time to recreate things
@@ -791,4 +805,18 @@ async function reconcileCount(manager: Manager): Promise<number> {
   return [
     ...text.matchAll(/controller_runtime_reconcile_total\{[^}]*controller="memcached"[^}]*\} (\d+)/g),
   ].reduce((sum, m) => sum + Number(m[1]), 0);
+}
+
+/** One Memcached's value of an operator gauge, as a scrape reads it; undefined without a series. */
+async function cacheGauge(manager: Manager, metric: string, cache: string): Promise<number | undefined> {
+  const text = await manager.metrics.registry.getSingleMetricAsString(metric);
+  const line = text
+    .split('\n')
+    .find(
+      (l) =>
+        l.startsWith(`${metric}{`) &&
+        l.includes(`cache="${cache}"`) &&
+        l.includes(`namespace="${namespace}"`),
+    );
+  return line === undefined ? undefined : Number(line.split(' ').at(-1));
 }
