@@ -5,7 +5,8 @@
 #   test     npm test: shellcheck (lints the PostgreSQL entrypoint), PostgreSQL 15 (its tests run it),
 #            pgBackRest (the PostgreSQL backup engine's tests run it), iproute2 and iptables (the local
 #            cluster's iptables cleanup is tested in a network namespace), memcached (the scaling
-#            benchmark's tests run it)
+#            benchmark's tests run it), sasl2-bin and libsasl2-modules (the Memcached operator's
+#            SASL tests build a database with saslpasswd2 and authenticate with PLAIN)
 #   bench-backup  bench/postgres/backup-tools.bench.ts: pgBackRest and Barman Cloud side by side
 #   bench-memcached  bench/memcached/scaling.bench.ts: memcached
 #   cluster  the local cluster: iproute2, iptables, conntrack, runc, CNI plugins (containerd 2 is
@@ -17,14 +18,17 @@ set -euo pipefail
 
 say() { echo "packages: $*" >&2; }
 
+# An absolute path only has to exist (a plugin library is not executable); a command must be on PATH.
+present() { if [[ $1 == /* ]]; then [[ -e $1 ]]; else command -v "$1" >/dev/null 2>&1; fi; }
+
 require_command() { # require_command <command or absolute path> <debian package>
-  command -v "$1" >/dev/null 2>&1 && return 0
+  present "$1" && return 0
   if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null 2>&1; then
     say "installing $2 from Debian's packages"
     # One apt run at a time: parallel jobs would fight over dpkg's lock.
     (
       flock 7
-      command -v "$1" >/dev/null 2>&1 && exit 0
+      present "$1" && exit 0
       apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null
     ) 7>"${TMPDIR:-/tmp}/homeostat-apt.lock"
   else
@@ -47,6 +51,8 @@ for set in "$@"; do
       require_command ip iproute2
       require_command iptables iptables
       require_command memcached memcached
+      require_command saslpasswd2 sasl2-bin
+      require_command "/usr/lib/$(uname -m)-linux-gnu/sasl2/libplain.so" libsasl2-modules
       ;;
     bench-memcached)
       require_command memcached memcached

@@ -26,7 +26,8 @@ export interface MemcachedServerOptions {
   memoryMb?: number;
 }
 
-function accepts(port: number): Promise<boolean> {
+/** Whether something accepts TCP connections on 127.0.0.1:`port`. */
+export function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect({ host: '127.0.0.1', port });
     socket.once('connect', () => {

@@ -88,6 +88,8 @@ export async function runClientPod(options: {
   claim?: { name: string; mountPath: string };
   /** A Secret mounted read-only (client certificates, say). */
   secret?: { name: string; mountPath: string };
+  /** The container's memory limit (default 64Mi; a `node` client needs more). */
+  memoryLimit?: string;
 }): Promise<ClientPodResult> {
   const volumeMounts = [
     ...(options.claim ? [{ name: 'claim', mountPath: options.claim.mountPath }] : []),
@@ -111,7 +113,10 @@ export async function runClientPod(options: {
           command: [...options.command],
           ...(options.env ? { env: [...options.env] } : {}),
           securityContext: restrictedSecurityContext(options.runAsUser),
-          resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '64Mi' } },
+          resources: {
+            requests: { cpu: '10m', memory: '16Mi' },
+            limits: { memory: options.memoryLimit ?? '64Mi' },
+          },
           ...(volumeMounts.length ? { volumeMounts } : {}),
         },
       ],

@@ -1,14 +1,18 @@
 // Runs against the cluster in KUBECONFIG (kind, the local cluster, any other): the Memcached
 // operator installed from its Helm chart, as a user installs it, into a namespace that enforces
 // the `restricted` Pod Security Standard; then a Memcached's whole life: pods Ready, a value
-// stored and read through its Service, scaled 3 → 1 → 2, deleted and garbage-collected, and
-// the chart uninstalled. The operator's image is the one built from operators/Dockerfile.
+// stored and read through its Service, scaled 3 → 1 → 2, a second one with TLS and SASL that
+// answers only authenticated TLS clients, deleted and garbage-collected, and the chart
+// uninstalled. The operator's image is the one built from operators/Dockerfile.
+import { randomBytes } from 'node:crypto';
 import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
 import { waitUntil } from '@homeostat/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operandImages } from '../images/image-names.ts';
 import { apply, getObject, kubectl, listObjects } from '../harness/cluster-access.ts';
+import { createCertificateAuthority, issueCertificate } from '@homeostat/operator-kit/tls';
 import { memcachedMetrics, memcachedSetGet } from '../harness/memcached-client.ts';
+import { memcachedSecuredSession } from '../harness/memcached-secured-client.ts';
 import { operatorCharts } from '../harness/operator-charts.ts';
 import { installOperator, type OperatorRelease } from '../harness/operator-release.ts';
 import { kubectlHomeostat } from '../harness/kubectl-homeostat.ts';
@@ -207,6 +211,76 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
     expect(await eventReasons()).toContain('ScaledUp');
     const session = await memcachedSetGet({ namespace: ns, host: cacheName, image: operandImages.memcached });
     expect(session.lines).toEqual(session.expected);
+  });
+
+  it('with spec.tls and spec.sasl, answers only TLS clients that authenticate, its sidecar still reading memcached', async () => {
+    const sealed = 'sealed';
+    const host = `${sealed}.${ns}.svc.cluster.local`;
+    const ca = await createCertificateAuthority(`e2e-memcached-ca-${ns}`, 7);
+    const server = await issueCertificate(ca, {
+      commonName: host,
+      dnsNames: [host, `${sealed}.${ns}.svc`],
+      usages: ['server'],
+      validDays: 7,
+    });
+    await apply([
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: `${sealed}-tls`, namespace: ns },
+        type: 'kubernetes.io/tls',
+        stringData: { 'tls.crt': server.certificate, 'tls.key': server.privateKey, 'ca.crt': ca.certificate },
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: `${sealed}-sasl`, namespace: ns },
+        // With a trailing newline, as --from-file stores it: the operand drops it.
+        stringData: { username: 'e2e', password: `${randomBytes(12).toString('hex')}\n` },
+      },
+      {
+        apiVersion: 'cache.homeostat.dev/v1alpha1',
+        kind: 'Memcached',
+        metadata: { name: sealed, namespace: ns },
+        spec: { size: 1, tls: { secretName: `${sealed}-tls` }, sasl: { secretName: `${sealed}-sasl` } },
+      },
+    ]);
+    let last: MemcachedObject | undefined;
+    await waitUntil(
+      `Memcached ${ns}/${sealed} Available`,
+      async () => {
+        last = await getObject<MemcachedObject>('memcached', sealed, ns);
+        return condition(last, 'Available')?.status === 'True' && last?.status?.readyReplicas === 1;
+      },
+      { timeoutMs: 240_000, intervalMs: 1000, describe: () => JSON.stringify(last?.status) },
+    );
+
+    const session = await memcachedSecuredSession({
+      namespace: ns,
+      host,
+      ca: ca.certificate,
+      saslSecret: `${sealed}-sasl`,
+    });
+    expect(session.phase).toBe('Succeeded');
+    expect(session.lines).toEqual([
+      'auth: 0',
+      expect.stringMatching(/^version: 1\.6\.\d+$/),
+      'wrong-auth: 32',
+      'plain: none',
+    ]);
+
+    const [pod] = (
+      await listObjects<V1Pod>(
+        'pods',
+        ns,
+        `app.kubernetes.io/name=memcached,app.kubernetes.io/instance=${sealed}`,
+      )
+    ).filter(isPodReady);
+    const ip = pod?.status?.podIP ?? '';
+    const metrics = await memcachedMetrics({ namespace: ns, hosts: [ip], image: operandImages.memcached });
+    expect(metrics.series.get(ip)?.get('memcached_up')).toBe(1);
+
+    await kubectl(['-n', ns, 'delete', 'memcached', sealed, '--wait=true', '--timeout=120s']);
   });
 
   it('leaves nothing behind when the Memcached is deleted: the garbage collector removes what it owned', async () => {

@@ -25,6 +25,11 @@
 - apiGroups: [networking.k8s.io]
   resources: [networkpolicies]
   verbs: [get, list, watch, create, update, patch, delete]
+# Only get, never list or watch: the Secrets spec.tls and spec.sasl name are read one by one to check
+# their keys before pods mount them (their values are never cached, logged or reported).
+- apiGroups: [""]
+  resources: [secrets]
+  verbs: [get]
 # Pods are only read: their readiness and names go into the Memcached status.
 - apiGroups: [""]
   resources: [pods]

@@ -30,10 +30,14 @@ export interface RunningExporter {
   readonly metricsUrl: string;
 }
 
-/** Starts the exporter for `memcachedAddress` (host:port); resolves once it serves /healthz. */
+/**
+ * Starts the exporter for `memcachedAddress` (host:port), with `extraArgs` after it (the pod's
+ * SASL flags); resolves once it serves /healthz.
+ */
 export async function startMemcachedExporter(options: {
   binary: string;
   memcachedAddress: string;
+  extraArgs?: readonly string[];
   logDir: string;
 }): Promise<RunningExporter> {
   const port = await freeLoopbackPort();
@@ -41,7 +45,11 @@ export async function startMemcachedExporter(options: {
   const started = startProcess({
     name: 'memcached-exporter',
     command: options.binary,
-    args: [`--memcached.address=${options.memcachedAddress}`, `--web.listen-address=127.0.0.1:${port}`],
+    args: [
+      `--memcached.address=${options.memcachedAddress}`,
+      ...(options.extraArgs ?? []),
+      `--web.listen-address=127.0.0.1:${port}`,
+    ],
     logFile,
   });
   const base = `http://127.0.0.1:${port}`;

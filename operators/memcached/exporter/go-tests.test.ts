@@ -1,5 +1,6 @@
-// The exporter's own Go tests (robustness_test.go: a misbehaving memcached on loopback), run with
-// the Go toolchain the binaries are built with, so that `npm test` runs them too.
+// The exporter's own Go tests (robustness_test.go: a misbehaving memcached on loopback; sasl_test.go:
+// the SASL and binary-protocol path against fake servers), run with the Go toolchain the binaries
+// are built with, so that `npm test` runs them too.
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';

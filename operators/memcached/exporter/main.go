@@ -1,6 +1,7 @@
 // memcached-exporter: the sidecar that serves one memcached's statistics as Prometheus metrics
 // (ADR 0402). Each scrape asks memcached for `stats` over one kept-open text-protocol connection
-// and writes the answer in the text exposition format; the metric names are the ones the widely
+// (binary protocol after SASL PLAIN when memcached requires SASL, ADR 0403) and writes the answer
+// in the text exposition format; the metric names are the ones the widely
 // used memcached_exporter publishes, so existing dashboards and alerts read them unchanged.
 package main
 
@@ -27,9 +28,17 @@ func main() {
 	address := flag.String("memcached.address", "127.0.0.1:11211", "memcached to read statistics from (host:port)")
 	listen := flag.String("web.listen-address", ":9150", "address to serve /metrics and /healthz on")
 	timeout := flag.Duration("memcached.timeout", time.Second, "how long one scrape may wait on memcached")
+	usernameFile := flag.String("memcached.sasl-username-file", "", "file with the SASL user (memcached -S); needs --memcached.sasl-password-file")
+	passwordFile := flag.String("memcached.sasl-password-file", "", "file with the SASL password, read at each connection")
 	flag.Parse()
 
 	source := &statsSource{address: *address, timeout: *timeout}
+	if (*usernameFile == "") != (*passwordFile == "") {
+		log.Fatal("--memcached.sasl-username-file and --memcached.sasl-password-file go together")
+	}
+	if *usernameFile != "" {
+		source.sasl = &saslCredentials{usernameFile: *usernameFile, passwordFile: *passwordFile}
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
@@ -68,7 +77,8 @@ func main() {
 type statsSource struct {
 	address string
 	timeout time.Duration
-	turn    chan struct{} // one token: whoever holds it may use conn
+	sasl    *saslCredentials // set: authenticate, then speak the binary protocol
+	turn    chan struct{}    // one token: whoever holds it may use conn
 	once    sync.Once
 	conn    net.Conn
 }
@@ -118,6 +128,17 @@ func (s *statsSource) attempt(deadline time.Time) (map[string]string, int64, err
 		if err != nil {
 			return nil, 0, err
 		}
+		if s.sasl != nil {
+			// A failed authentication says nothing about the kept connection: none was kept.
+			err = conn.SetDeadline(deadline)
+			if err == nil {
+				err = authenticate(conn, s.sasl)
+			}
+			if err != nil {
+				conn.Close()
+				return nil, 0, err
+			}
+		}
 		s.conn = conn
 	}
 	stats, read, err := s.exchange(deadline)
@@ -131,6 +152,9 @@ func (s *statsSource) attempt(deadline time.Time) (map[string]string, int64, err
 func (s *statsSource) exchange(deadline time.Time) (map[string]string, int64, error) {
 	if err := s.conn.SetDeadline(deadline); err != nil {
 		return nil, 0, err
+	}
+	if s.sasl != nil {
+		return binaryStats(s.conn)
 	}
 	if _, err := io.WriteString(s.conn, "stats\r\n"); err != nil {
 		return nil, 0, err

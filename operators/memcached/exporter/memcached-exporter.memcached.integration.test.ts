@@ -1,10 +1,17 @@
 // The real memcached-exporter binary against a real memcached process on loopback: the counters a
 // dashboard reads move with the commands clients send, the exporter keeps to one connection, and a
-// memcached that is down is reported as `memcached_up 0` in a scrape that still succeeds.
-import { mkdtempSync, rmSync } from 'node:fs';
+// memcached that is down is reported as `memcached_up 0` in a scrape that still succeeds. Then
+// against a memcached started as a pod with spec.tls and spec.sasl starts it: the sidecar reads
+// the loopback plaintext listener and authenticates with the Secret's files.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freeLoopbackPort, type ManagedProcess } from '@homeostat/testing';
+import type { MemcachedSpecFields } from '../src/api/memcached-types.ts';
+import { exporterSaslArgs, statsAddress, type PodLayout } from '../src/controllers/memcached-command.ts';
+import { defaultedSpec } from '../src/test-support/memcached-fixtures.ts';
+import { preparePodFiles, startPodMemcached } from '../src/test-support/pod-memcached.ts';
 import {
   memcachedServer,
   textSession,
@@ -115,5 +122,64 @@ describe('memcached-exporter against a real memcached', () => {
     expect(value(back, 'memcached_up')).toBe(1);
     // A restarted memcached starts empty: the exporter reports the new process's counters.
     expect(value(back, commands('get', 'hit'))).toBe(0);
+  });
+});
+
+describe('memcached-exporter against a real memcached run with the pod’s -Z and -S arguments', () => {
+  const username = 'shop';
+  const password = 'sidecar sees this only in a file';
+  let dir: string;
+  let layout: PodLayout;
+  let spec: MemcachedSpecFields;
+  let memcached: ManagedProcess;
+  let exporter: RunningExporter;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'homeostat-memcached-exporter-secured-'));
+    ({ layout } = await preparePodFiles(dir, { username, password }));
+    spec = defaultedSpec({
+      port: await freeLoopbackPort(),
+      memoryLimitMB: memoryMb,
+      tls: { secretName: 'cache-tls' },
+      sasl: { secretName: 'cache-sasl' },
+    });
+    memcached = await startPodMemcached(spec, layout, dir, true);
+    exporter = await startMemcachedExporter({
+      binary: await memcachedExporterBinary(),
+      memcachedAddress: statsAddress(spec, layout),
+      extraArgs: exporterSaslArgs(spec, layout),
+      logDir: dir,
+    });
+  }, 11 * 60_000);
+
+  afterAll(async () => {
+    await exporter?.process.stop();
+    await memcached?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reads the statistics over the loopback listener, authenticated (binary protocol, SASL PLAIN)', async () => {
+    const series = await scrape(exporter.metricsUrl);
+    expect(value(series, 'memcached_up')).toBe(1);
+    expect(value(series, 'memcached_limit_bytes')).toBe(memoryMb * 1024 * 1024);
+    expect([...series.keys()].some((s) => s.startsWith('memcached_version{version="1.6.'))).toBe(true);
+    expect(value(series, commands('get', 'miss'))).toBe(0);
+  });
+
+  it('answers memcached_up 0 with a wrong password, never logging it, and recovers once the file is right', async () => {
+    const passwordFile = join(layout.saslCredentialsDir, 'password');
+    // The kept connection stays authenticated: a new memcached makes the exporter log in again.
+    await memcached.stop();
+    writeFileSync(passwordFile, 'not the password');
+    memcached = await startPodMemcached(spec, layout, dir, true);
+    expect(value(await scrape(exporter.metricsUrl), 'memcached_up')).toBe(0);
+    const log = readFileSync(exporter.process.logFile, 'utf8');
+    expect(log).toContain('memcached refused SASL authentication as "shop"');
+    expect(log).not.toContain('not the password');
+    expect(log).not.toContain(password);
+
+    // Read at each connection: a rotated Secret is picked up without restarting the sidecar.
+    writeFileSync(passwordFile, `${password}\n`);
+    expect(value(await scrape(exporter.metricsUrl), 'memcached_up')).toBe(1);
   });
 });

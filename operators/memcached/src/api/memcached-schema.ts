@@ -19,6 +19,12 @@ export const version = 'v1alpha1';
 /** The port the metrics sidecar serves on (the widely used memcached exporter's). */
 export const exporterPort = 9150;
 
+/**
+ * With spec.tls, the loopback-only plaintext listener the metrics sidecar reads statistics from
+ * (memcached's `-l notls:127.0.0.1:<port>`; ADR 0403). Pods never expose it.
+ */
+export const loopbackStatsPort = 9151;
+
 /** The most pods one Memcached may ask for: a bound that keeps a typo (1000) from a cluster-wide outage. */
 export const maxSize = 64;
 
@@ -66,6 +72,50 @@ const NetworkPolicySpec = Type.Object(
     ],
     description:
       "When set, a NetworkPolicy admits only these clients to the memcached port (the cluster's network plugin must enforce NetworkPolicies). Removing it removes the policy.",
+  },
+);
+
+// A Secret's name is a DNS-1123 subdomain; refused here, a typo would only show as pods that never start.
+const dns1123Subdomain = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+
+/** A Secret name field (`<field>.secretName`) refused at the API server unless it is a valid name. */
+function secretNameField(field: string, description: string) {
+  return Type.String({
+    minLength: 1,
+    maxLength: 253,
+    description,
+    'x-kubernetes-validations': [
+      {
+        rule: `self.matches('${dns1123Subdomain}')`,
+        message: `${field}.secretName must be a Secret's name: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit`,
+      },
+    ],
+  });
+}
+
+const TlsSpec = Type.Object(
+  {
+    secretName: secretNameField(
+      'tls',
+      "kubernetes.io/tls Secret in the Memcached's namespace: tls.crt (the certificate chain, leaf first) and tls.key. Its certificate must name the addresses clients connect to (see the guide). A ca.crt in it is passed to memcached; client certificates are not verified.",
+    ),
+  },
+  {
+    description:
+      "When set, memcached accepts only TLS connections on its port (memcached -Z). Changing or removing it restarts the pods, and so empties the cache. The metrics sidecar reads statistics over a plaintext listener on the pod's loopback only.",
+  },
+);
+
+const SaslSpec = Type.Object(
+  {
+    secretName: secretNameField(
+      'sasl',
+      "Secret in the Memcached's namespace with the keys username and password: the one account clients authenticate as (SASL PLAIN). A trailing newline of the password is dropped.",
+    ),
+  },
+  {
+    description:
+      'When set, memcached requires SASL authentication (memcached -S) and then speaks only the binary protocol: clients must use it and authenticate. Changing or removing it restarts the pods, and so empties the cache. Use it with tls: PLAIN sends the password as written.',
   },
 );
 
@@ -131,6 +181,8 @@ export const MemcachedSpec = Type.Object(
       { default: {}, description: 'How a pod stops (rolling updates, scale-down, drains).' },
     ),
     networkPolicy: Type.Optional(NetworkPolicySpec),
+    tls: Type.Optional(TlsSpec),
+    sasl: Type.Optional(SaslSpec),
     exporter: Type.Object(
       {
         enabled: Type.Boolean({
@@ -174,6 +226,11 @@ export const MemcachedSpec = Type.Object(
       {
         rule: `!self.exporter.enabled || self.port != ${exporterPort}`,
         message: `port ${exporterPort} is the metrics sidecar's: choose another port, or set exporter.enabled to false`,
+        fieldPath: '.port',
+      },
+      {
+        rule: `!has(self.tls) || !self.exporter.enabled || self.port != ${loopbackStatsPort}`,
+        message: `port ${loopbackStatsPort} is where the metrics sidecar reads statistics when tls is set: choose another port, or set exporter.enabled to false`,
         fieldPath: '.port',
       },
     ],

@@ -44,7 +44,7 @@ describe("the chart's RBAC on a real kube-apiserver + etcd", () => {
     client.close();
   });
 
-  it('is enough to elect a leader, converge a Memcached, write its status and record Events', async () => {
+  it('is enough to elect a leader, converge a Memcached (one naming a TLS Secret too), write its status and record Events', async () => {
     await waitUntil('leader elected', async () => manager?.isLeader ?? false, { timeoutMs: 30_000 });
     const lease = await client.get(builtin.leases, leaseName, operatorNamespace);
     expect(lease.spec?.holderIdentity).toBe('operator-0');
@@ -63,6 +63,20 @@ describe("the chart's RBAC on a real kube-apiserver + etcd", () => {
     await waitUntil(
       'Event recorded',
       async () => (await eventsAbout(client, appNamespace, 'guarded', 'DeploymentCreated')).length > 0,
+      { timeoutMs: 30_000 },
+    );
+    // spec.tls: the Secret is read (get only) before the pods are given it.
+    await client.create(builtin.secrets, {
+      metadata: { name: 'guarded-tls', namespace: appNamespace },
+      type: 'kubernetes.io/tls',
+      data: { 'tls.crt': 'Y2VydA==', 'tls.key': 'a2V5' },
+    });
+    await createMemcached(client, 'sealed', appNamespace, { tls: { secretName: 'guarded-tls' } });
+    await waitUntil(
+      'sealed converged with its Secret read',
+      async () =>
+        (await client.find(builtin.deployments, 'sealed', appNamespace))?.spec?.template.metadata
+          ?.annotations?.['cache.homeostat.dev/secret-revision'] !== undefined,
       { timeoutMs: 30_000 },
     );
     const denied = manager?.metrics.registry.getSingleMetric('rest_client_requests_total');

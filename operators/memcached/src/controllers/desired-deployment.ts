@@ -3,13 +3,29 @@ import type {
   V1Affinity,
   V1Container,
   V1Deployment,
+  V1EnvVar,
   V1ResourceRequirements,
   V1Toleration,
+  V1Volume,
+  V1VolumeMount,
 } from '@kubernetes/client-node';
 import { topologySpreadConstraints } from '@homeostat/operator-kit';
 import { exporterPort } from '../api/memcached-schema.ts';
 import type { Memcached } from '../api/memcached-types.ts';
+import {
+  exporterSaslArgs,
+  memcachedArgs,
+  memcachedEnv,
+  podLayout,
+  sidecarRuns,
+  statsAddress,
+} from './memcached-command.ts';
 import { operandLabels, ownedObjectMeta, selectorLabels } from './operand-labels.ts';
+import type { ReferencedSecrets } from './referenced-secrets.ts';
+import { saslDatabaseEnv, saslDatabaseScript } from './sasl-database.ts';
+
+/** Pod annotation naming the versions of the Secrets the pods read at start (see ReferencedSecrets). */
+export const secretRevisionAnnotation = 'cache.homeostat.dev/secret-revision';
 
 /** uid and gid of the `memcache` user in the official memcached image; any non-root id works. */
 export const memcachedUserId = 11211;
@@ -56,13 +72,9 @@ function defaultAffinity(name: string): V1Affinity {
   };
 }
 
-/**
- * Whether the metrics sidecar runs: asked for, and not on memcached's own port (the API server
- * refuses that pair; a Memcached stored before the rule existed gets no sidecar rather than two
- * listeners on one port and a Service with a duplicate port).
- */
+/** Whether the metrics sidecar runs in the pods (see sidecarRuns). */
 export function exporterRuns(memcached: Memcached): boolean {
-  return memcached.spec.exporter.enabled && memcached.spec.port !== exporterPort;
+  return sidecarRuns(memcached.spec);
 }
 
 /** The images a Memcached runs when its spec names none. */
@@ -83,10 +95,18 @@ const restrictedContainer = {
  * Its liveness is its own (it answers memcached_up 0 while memcached is down), never memcached's.
  */
 function exporterContainer(memcached: Memcached, image: string): V1Container {
+  const { sasl } = memcached.spec;
+  const credentials = podLayout.saslCredentialsDir;
+  // With SASL it authenticates as the Secret's user, from the Secret mounted read-only.
   return {
     name: 'exporter',
     image: memcached.spec.exporter.image ?? image,
-    args: [`--memcached.address=127.0.0.1:${memcached.spec.port}`, `--web.listen-address=:${exporterPort}`],
+    args: [
+      `--memcached.address=${statsAddress(memcached.spec, podLayout)}`,
+      ...exporterSaslArgs(memcached.spec, podLayout),
+      `--web.listen-address=:${exporterPort}`,
+    ],
+    ...(sasl ? { volumeMounts: [{ name: 'sasl-credentials', mountPath: credentials, readOnly: true }] } : {}),
     ports: [{ name: 'metrics', containerPort: exporterPort, protocol: 'TCP' }],
     resources: { requests: { cpu: '5m', memory: '16Mi' }, limits: { memory: '32Mi' } },
     securityContext: restrictedContainer,
@@ -94,8 +114,58 @@ function exporterContainer(memcached: Memcached, image: string): V1Container {
   };
 }
 
-/** The desired Deployment for `memcached` (read from the API, so it has a uid). */
-export function desiredDeployment(memcached: Memcached, images: DefaultImages): V1Deployment {
+const asEnv = (env: Record<string, string>): V1EnvVar[] =>
+  Object.entries(env).map(([name, value]) => ({ name, value }));
+
+/** The Secret volumes and the in-memory SASL database volume of spec.tls and spec.sasl. */
+function securityVolumes(memcached: Memcached): V1Volume[] {
+  const { tls, sasl } = memcached.spec;
+  // 0440 with fsGroup (below): readable by the pod's group, the only one its containers run as.
+  return [
+    ...(tls ? [{ name: 'tls', secret: { secretName: tls.secretName, defaultMode: 0o440 } }] : []),
+    ...(sasl
+      ? [
+          { name: 'sasl-credentials', secret: { secretName: sasl.secretName, defaultMode: 0o440 } },
+          // In memory: the database holds the password as written, and must never reach the node's disk.
+          { name: 'sasl', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } },
+        ]
+      : []),
+  ];
+}
+
+function memcachedMounts(memcached: Memcached): V1VolumeMount[] {
+  const { tls, sasl } = memcached.spec;
+  return [
+    ...(tls ? [{ name: 'tls', mountPath: podLayout.tlsDir, readOnly: true }] : []),
+    ...(sasl ? [{ name: 'sasl', mountPath: podLayout.saslDir, readOnly: true }] : []),
+  ];
+}
+
+/** Builds the SASL database from the Secret before memcached starts (see sasl-database.ts). */
+function saslDatabaseContainer(memcached: Memcached, image: string): V1Container {
+  return {
+    name: 'sasl-database',
+    image,
+    command: ['sh', '-c', saslDatabaseScript],
+    env: asEnv(saslDatabaseEnv(podLayout)),
+    volumeMounts: [
+      { name: 'sasl-credentials', mountPath: podLayout.saslCredentialsDir, readOnly: true },
+      { name: 'sasl', mountPath: podLayout.saslDir },
+    ],
+    resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '32Mi' } },
+    securityContext: restrictedContainer,
+  };
+}
+
+/**
+ * The desired Deployment for `memcached` (read from the API, so it has a uid). `secrets`: what the
+ * reconciler found in the Secrets spec.tls and spec.sasl name.
+ */
+export function desiredDeployment(
+  memcached: Memcached,
+  images: DefaultImages,
+  secrets: ReferencedSecrets = {},
+): V1Deployment {
   const name = memcached.metadata?.name ?? '';
   const { spec } = memcached;
   const labels = operandLabels(name);
@@ -109,6 +179,10 @@ export function desiredDeployment(memcached: Memcached, images: DefaultImages): 
   // Each ReplicaSet spread on its own: during a rollout the old one's pods are leaving.
   const spread = topologySpreadConstraints(spec.spread, selectorLabels(name), ['pod-template-hash']);
   const { drainSeconds } = spec.shutdown;
+  const image = spec.image ?? images.memcached;
+  const volumes = securityVolumes(memcached);
+  const mounts = memcachedMounts(memcached);
+  const env = asEnv(memcachedEnv(spec, podLayout));
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -118,7 +192,10 @@ export function desiredDeployment(memcached: Memcached, images: DefaultImages): 
       revisionHistoryLimit: 3,
       selector: { matchLabels: selectorLabels(name) },
       template: {
-        metadata: { labels },
+        metadata: {
+          labels,
+          ...(secrets.revision ? { annotations: { [secretRevisionAnnotation]: secrets.revision } } : {}),
+        },
         spec: {
           // memcached exits at once on SIGTERM; the grace period only has to cover the drain.
           terminationGracePeriodSeconds: drainSeconds + 10,
@@ -128,15 +205,20 @@ export function desiredDeployment(memcached: Memcached, images: DefaultImages): 
             runAsNonRoot: true,
             runAsUser: memcachedUserId,
             runAsGroup: memcachedUserId,
+            // Secret files belong to root; fsGroup gives them the pod's group. Only with Secrets,
+            // so that pods without them keep the template they had.
+            ...(volumes.length ? { fsGroup: memcachedUserId } : {}),
             seccompProfile: { type: 'RuntimeDefault' },
           },
+          ...(spec.sasl ? { initContainers: [saslDatabaseContainer(memcached, image)] } : {}),
           containers: [
             {
               name: 'memcached',
-              image: spec.image ?? images.memcached,
+              image,
               command: ['memcached'],
-              // -U 0 turns UDP off: memcached over UDP is a known traffic amplifier.
-              args: ['-p', String(spec.port), '-U', '0', '-m', String(spec.memoryLimitMB)],
+              args: memcachedArgs(spec, secrets, podLayout),
+              ...(env.length ? { env } : {}),
+              ...(mounts.length ? { volumeMounts: mounts } : {}),
               ports: [{ name: 'memcached', containerPort: spec.port, protocol: 'TCP' }],
               resources: desiredResources(memcached) as V1ResourceRequirements,
               securityContext: restrictedContainer,
@@ -153,6 +235,7 @@ export function desiredDeployment(memcached: Memcached, images: DefaultImages): 
             },
             ...(exporterRuns(memcached) ? [exporterContainer(memcached, images.exporter)] : []),
           ],
+          ...(volumes.length ? { volumes } : {}),
           ...(nodeSelector ? { nodeSelector } : {}),
           ...(tolerations?.length ? { tolerations } : {}),
           affinity,

@@ -1,10 +1,10 @@
 // The objects the operator builds for a Memcached, from specs the API server may hold: one stored
 // before a rule existed included (review 6 found the port clash and the rollout spread).
 import { describe, expect, it } from 'vitest';
-import { exporterPort } from '../api/memcached-schema.ts';
+import { exporterPort, loopbackStatsPort } from '../api/memcached-schema.ts';
 import type { Memcached, MemcachedSpecFields } from '../api/memcached-types.ts';
 import { defaultedSpec } from '../test-support/memcached-fixtures.ts';
-import { desiredDeployment } from './desired-deployment.ts';
+import { desiredDeployment, secretRevisionAnnotation } from './desired-deployment.ts';
 import { desiredNetworkPolicy } from './desired-network-policy.ts';
 import { desiredService } from './desired-service.ts';
 
@@ -44,5 +44,95 @@ describe('topology spread of the Deployment', () => {
       images,
     ).spec?.template.spec?.topologySpreadConstraints;
     expect(spread?.[0]?.matchLabelKeys).toEqual(['pod-template-hash']);
+  });
+});
+
+describe('the pod of a Memcached with spec.tls and spec.sasl', () => {
+  const secured = cache({ tls: { secretName: 'cache-tls' }, sasl: { secretName: 'cache-sasl' } });
+  const pod = (memcached: Memcached, secrets = {}) =>
+    desiredDeployment(memcached, images, secrets).spec?.template;
+  const container = (memcached: Memcached, name: string, secrets = {}) =>
+    [
+      ...(pod(memcached, secrets)?.spec?.initContainers ?? []),
+      ...(pod(memcached, secrets)?.spec?.containers ?? []),
+    ].find((c) => c.name === name);
+
+  it('runs memcached with TLS on its port, a loopback-only plaintext listener for the sidecar, and SASL', () => {
+    expect(container(secured, 'memcached', { tlsHasCa: true })?.args).toEqual([
+      '-p',
+      '11211',
+      '-U',
+      '0',
+      '-m',
+      '64',
+      '-Z',
+      '-o',
+      'ssl_chain_cert=/etc/memcached/tls/tls.crt,ssl_key=/etc/memcached/tls/tls.key,ssl_ca_cert=/etc/memcached/tls/ca.crt',
+      '-l',
+      `0.0.0.0,[::],notls:127.0.0.1:${loopbackStatsPort}`,
+      '-S',
+    ]);
+    expect(container(secured, 'memcached')?.env).toEqual([
+      { name: 'SASL_CONF_PATH', value: '/etc/memcached/sasl' },
+    ]);
+    expect(container(secured, 'exporter')?.args).toEqual([
+      `--memcached.address=127.0.0.1:${loopbackStatsPort}`,
+      '--memcached.sasl-username-file=/etc/memcached/sasl-credentials/username',
+      '--memcached.sasl-password-file=/etc/memcached/sasl-credentials/password',
+      `--web.listen-address=:${exporterPort}`,
+    ]);
+  });
+
+  it('passes ca.crt only when the Secret has one, and opens no extra listener without the sidecar', () => {
+    const tlsOnly = cache({ tls: { secretName: 'cache-tls' }, exporter: { enabled: false } });
+    expect(container(tlsOnly, 'memcached')?.args?.slice(6)).toEqual([
+      '-Z',
+      '-o',
+      'ssl_chain_cert=/etc/memcached/tls/tls.crt,ssl_key=/etc/memcached/tls/tls.key',
+    ]);
+  });
+
+  it('builds the SASL database in memory, from the Secret mounted read-only, before memcached starts', () => {
+    const spec = pod(secured)?.spec;
+    expect(spec?.initContainers?.map((c) => `${c.name} ${c.image}`)).toEqual([
+      `sasl-database ${images.memcached}`,
+    ]);
+    expect(spec?.volumes).toEqual([
+      { name: 'tls', secret: { secretName: 'cache-tls', defaultMode: 0o440 } },
+      { name: 'sasl-credentials', secret: { secretName: 'cache-sasl', defaultMode: 0o440 } },
+      { name: 'sasl', emptyDir: { medium: 'Memory', sizeLimit: '1Mi' } },
+    ]);
+    // Secret files are root's, mode 0440: the pod's user reads them through fsGroup.
+    expect(spec?.securityContext?.fsGroup).toBe(11211);
+    expect(pod(cache())?.spec?.securityContext?.fsGroup).toBeUndefined();
+    expect(container(secured, 'memcached')?.volumeMounts?.every((m) => m.readOnly)).toBe(true);
+    expect(container(secured, 'sasl-database')?.volumeMounts).toContainEqual({
+      name: 'sasl-credentials',
+      mountPath: '/etc/memcached/sasl-credentials',
+      readOnly: true,
+    });
+  });
+
+  it('holds no secret value: only Secret names and file paths, the password read from a file', () => {
+    const text = JSON.stringify(desiredDeployment(secured, images, { revision: 'tls=u1/7,sasl=u2/9' }));
+    expect(text).not.toMatch(/secretKeyRef|envFrom|stringData/);
+    const init = container(secured, 'sasl-database');
+    expect(init?.env?.map((e) => e.name)).toEqual(['CREDENTIALS_DIR', 'SASL_DIR']);
+    expect(init?.command?.[2]).toContain('< "$CREDENTIALS_DIR/password"');
+  });
+
+  it('rolls the pods when a named Secret changes (its version is in a pod annotation), and not otherwise', () => {
+    expect(pod(secured, { revision: 'tls=u1/7,sasl=u2/9' })?.metadata?.annotations).toEqual({
+      [secretRevisionAnnotation]: 'tls=u1/7,sasl=u2/9',
+    });
+    expect(pod(cache())?.metadata?.annotations).toBeUndefined();
+    expect(pod(cache())?.spec?.volumes).toBeUndefined();
+    expect(pod(cache())?.spec?.initContainers).toBeUndefined();
+  });
+
+  it('gets no sidecar on the loopback statistics port (a spec stored before the API server refused it)', () => {
+    const clash = cache({ port: loopbackStatsPort, tls: { secretName: 'cache-tls' } });
+    expect(pod(clash)?.spec?.containers.map((c) => c.name)).toEqual(['memcached']);
+    expect(container(clash, 'memcached')?.args).not.toContain('-l');
   });
 });

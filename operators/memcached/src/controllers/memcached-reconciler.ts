@@ -1,7 +1,8 @@
 // The Memcached reconciler, in two phases: converge the objects (Deployment, headless Service and
 // PodDisruptionBudget by server-side apply, Events on scaling), then report (status from the
-// Deployment and its pods). A refused write backs off on its own (ctx.writes, ADR 0603): it is
-// reported, not thrown.
+// Deployment and its pods). The Deployment waits while a Secret it names is missing or incomplete:
+// that is reported, with a Warning Event, and looked at again shortly. A refused write backs off on
+// its own (ctx.writes, ADR 0603): it is reported, not thrown.
 import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
 import {
   WriteFailure,
@@ -14,6 +15,7 @@ import {
   type Informer,
   type KubeObject,
   type ReconcileContext,
+  type ReconcileResult,
   type ResourceType,
   type ReconcileRequest,
   type Reconciler,
@@ -24,7 +26,13 @@ import { desiredNetworkPolicy } from './desired-network-policy.ts';
 import { desiredPodDisruptionBudget } from './desired-pdb.ts';
 import { desiredService } from './desired-service.ts';
 import { memcachedStatus } from './memcached-status.ts';
+import { checkReferencedSecrets, type ReferencedSecrets, type SecretProblem } from './referenced-secrets.ts';
 import type { CacheGauges } from '../metrics/cache-gauges.ts';
+
+/** How soon a missing or incomplete Secret is looked at again (Secrets are read, not watched). */
+export const secretRetryMs = 30_000;
+/** How often named Secrets are read again, so a rotated one rolls the pods without a spec change. */
+export const secretRecheckMs = 5 * 60_000;
 
 export interface MemcachedReconcilerOptions {
   /** Images for Memcacheds that do not name them. */
@@ -37,6 +45,8 @@ export interface MemcachedReconcilerOptions {
 interface Converged {
   readonly deployment: V1Deployment | undefined;
   readonly failure?: WriteFailure;
+  /** Why the Deployment was left as it is: a Secret it names cannot be used. */
+  readonly secretProblem?: SecretProblem;
 }
 
 export class MemcachedReconciler implements Reconciler<Memcached> {
@@ -52,24 +62,44 @@ export class MemcachedReconciler implements Reconciler<Memcached> {
   async reconcile(
     { object: memcached, namespace, name }: ReconcileRequest<Memcached>,
     ctx: ReconcileContext,
-  ): Promise<void> {
+  ): Promise<ReconcileResult | undefined> {
     // Deleted or being deleted: garbage collection removes what it owns (ownerReferences); its
     // series go with it.
     if (!memcached || isBeingDeleted(memcached)) {
       this.#options.gauges?.forget({ namespace: namespace ?? 'default', name });
-      return;
+      return undefined;
     }
-    const converged = await this.convergeObjects(memcached, ctx);
-    await this.report(memcached, converged, ctx);
+    const check = await checkReferencedSecrets(memcached, ctx.client);
+    const converged = await this.convergeObjects(memcached, ctx, check.ok ? check.secrets : undefined);
+    const secretProblem = check.ok ? undefined : check.problem;
+    if (secretProblem) await this.#warnOnce(memcached, secretProblem, ctx);
+    await this.report(memcached, { ...converged, ...(secretProblem ? { secretProblem } : {}) }, ctx);
     // A refused write comes back when its own backoff ends (the controller requeues it); a name
     // someone else holds made no request, so the key backs off until it is freed.
     if (converged.failure && ctx.writes.failures.length === 0) throw converged.failure;
+    if (secretProblem) return { requeueAfterMs: secretRetryMs };
+    return memcached.spec.tls || memcached.spec.sasl ? { requeueAfterMs: secretRecheckMs } : undefined;
   }
 
-  /** Deployment, Service and PodDisruptionBudget; a refusal stops here and is reported. */
-  async convergeObjects(memcached: Memcached, ctx: ReconcileContext): Promise<Converged> {
+  /** One Warning Event per problem: none while Degraded, as last written, already says it. */
+  async #warnOnce(memcached: Memcached, problem: SecretProblem, ctx: ReconcileContext): Promise<void> {
+    const said = (await conditionAsWritten(ctx.client, memcacheds, memcached, 'Degraded'))?.message;
+    if (said !== problem.message) {
+      await ctx.events.warning(memcached, problem.reason, 'ReadSecret', problem.message);
+    }
+  }
+
+  /**
+   * Deployment, Service and PodDisruptionBudget; a refusal stops here and is reported. Without
+   * `secrets` (a named Secret cannot be used) the Deployment is left as it is.
+   */
+  async convergeObjects(
+    memcached: Memcached,
+    ctx: ReconcileContext,
+    secrets: ReferencedSecrets | undefined,
+  ): Promise<Converged> {
     try {
-      return { deployment: await applyObjects(memcached, ctx, this.#options.defaultImages) };
+      return { deployment: await applyObjects(memcached, ctx, this.#options.defaultImages, secrets) };
     } catch (error) {
       if (!(error instanceof WriteFailure)) throw error;
       // Once per refusal: none while it waits out its backoff or while Degraded already says it.
@@ -84,7 +114,7 @@ export class MemcachedReconciler implements Reconciler<Memcached> {
   /** Status from the Deployment and the pods, with the refused write if there was one. */
   async report(
     memcached: Memcached,
-    { deployment, failure }: Converged,
+    { deployment, failure, secretProblem }: Converged,
     ctx: ReconcileContext,
   ): Promise<void> {
     const { name = '', namespace = 'default' } = memcached.metadata ?? {};
@@ -95,6 +125,7 @@ export class MemcachedReconciler implements Reconciler<Memcached> {
       deployment,
       pods,
       ...(failure ? { writeError: { reason: failure.reason, message: failure.message } } : {}),
+      ...(secretProblem ? { secretProblem } : {}),
     });
     this.#options.gauges?.observe(memcached, status);
     await ctx.client.applyStatusIfChanged(memcacheds, { metadata: { name, namespace }, status }, memcached);
@@ -102,21 +133,51 @@ export class MemcachedReconciler implements Reconciler<Memcached> {
 }
 
 /**
- * Applies the Deployment (its Events), the Service, the PodDisruptionBudget and the NetworkPolicy;
- * throws a WriteFailure.
+ * Applies the Deployment (its Events; only given `secrets`), the Service, the PodDisruptionBudget
+ * and the NetworkPolicy; throws a WriteFailure.
  */
 async function applyObjects(
   memcached: Memcached,
   ctx: ReconcileContext,
   images: DefaultImages,
+  secrets: ReferencedSecrets | undefined,
 ): Promise<V1Deployment | undefined> {
   const name = memcached.metadata?.name ?? '';
   const namespace = memcached.metadata?.namespace ?? 'default';
-  const { cache, client, events, writes } = ctx;
+  const { cache, client, writes } = ctx;
 
-  const deployment = desiredDeployment(memcached, images);
   const currentDeployment = cache.get(builtin.deployments, name, namespace);
   assertOwnedOrAbsent(currentDeployment, memcached, 'Deployment');
+  const deployment = secrets
+    ? await applyDeployment(memcached, ctx, desiredDeployment(memcached, images, secrets), currentDeployment)
+    : currentDeployment;
+
+  const service = desiredService(memcached);
+  const currentService = cache.get(builtin.services, name, namespace);
+  assertOwnedOrAbsent(currentService, memcached, 'Service');
+  await writes.step(`applying Service ${name}`, () =>
+    client.applyIfChanged(builtin.services, service, currentService),
+  );
+
+  await keepOptional(memcached, ctx, builtin.podDisruptionBudgets, desiredPodDisruptionBudget(memcached), {
+    deletedReason: 'PodDisruptionBudgetDeleted',
+    deletedBecause: `it is disabled or size is ${memcached.spec.size}`,
+  });
+  await keepOptional(memcached, ctx, builtin.networkPolicies, desiredNetworkPolicy(memcached), {
+    deletedReason: 'NetworkPolicyDeleted',
+    deletedBecause: 'spec.networkPolicy is unset, every pod may reach the cache',
+  });
+  return deployment;
+}
+
+/** Applies `deployment`, with an Event saying what changed; throws a WriteFailure. */
+async function applyDeployment(
+  memcached: Memcached,
+  { client, events, writes }: ReconcileContext,
+  deployment: V1Deployment,
+  currentDeployment: V1Deployment | undefined,
+): Promise<V1Deployment | undefined> {
+  const name = memcached.metadata?.name ?? '';
   const applied = await writes.step(`applying Deployment ${name}`, () =>
     client.applyIfChanged(builtin.deployments, deployment, currentDeployment),
   );
@@ -140,22 +201,6 @@ async function applyObjects(
       await events.normal(memcached, 'DeploymentUpdated', 'Update', `updated Deployment ${name}`);
     }
   }
-
-  const service = desiredService(memcached);
-  const currentService = cache.get(builtin.services, name, namespace);
-  assertOwnedOrAbsent(currentService, memcached, 'Service');
-  await writes.step(`applying Service ${name}`, () =>
-    client.applyIfChanged(builtin.services, service, currentService),
-  );
-
-  await keepOptional(memcached, ctx, builtin.podDisruptionBudgets, desiredPodDisruptionBudget(memcached), {
-    deletedReason: 'PodDisruptionBudgetDeleted',
-    deletedBecause: `it is disabled or size is ${memcached.spec.size}`,
-  });
-  await keepOptional(memcached, ctx, builtin.networkPolicies, desiredNetworkPolicy(memcached), {
-    deletedReason: 'NetworkPolicyDeleted',
-    deletedBecause: 'spec.networkPolicy is unset, every pod may reach the cache',
-  });
   return applied.object;
 }
 

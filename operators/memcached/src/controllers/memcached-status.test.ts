@@ -63,6 +63,25 @@ describe('Memcached status', () => {
     expect(reasons(memcached(1), quota)[2]).toBe('True/PodCreationFailed');
   });
 
+  it('is Degraded while a named Secret cannot be used, a refused write said first', () => {
+    const secretProblem = {
+      reason: 'SecretMissing',
+      message: 'Secret c-tls (spec.tls.secretName) does not exist',
+    };
+    const ready = deployment({ replicas: 1, readyReplicas: 1, updatedReplicas: 1 });
+    const degraded = (observed: { writeError?: { reason: string; message: string } }) =>
+      findCondition(
+        memcachedStatus(memcached(1), { deployment: ready, pods: [], secretProblem, ...observed }).conditions,
+        'Degraded',
+      );
+    expect(degraded({})).toMatchObject({ status: 'True', ...secretProblem });
+    expect(
+      degraded({ writeError: { reason: 'ApplyFailed', message: 'applying Service m refused' } }),
+    ).toMatchObject({
+      reason: 'ApplyFailed',
+    });
+  });
+
   it('stamps every condition with the generation it describes', () => {
     const status = memcachedStatus(memcached(1), { deployment: undefined, pods: [] });
     expect(status.observedGeneration).toBe(4);

@@ -10,6 +10,8 @@ export interface Observed {
   pods: readonly V1Pod[];
   /** Why writing the desired state failed in this reconcile, if it did (a sentence for users). */
   writeError?: { reason: string; message: string };
+  /** Why the Deployment was left as it is: a Secret spec.tls or spec.sasl names cannot be used. */
+  secretProblem?: { reason: string; message: string };
 }
 
 /** Pods a Memcached needs ready to count as Available. */
@@ -93,6 +95,10 @@ function degraded(observed: Observed): ConditionInput {
   const type = conditionTypes.degraded;
   if (observed.writeError) {
     return { type, status: 'True', reason: observed.writeError.reason, message: observed.writeError.message };
+  }
+  if (observed.secretProblem) {
+    const { reason, message } = observed.secretProblem;
+    return { type, status: 'True', reason, message };
   }
   const stalled = deploymentCondition(observed.deployment, 'Progressing');
   if (stalled?.status === 'False' && stalled.reason === 'ProgressDeadlineExceeded') {

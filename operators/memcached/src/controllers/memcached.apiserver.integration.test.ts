@@ -445,6 +445,133 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     expect(await rejection('longdrain', { shutdown: { drainSeconds: 3600 } })).toContain(
       'spec.shutdown.drainSeconds in body should be less than or equal to 300',
     );
+    expect(await rejection('tlsnoname', { tls: {} })).toContain('spec.tls.secretName: Required value');
+    expect(await rejection('tlsempty', { tls: { secretName: '' } })).toContain(
+      'spec.tls.secretName: Invalid value: "": spec.tls.secretName in body should be at least 1 chars long',
+    );
+    expect(await rejection('tlsbadname', { tls: { secretName: 'Cache_TLS' } })).toContain(
+      "spec.tls.secretName: Invalid value: \"Cache_TLS\": tls.secretName must be a Secret's name: lowercase letters, digits, '-' and '.'",
+    );
+    expect(await rejection('saslnoname', { sasl: {} })).toContain('spec.sasl.secretName: Required value');
+    expect(await rejection('saslbadname', { sasl: { secretName: 'creds-' } })).toContain(
+      'spec.sasl.secretName: Invalid value: "creds-": sasl.secretName must be a Secret\'s name',
+    );
+    expect(await rejection('statsclash', { port: 9151, tls: { secretName: 'cache-tls' } })).toContain(
+      'spec.port: Invalid value: port 9151 is where the metrics sidecar reads statistics when tls is set',
+    );
+  });
+
+  it('leaves the pods alone while a Secret spec.tls or spec.sasl names is missing or incomplete, saying so without its values', async () => {
+    const password = 'never-in-status-or-events';
+    const touch = async (memoryLimitMB: number) =>
+      // Secrets are read, not watched: a spec change makes the operator look again at once.
+      client.patch(memcacheds, 'secured', namespace, { spec: { memoryLimitMB } }, { patchType: 'merge' });
+    await createMemcached(client, 'secured', namespace, {
+      tls: { secretName: 'secured-tls' },
+      sasl: { secretName: 'secured-sasl' },
+    });
+    await waitUntil(
+      'Degraded SecretMissing',
+      async () => condition(await get('secured'), 'Degraded')?.reason === 'SecretMissing',
+      poll,
+    );
+    expect(condition(await get('secured'), 'Degraded')?.message).toBe(
+      `Secret secured-tls (spec.tls.secretName) does not exist in namespace ${namespace}; the pods are left as they are until it does`,
+    );
+    expect(await deploymentOf('secured')).toBeUndefined();
+    await waitUntil(
+      'SecretMissing event',
+      async () => (await eventsAbout(client, namespace, 'secured', 'SecretMissing')).length > 0,
+      poll,
+    );
+    expect((await eventsAbout(client, namespace, 'secured', 'SecretMissing'))[0]?.type).toBe('Warning');
+
+    const b64 = (text: string) => Buffer.from(text).toString('base64');
+    await client.create(builtin.secrets, {
+      metadata: { name: 'secured-tls', namespace },
+      type: 'kubernetes.io/tls',
+      data: { 'tls.crt': b64('certificate'), 'tls.key': b64('key') },
+    });
+    await client.create(builtin.secrets, {
+      metadata: { name: 'secured-sasl', namespace },
+      data: { username: b64('shop') },
+    });
+    await touch(65);
+    await waitUntil(
+      'Degraded SecretInvalid',
+      async () => condition(await get('secured'), 'Degraded')?.reason === 'SecretInvalid',
+      poll,
+    );
+    expect(condition(await get('secured'), 'Degraded')?.message).toBe(
+      'Secret secured-sasl (spec.sasl.secretName) has no password (or an empty one); it needs username and password. The pods are left as they are until it does',
+    );
+    expect(await deploymentOf('secured')).toBeUndefined();
+
+    await client.patch(
+      builtin.secrets,
+      'secured-sasl',
+      namespace,
+      { data: { password: b64(password) } },
+      { patchType: 'merge' },
+    );
+    await touch(66);
+    await waitUntil('Deployment created', async () => (await deploymentOf('secured')) !== undefined, poll);
+    await waitUntil(
+      'Degraded cleared',
+      async () => condition(await get('secured'), 'Degraded')?.status === 'False',
+      poll,
+    );
+    const template = (await deploymentOf('secured'))?.spec?.template;
+    const revision = template?.metadata?.annotations?.['cache.homeostat.dev/secret-revision'] ?? '';
+    expect(revision).toMatch(/^tls=[-0-9a-f]+\/\S+,sasl=[-0-9a-f]+\/\S+$/);
+    expect(template?.spec?.containers[0]?.args).toEqual(expect.arrayContaining(['-Z', '-S']));
+
+    // A rotated password rolls the pods: the annotation moves with the Secret's version.
+    await client.patch(
+      builtin.secrets,
+      'secured-sasl',
+      namespace,
+      { data: { password: b64(`${password}-2`) } },
+      { patchType: 'merge' },
+    );
+    await touch(67);
+    await waitUntil(
+      'secret revision moved',
+      async () =>
+        ((await deploymentOf('secured'))?.spec?.template.metadata?.annotations?.[
+          'cache.homeostat.dev/secret-revision'
+        ] ?? revision) !== revision,
+      poll,
+    );
+
+    // Removing both rolls the pods back to plaintext without authentication.
+    await client.patch(
+      memcacheds,
+      'secured',
+      namespace,
+      [
+        { op: 'remove', path: '/spec/tls' },
+        { op: 'remove', path: '/spec/sasl' },
+      ],
+      { patchType: 'json' },
+    );
+    await waitUntil(
+      'plain pods',
+      async () => (await deploymentOf('secured'))?.spec?.template.spec?.volumes === undefined,
+      poll,
+    );
+    const plain = (await deploymentOf('secured'))?.spec?.template;
+    expect(plain?.spec?.containers[0]?.args).not.toContain('-Z');
+    expect(plain?.spec?.initContainers).toBeUndefined();
+    expect(plain?.metadata?.annotations?.['cache.homeostat.dev/secret-revision']).toBeUndefined();
+
+    const said = JSON.stringify([
+      await get('secured'),
+      (await client.list(builtin.events, { namespace })).items,
+      lines,
+    ]);
+    expect(said).not.toContain(password);
+    expect(said).not.toContain(b64(password));
   });
 
   it('admits only the named clients through a NetworkPolicy, and removes it when the field goes', async () => {

@@ -1,0 +1,81 @@
+// The Secrets a Memcached names (spec.tls, spec.sasl), checked before its pods are changed: a
+// missing Secret or key would leave new pods unable to start while old ones are replaced, so the
+// Deployment is left as it is and the problem is reported instead (ADR 0403). Only key names and
+// Secret names are ever reported, never a value.
+import type { V1Secret } from '@kubernetes/client-node';
+import { builtin, type KubeClient } from '@homeostat/reconcile';
+import type { Memcached } from '../api/memcached-types.ts';
+import type { SecretFacts } from './memcached-command.ts';
+
+/** What the pod builder may know of the named Secrets. */
+export interface ReferencedSecrets extends SecretFacts {
+  /**
+   * The named Secrets' uids and resourceVersions, in a pod annotation: a rotated certificate or
+   * password changes it and so rolls the pods (memcached reads both only at start). Versions, not
+   * a hash of the content: a hash of a short password could be guessed back from the annotation.
+   */
+  readonly revision?: string;
+}
+
+/** Why the named Secrets cannot be used yet: a condition reason and a sentence for users. */
+export interface SecretProblem {
+  readonly reason: 'SecretMissing' | 'SecretInvalid';
+  readonly message: string;
+}
+
+export type SecretCheck =
+  | { readonly ok: true; readonly secrets: ReferencedSecrets }
+  | { readonly ok: false; readonly problem: SecretProblem };
+
+interface Reference {
+  readonly field: 'tls' | 'sasl';
+  readonly name: string;
+  readonly keys: readonly string[];
+}
+
+function references(memcached: Memcached): Reference[] {
+  const { tls, sasl } = memcached.spec;
+  return [
+    ...(tls ? [{ field: 'tls' as const, name: tls.secretName, keys: ['tls.crt', 'tls.key'] }] : []),
+    ...(sasl ? [{ field: 'sasl' as const, name: sasl.secretName, keys: ['username', 'password'] }] : []),
+  ];
+}
+
+const hasValue = (secret: V1Secret, key: string) => (secret.data?.[key] ?? '') !== '';
+
+/** Reads the Secrets `memcached` names from the API server and says whether its pods can use them. */
+export async function checkReferencedSecrets(memcached: Memcached, client: KubeClient): Promise<SecretCheck> {
+  const namespace = memcached.metadata?.namespace ?? 'default';
+  const versions: string[] = [];
+  let tlsHasCa = false;
+  for (const ref of references(memcached)) {
+    const named = `Secret ${ref.name} (spec.${ref.field}.secretName)`;
+    // Read, not watched: caching every Secret of the namespaces would hold all their values.
+    const secret = await client.find(builtin.secrets, ref.name, namespace);
+    if (!secret) {
+      return {
+        ok: false,
+        problem: {
+          reason: 'SecretMissing',
+          message: `${named} does not exist in namespace ${namespace}; the pods are left as they are until it does`,
+        },
+      };
+    }
+    const missing = ref.keys.filter((key) => !hasValue(secret, key));
+    if (missing.length) {
+      return {
+        ok: false,
+        problem: {
+          reason: 'SecretInvalid',
+          message: `${named} has no ${missing.join(' and no ')} (or an empty one); it needs ${ref.keys.join(' and ')}. The pods are left as they are until it does`,
+        },
+      };
+    }
+    if (ref.field === 'tls') tlsHasCa = hasValue(secret, 'ca.crt');
+    versions.push(`${ref.field}=${secret.metadata?.uid ?? ''}/${secret.metadata?.resourceVersion ?? ''}`);
+  }
+  return {
+    ok: true,
+    secrets: { tlsHasCa, ...(versions.length ? { revision: versions.join(',') } : {}) },
+  };
+}
