@@ -120,6 +120,7 @@ export { conditionAsWritten, type WithConditions } from './helpers/condition-as-
 export { observedGenerationField, phaseField, conditionsField } from './helpers/status-schema.ts';
 export { controllerReference, controllerOf, isControlledBy } from './helpers/owner-references.ts';
 export { addFinalizer, removeFinalizer, hasFinalizer, isBeingDeleted } from './helpers/finalizers.ts';
+export { hasReadyCondition, isPodReady } from './helpers/pod-readiness.ts';
 export {
   buildCrd,
   type CrdOptions,

@@ -126,13 +126,13 @@ describe('EtcdCluster status', () => {
     expect(condition(finished, 'Restoring')).toMatchObject({ status: 'False', reason: 'Restored' });
   });
 
-  it('counts a member whose pod is gone or being deleted as not ready, whatever etcd last answered', () => {
+  it('counts a member whose pod is gone, being deleted or not Ready as not ready, whatever etcd last answered', () => {
     // The pod of orders-0 was just deleted (a recreation): its etcd may answer a moment longer, but
     // the member is going down, so the cluster is not Running with every member ready.
     const whole = health(member(0, { leader: true }), member(1), member(2));
     const going = clusterStatus(
       cluster({}, { clusterId: 'ff' }),
-      observation({ health: whole, podless: ['orders-0'] }),
+      observation({ health: whole, podsNotReady: new Map([['orders-0', 'its pod is being deleted']]) }),
     );
     expect(going.members?.find((m) => m.name === 'orders-0')?.ready).toBe(false);
     expect(going.readyMembers).toBe(2);

@@ -48,10 +48,11 @@ export interface ClusterObservation {
    */
   readonly restoreCarriedBy?: readonly string[] | undefined;
   /**
-   * Desired members whose pod is missing or being deleted. Not ready, whatever etcd last answered:
-   * a member whose pod was just deleted may answer a moment longer, but it is going down.
+   * Desired members whose pod is missing, being deleted or not Ready in the kubelet's eyes, with
+   * why. Not ready, whatever etcd last answered: a member whose pod was just deleted may answer a
+   * moment longer, but it is going down; one whose new pod is not Ready yet has not been probed.
    */
-  readonly podless?: readonly string[] | undefined;
+  readonly podsNotReady?: ReadonlyMap<string, string> | undefined;
 }
 
 /** The status members: desired ones first, in order, then any etcd lists that nobody wants. */
@@ -60,7 +61,7 @@ export function memberStatuses(observation: ClusterObservation): MemberStatusFie
   const byPeerUrl = (peerUrl: string) =>
     listed.find((m) => m.member.peerUrls.some((u) => normalizeUrl(u) === normalizeUrl(peerUrl)));
   const leaderId = observation.health?.leader?.member.id;
-  const podless = new Set(observation.podless ?? []);
+  const podsNotReady = observation.podsNotReady ?? new Map<string, string>();
   const describe = (name: string, health: MemberHealth | undefined): MemberStatusFields => {
     if (!health) return { name, ready: false };
     const status = health.status;
@@ -68,7 +69,7 @@ export function memberStatuses(observation: ClusterObservation): MemberStatusFie
       name,
       id: memberIdHex(health.member.id),
       role: health.member.isLearner ? 'Learner' : 'Voter',
-      ready: health.healthy && !podless.has(name),
+      ready: health.healthy && !podsNotReady.has(name),
       ...(health.member.id === leaderId ? { leader: true } : {}),
       ...(status
         ? {
@@ -315,7 +316,10 @@ function degraded(o: ClusterObservation, members: readonly MemberStatusFields[])
       status: 'True',
       reason: 'MemberUnhealthy',
       message: `${notReady
-        .map((m) => (o.podless?.includes(m.name) ? `${m.name} (its pod is gone or being deleted)` : m.name))
+        .map((m) => {
+          const why = o.podsNotReady?.get(m.name);
+          return why ? `${m.name} (${why})` : m.name;
+        })
         .join(', ')} not healthy`,
     };
   }

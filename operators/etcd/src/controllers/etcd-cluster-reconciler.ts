@@ -4,7 +4,6 @@
 // never remembered. A write the API server refuses backs off on its own (ctx.writes) and is
 // reported in status; observation, membership and recovery supervision run regardless (ADR 0603).
 // A Refusal ends the phases where it is thrown; the report works from what the earlier ones found.
-import type { V1Pod } from '@kubernetes/client-node';
 import {
   PermanentError,
   WriteFailure,
@@ -24,11 +23,11 @@ import { imageOf, minorOf } from '../api/etcd-versions.ts';
 import type { EtcdConnection } from '../connection.ts';
 import { messageOf } from '../errors.ts';
 import { readClusterHealth, type ClusterHealth } from '../health/cluster-health.ts';
-import type { DesiredMember, StepOutcome } from '../membership/membership-reconciler.ts';
+import type { StepOutcome } from '../membership/membership-reconciler.ts';
 import type { ClusterGauges } from '../metrics/cluster-gauges.ts';
 import { defaultOperatorImage, nameOf, namespaceOf, ordinalOf, tlsSecretNames } from './cluster-names.ts';
 import { applyClaimRetention, applyClusterObjects } from './cluster-objects.ts';
-import { carriesRestore } from './backup/restore-pod.ts';
+import { memberPodFacts } from './member-pod-facts.ts';
 import { clusterStatus, type Problem } from './cluster-status.ts';
 import { ensureGeneratedTls } from './cluster-tls.ts';
 import { podImage } from './desired-member-pod.ts';
@@ -329,7 +328,7 @@ export class EtcdClusterReconciler implements Reconciler<EtcdCluster> {
       health: observed?.health,
       unreachable: observed?.unreachable,
       operatorCutOff: recovery?.operatorCutOff,
-      ...podFacts(desired, (name) => this.#owned.pod(cluster, name)),
+      ...memberPodFacts(desired, (name) => this.#owned.pod(cluster, name)),
       step,
       problem,
       clientEndpoint: this.#options.addressing.clientEndpoint(cluster),
@@ -450,16 +449,4 @@ function newestBackupFinish(backups: readonly EtcdBackup[], cluster: EtcdCluster
     .map((b) => Date.parse(b.status?.finishedAt ?? ''))
     .filter((t) => !Number.isNaN(t));
   return times.length ? new Date(Math.max(...times)) : undefined;
-}
-
-/** What the members' pods say beyond etcd's view: which still carry a restore, which are gone. */
-function podFacts(
-  desired: readonly DesiredMember[],
-  podOf: (name: string) => V1Pod | undefined,
-): { restoreCarriedBy: string[]; podless: string[] } {
-  const pods = desired.map((d) => ({ name: d.name, pod: podOf(d.name) }));
-  return {
-    restoreCarriedBy: pods.filter(({ pod }) => pod && carriesRestore(pod)).map(({ name }) => name),
-    podless: pods.filter(({ pod }) => pod === undefined || isBeingDeleted(pod)).map(({ name }) => name),
-  };
 }

@@ -7,6 +7,7 @@
 // blindness, not evidence: then a majority of Ready pods keeps the cluster as it is.
 import type { V1Pod } from '@kubernetes/client-node';
 import type { EtcdCluster } from '../api/etcd-cluster-types.ts';
+import { isPodReady } from '@homeostat/reconcile';
 import { quorumOf, type ClusterHealth } from '../health/cluster-health.ts';
 import { isNoMember } from '../member-id.ts';
 import { memberLabel } from './cluster-names.ts';
@@ -21,10 +22,6 @@ export interface QuorumEvidence {
   readonly operatorCutOff?: string;
 }
 
-const isReady = (pod: V1Pod) =>
-  !pod.metadata?.deletionTimestamp &&
-  (pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false);
-
 /** What the members' side says about quorum, given etcd's view (if any) and the member pods. */
 export function quorumEvidence(
   cluster: EtcdCluster,
@@ -36,7 +33,7 @@ export function quorumEvidence(
   const memberPods = pods.filter((p) => p.metadata?.labels?.[memberLabel]);
   // etcd's member list when a member answered; otherwise the most members the cluster may have.
   const voters = health?.votingMembers ?? Math.max(cluster.spec.size, memberPods.length);
-  const ready = memberPods.filter(isReady).map((p) => p.metadata?.name ?? '');
+  const ready = memberPods.filter(isPodReady).map((p) => p.metadata?.name ?? '');
   const seen = health
     ? `the operator reads ${health.healthyVoters} of ${health.votingMembers} voting members healthy`
     : 'the operator reaches no member';

@@ -20,7 +20,7 @@
 // sandbox again (a node reboot), and which need the backup and its Secret, gone by then perhaps.
 // Pods the operator makes after a restore never carry them.
 import type { V1Pod } from '@kubernetes/client-node';
-import { builtin } from '@homeostat/reconcile';
+import { builtin, hasReadyCondition } from '@homeostat/reconcile';
 import type { EtcdConnection } from '../connection.ts';
 import type { ClusterHealth } from '../health/cluster-health.ts';
 import type { MemberHealth } from '../health/member-status.ts';
@@ -73,7 +73,7 @@ export function hasRunLongEnough(startedAt: Date | string | undefined, now: numb
 function isPodReady(pod: V1Pod, now: number): boolean {
   const etcd = pod.status?.containerStatuses?.find((c) => c.name === 'etcd');
   return (
-    (pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false) &&
+    hasReadyCondition(pod) &&
     etcd?.ready === true &&
     etcd.image === podImage(pod) &&
     hasRunLongEnough(etcd.state?.running?.startedAt, now)
@@ -133,7 +133,7 @@ export async function rollUpgradeStep(
       m.pod &&
       !m.pod.metadata?.deletionTimestamp &&
       !m.health?.healthy &&
-      !(m.pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false) &&
+      !hasReadyCondition(m.pod) &&
       versionRank(versionOfImage(podImage(m.pod)) ?? '0.0.0') > versionRank(target),
   );
   const [broken] = downOnNewer;

@@ -1,6 +1,6 @@
 // Status of a Memcached, computed from its Deployment, its pods and what the last write attempt said.
 import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
-import { setCondition, type ConditionInput } from '@homeostat/reconcile';
+import { isPodReady, setCondition, type ConditionInput } from '@homeostat/reconcile';
 import { conditionTypes, type Memcached, type MemcachedStatusFields } from '../api/memcached-types.ts';
 import { maxUnavailable } from './desired-pdb.ts';
 import { selectorString } from './operand-labels.ts';
@@ -18,13 +18,6 @@ export interface Observed {
 export function minimumAvailable(memcached: Memcached): number {
   const size = memcached.spec.size;
   return size <= 1 ? size : Math.max(1, size - maxUnavailable(memcached));
-}
-
-function isReady(pod: V1Pod): boolean {
-  return (
-    !pod.metadata?.deletionTimestamp &&
-    (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')
-  );
 }
 
 function deploymentCondition(deployment: V1Deployment | undefined, type: string) {
@@ -143,7 +136,7 @@ export function memcachedStatus(
     replicas: observed.deployment?.status?.replicas ?? 0,
     readyReplicas: ready,
     nodes: observed.pods
-      .filter(isReady)
+      .filter(isPodReady)
       .map((p) => p.metadata?.name ?? '')
       .sort(),
     selector: selectorString(name),

@@ -4,7 +4,7 @@
 // stopped and which comes back as a replica with the new spec (ADR 0202). The decision is a pure
 // function (each step unit-tested); restartForRollout carries out a restart.
 import type { V1Pod } from '@kubernetes/client-node';
-import { builtin, type ReconcileContext } from '@homeostat/reconcile';
+import { builtin, isPodReady, type ReconcileContext } from '@homeostat/reconcile';
 import type { PostgresCluster } from '../api/postgres-cluster-types.ts';
 import { ordinalOf } from './cluster-names.ts';
 
@@ -39,10 +39,7 @@ export type RolloutStep =
   /** Delete this failing pod, whatever its role: it serves nothing, and the new spec may fix it. */
   | { readonly type: 'replace-failing'; readonly instance: string };
 
-const podReady = (pod: V1Pod | undefined) =>
-  !!pod &&
-  !pod.metadata?.deletionTimestamp &&
-  (pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false);
+const podReady = (pod: V1Pod | undefined) => !!pod && isPodReady(pod);
 
 /** The next step of the rolling restart, or `none` with why nothing moves now. */
 export function nextRolloutStep(inputs: RolloutInputs): RolloutStep {

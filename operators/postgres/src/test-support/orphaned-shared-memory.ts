@@ -99,9 +99,13 @@ function mappedSharedMemory(): Set<string> {
   return new Set(sharedMemoryHeldBy(livePids()).files);
 }
 
-/** PostgreSQL's /dev/shm files of `uid` that no process maps, last changed at least `minAgeMs` ago. */
+/**
+ * PostgreSQL's /dev/shm files of `uid` that no process maps, last changed at least `minAgeMs` ago
+ * (0: whatever their age; a file changed this very millisecond can carry a ctime past Date.now()'s
+ * whole milliseconds).
+ */
 export function unmappedDynamicSharedMemory(uid: number, minAgeMs: number): string[] {
-  const newest = Date.now() - minAgeMs;
+  const newest = minAgeMs > 0 ? Date.now() - minAgeMs : Infinity;
   const mapped = mappedSharedMemory();
   const found: string[] = [];
   for (const name of readdirSync(dynamicSharedMemoryDir)) {
