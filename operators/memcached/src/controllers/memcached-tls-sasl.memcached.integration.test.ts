@@ -170,6 +170,18 @@ describe('memcached -S as the pod runs it (the init script with saslpasswd2, a r
     expect(await plaintextAnswer(spec.port, 'get greeting')).toBe('');
   });
 
+  it('builds the database for a username that starts with "-": a user, not an option of saslpasswd2', async () => {
+    const other = join(dir, 'dash-user');
+    mkdirSync(other);
+    writeSaslSecretFiles(join(other, 'secret'), '-d', password);
+    const sasl = { ...layout, saslCredentialsDir: join(other, 'secret'), saslDir: other };
+    expect(await runSaslDatabaseScript(sasl)).toContain('SASL database written for user -d');
+    const { stdout } = await exec('sasldblistusers2', ['-f', join(other, 'sasldb')], {
+      env: { PATH: `${process.env['PATH'] ?? ''}:/usr/sbin:/sbin` },
+    });
+    expect(stdout).toMatch(/^-d@\S+: userPassword$/m);
+  });
+
   it('fails the init container, saying which key, when the Secret lacks the password', async () => {
     const empty = join(dir, 'no-password');
     mkdirSync(empty);
