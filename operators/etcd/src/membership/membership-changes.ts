@@ -66,6 +66,9 @@ export async function addLearner(
   const step = 'add learner';
   const refusals = options.refusals ?? settlingRefusals;
   const health = await readClusterHealth(connection);
+  // A voter that does not answer (say, restarting): the leader's refusals are right until its
+  // streams are back and have counted for etcd's HealthInterval, so the patience starts again.
+  if (health.healthyVoters < health.votingMembers) refusals.voterSilent(health.clusterId);
   const existing = memberByPeerUrl(
     health.members.map((m) => m.member),
     peerUrl,

@@ -59,6 +59,21 @@ describe('SettlingRefusals: when leadership moves off a leader that refuses adds
     expect(refusals.refused('c', 'L1').moveLeadership).toBe(true);
   });
 
+  it('starts the patience again after a voter stopped answering: a restarted voter is not a stale view', () => {
+    // L1 refuses while every voter answers; then a voter restarts. While it is down (seen by the
+    // operator) the refusals are etcd being right; once it answers again its streams are new, and
+    // the leader is right to refuse for etcd's 5 s HealthInterval: no move before a fresh patience.
+    const time = clock();
+    const refusals = new SettlingRefusals(time.now);
+    refusals.refused('c', 'L1');
+    time.advance(settlingPatienceMs - 2_000);
+    refusals.voterSilent('c');
+    time.advance(4_000);
+    expect(refusals.refused('c', 'L1')).toMatchObject({ moveLeadership: false, refusingForMs: 0 });
+    time.advance(settlingPatienceMs);
+    expect(refusals.refused('c', 'L1').moveLeadership).toBe(true);
+  });
+
   it('keeps clusters apart', () => {
     const time = clock();
     const refusals = new SettlingRefusals(time.now);

@@ -19,8 +19,11 @@ const forgetAfterMs = 6 * settlingPatienceMs;
 
 interface RefusalRun {
   leaderId: string;
-  /** When the current leader was first seen refusing in this run. */
-  since: number;
+  /**
+   * When the current leader was first seen refusing in this run, since a voter last went silent;
+   * undefined: the next refusal starts the patience (see voterSilent).
+   */
+  since: number | undefined;
   lastSeen: number;
   /** Leaders moved away from in this run: never again, so a run moves leadership at most voters-1 times. */
   readonly movedFrom: Set<string>;
@@ -58,8 +61,9 @@ export class SettlingRefusals {
       run = { leaderId, since: now, lastSeen: now, movedFrom: new Set() };
       this.runs.set(clusterId, run);
     }
-    if (run.leaderId !== leaderId) {
-      // A new leader has its own view of its peers: it gets its own patience.
+    if (run.leaderId !== leaderId || run.since === undefined) {
+      // A new leader has its own view of its peers: it gets its own patience. So does a leader
+      // whose peers' streams may be new since a voter went silent.
       run.leaderId = leaderId;
       run.since = now;
     }
@@ -70,6 +74,18 @@ export class SettlingRefusals {
       refusingForMs,
       movedFrom: run.movedFrom,
     };
+  }
+
+  /**
+   * Records that a voter of cluster `clusterId` did not answer the operator. A refusal then is etcd
+   * being right, and once the voter is back its streams are new, so the leader is right to refuse
+   * for another HealthInterval: the patience starts again at the next refusal (every voter
+   * answering), or a restart within the patience would move leadership at once. The leaders moved
+   * away from stay remembered, so the run's moves stay bounded.
+   */
+  voterSilent(clusterId: string): void {
+    const run = this.runs.get(clusterId);
+    if (run) run.since = undefined;
   }
 
   /** Records that leadership moved away from `leaderId`. */
