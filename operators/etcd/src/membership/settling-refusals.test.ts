@@ -74,6 +74,18 @@ describe('SettlingRefusals: when leadership moves off a leader that refuses adds
     expect(refusals.refused('c', 'L1').moveLeadership).toBe(true);
   });
 
+  it('forgets a cluster whose refusals stopped without an add (deleted, scaled back, restored)', () => {
+    // Nothing else ends such a run: the operator would hold one entry per such cluster for good.
+    const time = clock();
+    const refusals = new SettlingRefusals(time.now);
+    refusals.refused('deleted', 'L1');
+    refusals.refused('kept', 'L1');
+    expect(refusals.trackedClusters()).toBe(2);
+    time.advance(6 * settlingPatienceMs + 1);
+    refusals.refused('kept', 'L1');
+    expect(refusals.trackedClusters()).toBe(1);
+  });
+
   it('keeps clusters apart', () => {
     const time = clock();
     const refusals = new SettlingRefusals(time.now);

@@ -56,8 +56,9 @@ export class SettlingRefusals {
   /** Records a refusal by `leaderId` of cluster `clusterId` (every voter answering) and decides. */
   refused(clusterId: string, leaderId: string): SettlingVerdict {
     const now = this.now();
+    this.forgetOver(now);
     let run = this.runs.get(clusterId);
-    if (!run || now - run.lastSeen > forgetAfterMs) {
+    if (!run) {
       run = { leaderId, since: now, lastSeen: now, movedFrom: new Set() };
       this.runs.set(clusterId, run);
     }
@@ -91,6 +92,21 @@ export class SettlingRefusals {
   /** Records that leadership moved away from `leaderId`. */
   movedAway(clusterId: string, leaderId: string): void {
     this.runs.get(clusterId)?.movedFrom.add(leaderId);
+  }
+
+  /** How many clusters have a run remembered. */
+  trackedClusters(): number {
+    return this.runs.size;
+  }
+
+  /**
+   * Drops the runs that are over, every cluster's: a cluster deleted, scaled back or restored under
+   * a new cluster ID in the middle of a run never gets the add that would end it.
+   */
+  private forgetOver(now: number): void {
+    for (const [clusterId, run] of this.runs) {
+      if (now - run.lastSeen > forgetAfterMs) this.runs.delete(clusterId);
+    }
   }
 
   /** Ends the run of cluster `clusterId`: an add went through. */
