@@ -43,8 +43,22 @@ function references(memcached: Memcached): Reference[] {
 
 const hasValue = (secret: V1Secret, key: string) => (secret.data?.[key] ?? '') !== '';
 
+/**
+ * Whether the SASL value under `key` is still there once the init script has read it: the username
+ * through the shell's $(cat), which drops every trailing newline, the password through
+ * saslpasswd2 -p, which drops one (and refuses an empty password, failing the pods). Decoded here
+ * only to be measured; the value goes nowhere.
+ */
+function hasSaslValue(secret: V1Secret, key: string): boolean {
+  const value = Buffer.from(secret.data?.[key] ?? '', 'base64').toString('latin1');
+  return (key === 'username' ? value.replace(/\n+$/, '') : value.replace(/\n$/, '')) !== '';
+}
+
 /** Reads the Secrets `memcached` names from the API server and says whether its pods can use them. */
-export async function checkReferencedSecrets(memcached: Memcached, client: KubeClient): Promise<SecretCheck> {
+export async function checkReferencedSecrets(
+  memcached: Memcached,
+  client: Pick<KubeClient, 'find'>,
+): Promise<SecretCheck> {
   const namespace = memcached.metadata?.namespace ?? 'default';
   const versions: string[] = [];
   let tlsHasCa = false;
@@ -61,7 +75,8 @@ export async function checkReferencedSecrets(memcached: Memcached, client: KubeC
         },
       };
     }
-    const missing = ref.keys.filter((key) => !hasValue(secret, key));
+    const present = ref.field === 'sasl' ? hasSaslValue : hasValue;
+    const missing = ref.keys.filter((key) => !present(secret, key));
     if (missing.length) {
       return {
         ok: false,

@@ -1,0 +1,59 @@
+// The operator's check of the Secrets a Memcached names, against Secrets as the API server would
+// return them (base64 data), without an API server.
+import type { V1Secret } from '@kubernetes/client-node';
+import type { KubeClient, KubeObject, ResourceType } from '@homeostat/reconcile';
+import { describe, expect, it } from 'vitest';
+import type { Memcached } from '../api/memcached-types.ts';
+import { defaultedSpec } from '../test-support/memcached-fixtures.ts';
+import { checkReferencedSecrets } from './referenced-secrets.ts';
+
+const b64 = (text: string) => Buffer.from(text).toString('base64');
+
+const cache: Memcached = {
+  apiVersion: 'cache.homeostat.dev/v1alpha1',
+  kind: 'Memcached',
+  metadata: { name: 'sessions', namespace: 'shop', uid: 'u-1', generation: 1 },
+  spec: defaultedSpec({ sasl: { secretName: 'cache-sasl' } }),
+};
+
+/** A client whose only Secret is a SASL Secret with `data`. */
+function holding(data: Record<string, string>): Pick<KubeClient, 'find'> {
+  const secret: V1Secret = {
+    metadata: { name: 'cache-sasl', namespace: 'shop', uid: 's-1', resourceVersion: '7' },
+    data,
+  };
+  return {
+    find: <T extends KubeObject>(_type: ResourceType<T>, name: string) =>
+      Promise.resolve(name === 'cache-sasl' ? (secret as T) : undefined),
+  };
+}
+
+describe('checkReferencedSecrets on a SASL Secret', () => {
+  it('accepts a username and a password written with a trailing newline', async () => {
+    const check = await checkReferencedSecrets(
+      cache,
+      holding({ username: b64('shop\n'), password: b64('pw\n') }),
+    );
+    expect(check).toEqual({ ok: true, secrets: { tlsHasCa: false, revision: 'sasl=s-1/7' } });
+  });
+
+  it.each([
+    {
+      why: 'a username of newlines only: the init script would add an account with an empty name',
+      data: { username: '\n\n', password: 'pw' },
+      key: 'username',
+    },
+    {
+      why: 'a password that is one newline: saslpasswd2 refuses it, and the rollout would take down old pods',
+      data: { username: 'shop', password: '\n' },
+      key: 'password',
+    },
+  ])('refuses $why', async ({ data, key }) => {
+    const check = await checkReferencedSecrets(
+      cache,
+      holding({ username: b64(data.username), password: b64(data.password) }),
+    );
+    expect(check).toMatchObject({ ok: false, problem: { reason: 'SecretInvalid' } });
+    expect(check.ok ? '' : check.problem.message).toContain(`has no ${key} (or an empty one)`);
+  });
+});
