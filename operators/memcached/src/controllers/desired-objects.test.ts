@@ -69,7 +69,9 @@ describe('the pod of a Memcached with spec.tls and spec.sasl', () => {
       '-o',
       'ssl_chain_cert=/etc/memcached/tls/tls.crt,ssl_key=/etc/memcached/tls/tls.key,ssl_ca_cert=/etc/memcached/tls/ca.crt',
       '-l',
-      `0.0.0.0,[::],notls:127.0.0.1:${loopbackStatsPort}`,
+      // "*": memcached's own default (every address of the families the node has); "[::]" named
+      // explicitly makes memcached exit on a node booted without IPv6.
+      `*,notls:127.0.0.1:${loopbackStatsPort}`,
       '-S',
     ]);
     expect(container(secured, 'memcached')?.env).toEqual([

@@ -86,9 +86,11 @@ export function memcachedArgs(spec: CommandSpec, facts: SecretFacts, layout: Pod
     args.push('-Z', '-o', files.join(','));
   }
   if (hasLoopbackStatsListener(spec)) {
-    // Every -l replaces memcached's default "all addresses", so both families are named again;
-    // the notls listener binds loopback only: nothing outside the pod can reach it.
-    args.push('-l', `0.0.0.0,[::],notls:127.0.0.1:${layout.statsPort}`);
+    // Every -l replaces memcached's default "all addresses", so it is asked for again with "*"
+    // (what memcached does without -l: every address of the families the node has). Naming
+    // 0.0.0.0 and [::] instead makes memcached exit on a node booted without IPv6. The notls
+    // listener binds loopback only: nothing outside the pod can reach it.
+    args.push('-l', `*,notls:127.0.0.1:${layout.statsPort}`);
   }
   // -S: every connection must authenticate (SASL, binary protocol only); SASL_CONF_PATH names the
   // config the init container wrote.

@@ -92,6 +92,17 @@ describe('memcached -Z as the pod runs it (a real memcached, Node tls and plaint
     expect(await plaintextAnswer(spec.port, 'version')).not.toContain('VERSION');
   });
 
+  it('listens on its port on every address, IPv4 and IPv6, as memcached does without -l', async () => {
+    const listening = (await exec('ss', ['-Hltn', `sport = :${spec.port}`])).stdout;
+    expect(
+      listening
+        .trim()
+        .split('\n')
+        .map((line) => line.split(/\s+/)[3])
+        .sort(),
+    ).toEqual([`0.0.0.0:${spec.port}`, `[::]:${spec.port}`]);
+  });
+
   it("serves statistics in plaintext on the sidecar's loopback listener only", async () => {
     const address = statsAddress(spec, layout);
     expect(address).toBe(`127.0.0.1:${layout.statsPort}`);
