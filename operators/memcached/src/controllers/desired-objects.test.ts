@@ -123,7 +123,7 @@ describe('the pod of a Memcached with spec.tls and spec.sasl', () => {
       { name: 'sasl', mountPath: '/etc/memcached/sasl', readOnly: true },
     ]);
     expect(container(secured, 'sasl-database')?.command?.[2]).toContain(
-      'cp "$CREDENTIALS_DIR/username" "$CREDENTIALS_DIR/password" "$SASL_DIR/"',
+      'cp -f "$CREDENTIALS_DIR/username" "$CREDENTIALS_DIR/password" "$SASL_DIR/"',
     );
   });
 

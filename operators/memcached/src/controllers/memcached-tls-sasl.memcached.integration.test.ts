@@ -3,7 +3,7 @@
 // machine's saslpasswd2), and real clients: Node's tls, a plaintext socket, and memjs (SASL PLAIN
 // over the binary protocol).
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect as connectTcp } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -191,6 +191,26 @@ describe('memcached -S as the pod runs it (the init script with saslpasswd2, a r
       env: { PATH: `${process.env['PATH'] ?? ''}:/usr/sbin:/sbin` },
     });
     expect(stdout).toMatch(/^-d@\S+: userPassword$/m);
+  });
+
+  it('runs again over its own files (a recreated pod sandbox reruns init containers) and keeps only the Secret’s user', async () => {
+    const rerun = join(dir, 'rerun');
+    mkdirSync(rerun);
+    const secret = writeSaslSecretFiles(join(rerun, 'secret'), 'before', password);
+    const sasl = { ...layout, saslCredentialsDir: secret, saslDir: rerun };
+    await runSaslDatabaseScript(sasl);
+    // Rotated since: the rerun must not leave the old account behind.
+    writeFileSync(join(secret, 'username'), 'after');
+    expect(await runSaslDatabaseScript(sasl)).toContain('SASL database written for user after');
+    const { stdout } = await exec('sasldblistusers2', ['-f', join(rerun, 'sasldb')], {
+      env: { PATH: `${process.env['PATH'] ?? ''}:/usr/sbin:/sbin` },
+    });
+    expect(
+      stdout
+        .trim()
+        .split('\n')
+        .map((line) => line.split('@')[0]),
+    ).toEqual(['after']);
   });
 
   it('fails the init container, saying which key, when the Secret lacks the password', async () => {

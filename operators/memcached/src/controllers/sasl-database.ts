@@ -17,7 +17,10 @@ import type { PodLayout } from './memcached-command.ts';
 export const saslDatabaseScript = `set -eu
 [ -s "$CREDENTIALS_DIR/username" ] || { echo "the SASL Secret has no username (or an empty one)" >&2; exit 1; }
 [ -s "$CREDENTIALS_DIR/password" ] || { echo "the SASL Secret has no password (or an empty one)" >&2; exit 1; }
-cp "$CREDENTIALS_DIR/username" "$CREDENTIALS_DIR/password" "$SASL_DIR/"
+# A rerun (a recreated pod sandbox reruns init containers; the in-memory volume stays) starts over:
+# -f replaces the read-only copies of the last run, and a fresh database keeps no rotated-out user.
+rm -f "$SASL_DIR/sasldb"
+cp -f "$CREDENTIALS_DIR/username" "$CREDENTIALS_DIR/password" "$SASL_DIR/"
 user=$(cat "$SASL_DIR/username")
 saslpasswd2 -p -c -a memcached -f "$SASL_DIR/sasldb" -- "$user" < "$SASL_DIR/password"
 # PLAIN only: memcached's clients (and its sidecar) use it, and it needs no other plugin.
