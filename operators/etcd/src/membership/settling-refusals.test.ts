@@ -86,6 +86,23 @@ describe('SettlingRefusals: when leadership moves off a leader that refuses adds
     expect(refusals.trackedClusters()).toBe(1);
   });
 
+  it('counts only refusals that follow each other: one after a quiet spell starts the patience again', () => {
+    // A refusal (etcd briefly right), then no add for a while (the scale-up reverted, say), then a
+    // new scale-up right after a voter restarted unseen: the first refusal is no evidence of a
+    // stale view 40 s later. The reconciler retries a refused add every 2 s.
+    const time = clock();
+    const refusals = new SettlingRefusals(time.now);
+    refusals.refused('c', 'L1');
+    time.advance(4 * settlingPatienceMs);
+    expect(refusals.refused('c', 'L1')).toMatchObject({ moveLeadership: false, refusingForMs: 0 });
+    for (let retry = 1; retry < 5; retry++) {
+      time.advance(2_000);
+      expect(refusals.refused('c', 'L1').moveLeadership).toBe(false);
+    }
+    time.advance(2_000);
+    expect(refusals.refused('c', 'L1').moveLeadership).toBe(true);
+  });
+
   it('keeps clusters apart', () => {
     const time = clock();
     const refusals = new SettlingRefusals(time.now);

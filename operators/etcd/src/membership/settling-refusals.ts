@@ -62,9 +62,11 @@ export class SettlingRefusals {
       run = { leaderId, since: now, lastSeen: now, movedFrom: new Set() };
       this.runs.set(clusterId, run);
     }
-    if (run.leaderId !== leaderId || run.since === undefined) {
+    if (run.leaderId !== leaderId || run.since === undefined || now - run.lastSeen > this.patienceMs) {
       // A new leader has its own view of its peers: it gets its own patience. So does a leader
-      // whose peers' streams may be new since a voter went silent.
+      // whose peers' streams may be new since a voter went silent, or since its last refusal
+      // long ago (no add was tried meanwhile, so nothing says the refusals went on; a refused add
+      // is retried every few seconds).
       run.leaderId = leaderId;
       run.since = now;
     }
