@@ -22,6 +22,7 @@ import {
   writeSaslSecretFiles,
 } from '../test-support/pod-memcached.ts';
 import { statsAddress, type PodLayout } from './memcached-command.ts';
+import { maxSaslPasswordBytes } from './referenced-secrets.ts';
 
 const exec = promisify(execFile);
 
@@ -127,8 +128,8 @@ describe('memcached -S as the pod runs it (the init script with saslpasswd2, a r
   let initOutput: string;
   const clients: Client[] = [];
 
-  const client = (credentials: { username?: string; password?: string }) => {
-    const opened = Client.create(`127.0.0.1:${spec.port}`, {
+  const client = (credentials: { username?: string; password?: string }, port = spec.port) => {
+    const opened = Client.create(`127.0.0.1:${port}`, {
       ...credentials,
       retries: 1,
       timeout: 5,
@@ -211,6 +212,33 @@ describe('memcached -S as the pod runs it (the init script with saslpasswd2, a r
         .split('\n')
         .map((line) => line.split('@')[0]),
     ).toEqual(['after']);
+  });
+
+  it(`keeps only the first ${maxSaslPasswordBytes} bytes of a longer password (so the operator refuses one)`, async () => {
+    const long = `${'a'.repeat(maxSaslPasswordBytes)}b`;
+    const own = join(dir, 'long-password');
+    mkdirSync(own);
+    const sasl: PodLayout = {
+      ...layout,
+      saslCredentialsDir: writeSaslSecretFiles(join(own, 'secret'), username, long),
+      saslDir: own,
+    };
+    await runSaslDatabaseScript(sasl);
+    const other = defaultedSpec({
+      port: await freeLoopbackPort(),
+      memoryLimitMB: 16,
+      sasl: { secretName: 'cache-sasl' },
+    });
+    const started = await startPodMemcached(other, sasl, own);
+    try {
+      await expect(client({ username, password: long }, other.port).get('k')).rejects.toBe(
+        'Memcached server authentication failed!',
+      );
+      const cut = client({ username, password: long.slice(0, maxSaslPasswordBytes) }, other.port);
+      expect((await cut.get('k')).value).toBeNull();
+    } finally {
+      await started.stop();
+    }
   });
 
   it('fails the init container, saying which key, when the Secret lacks the password', async () => {

@@ -56,4 +56,25 @@ describe('checkReferencedSecrets on a SASL Secret', () => {
     expect(check).toMatchObject({ ok: false, problem: { reason: 'SecretInvalid' } });
     expect(check.ok ? '' : check.problem.message).toContain(`has no ${key} (or an empty one)`);
   });
+
+  it('refuses a password longer than saslpasswd2 keeps (2048 bytes), naming the limit, never the value', async () => {
+    // saslpasswd2 -p stores the first 2048 bytes only and says nothing: clients sending the whole
+    // password (the sidecar too) would be refused by every new pod.
+    const long = 'p'.repeat(2049);
+    const check = await checkReferencedSecrets(
+      cache,
+      holding({ username: b64('shop'), password: b64(`${long}\n`) }),
+    );
+    expect(check).toMatchObject({ ok: false, problem: { reason: 'SecretInvalid' } });
+    const message = check.ok ? '' : check.problem.message;
+    // Not its length: even that says something about the password.
+    expect(message).toContain('password is longer than 2048 bytes');
+    expect(message).not.toContain('2049');
+    expect(message).not.toContain('ppp');
+    const longest = await checkReferencedSecrets(
+      cache,
+      holding({ username: b64('shop'), password: b64(`${'p'.repeat(2048)}\n`) }),
+    );
+    expect(longest.ok).toBe(true);
+  });
 });

@@ -44,15 +44,31 @@ function references(memcached: Memcached): Reference[] {
 const hasValue = (secret: V1Secret, key: string) => (secret.data?.[key] ?? '') !== '';
 
 /**
- * Whether the SASL value under `key` is still there once the init script has read it: the username
- * through the shell's $(cat), which drops every trailing newline, the password through
- * saslpasswd2 -p, which drops one (and refuses an empty password, failing the pods). Decoded here
- * only to be measured; the value goes nowhere.
+ * The longest password saslpasswd2 -p stores whole (Cyrus SASL 2.1.28, bookworm's and forky's): it
+ * keeps the first 2048 bytes of a longer one and says nothing, so clients sending all of it, the
+ * metrics sidecar included, would be refused by every new pod.
  */
-function hasSaslValue(secret: V1Secret, key: string): boolean {
-  const value = Buffer.from(secret.data?.[key] ?? '', 'base64').toString('latin1');
-  return (key === 'username' ? value.replace(/\n+$/, '') : value.replace(/\n$/, '')) !== '';
+export const maxSaslPasswordBytes = 2048;
+
+/**
+ * The SASL value under `key` as the init script reads it: the username through the shell's
+ * $(cat), which drops every trailing newline, the password through saslpasswd2 -p, which drops one
+ * (and refuses an empty password, failing the pods). Decoded here only to be measured; the value
+ * goes nowhere.
+ */
+function saslValueAsRead(secret: V1Secret, key: string): Buffer {
+  const value = Buffer.from(secret.data?.[key] ?? '', 'base64');
+  const newline = 0x0a;
+  let end = value.length;
+  if (key === 'username') {
+    while (end > 0 && value[end - 1] === newline) end--;
+  } else if (end > 0 && value[end - 1] === newline) {
+    end--;
+  }
+  return value.subarray(0, end);
 }
+
+const hasSaslValue = (secret: V1Secret, key: string) => saslValueAsRead(secret, key).length > 0;
 
 /** Reads the Secrets `memcached` names from the API server and says whether its pods can use them. */
 export async function checkReferencedSecrets(
@@ -83,6 +99,16 @@ export async function checkReferencedSecrets(
         problem: {
           reason: 'SecretInvalid',
           message: `${named} has no ${missing.join(' and no ')} (or an empty one); it needs ${ref.keys.join(' and ')}. The pods are left as they are until it does`,
+        },
+      };
+    }
+    if (ref.field === 'sasl' && saslValueAsRead(secret, 'password').length > maxSaslPasswordBytes) {
+      return {
+        ok: false,
+        problem: {
+          reason: 'SecretInvalid',
+          // Not the length: even that says something about the password.
+          message: `${named}: its password is longer than ${maxSaslPasswordBytes} bytes, more than memcached's SASL database keeps (saslpasswd2 would cut it short, and clients sending all of it would be refused). The pods are left as they are until it is shorter`,
         },
       };
     }
