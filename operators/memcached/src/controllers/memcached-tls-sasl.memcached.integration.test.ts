@@ -214,31 +214,49 @@ describe('memcached -S as the pod runs it (the init script with saslpasswd2, a r
     ).toEqual(['after']);
   });
 
-  it(`keeps only the first ${maxSaslPasswordBytes} bytes of a longer password (so the operator refuses one)`, async () => {
-    const long = `${'a'.repeat(maxSaslPasswordBytes)}b`;
-    const own = join(dir, 'long-password');
+  /**
+   * Runs `check` against a second memcached whose database the init script built from a Secret
+   * with `secret`'s values (in `<dir>/<name>`), stopping it afterwards.
+   */
+  async function withOwnSecret(
+    name: string,
+    secret: { username: string; password: string },
+    check: (port: number) => Promise<void>,
+  ): Promise<void> {
+    const own = join(dir, name);
     mkdirSync(own);
-    const sasl: PodLayout = {
-      ...layout,
-      saslCredentialsDir: writeSaslSecretFiles(join(own, 'secret'), username, long),
-      saslDir: own,
-    };
+    const credentials = writeSaslSecretFiles(join(own, 'secret'), secret.username, secret.password);
+    const sasl: PodLayout = { ...layout, saslCredentialsDir: credentials, saslDir: own };
     await runSaslDatabaseScript(sasl);
-    const other = defaultedSpec({
-      port: await freeLoopbackPort(),
-      memoryLimitMB: 16,
-      sasl: { secretName: 'cache-sasl' },
-    });
-    const started = await startPodMemcached(other, sasl, own);
+    const port = await freeLoopbackPort();
+    const started = await startPodMemcached(
+      defaultedSpec({ port, memoryLimitMB: 16, sasl: { secretName: 'cache-sasl' } }),
+      sasl,
+      own,
+    );
     try {
-      await expect(client({ username, password: long }, other.port).get('k')).rejects.toBe(
-        'Memcached server authentication failed!',
-      );
-      const cut = client({ username, password: long.slice(0, maxSaslPasswordBytes) }, other.port);
-      expect((await cut.get('k')).value).toBeNull();
+      await check(port);
     } finally {
       await started.stop();
     }
+  }
+
+  const refused = 'Memcached server authentication failed!';
+
+  it(`keeps only the first ${maxSaslPasswordBytes} bytes of a longer password (so the operator refuses one)`, async () => {
+    const long = `${'a'.repeat(maxSaslPasswordBytes)}b`;
+    await withOwnSecret('long-password', { username, password: long }, async (port) => {
+      await expect(client({ username, password: long }, port).get('k')).rejects.toBe(refused);
+      const cut = client({ username, password: long.slice(0, maxSaslPasswordBytes) }, port);
+      expect((await cut.get('k')).value).toBeNull();
+    });
+  });
+
+  it('never authenticates a username with whitespace at either end (so the operator refuses one)', async () => {
+    await withOwnSecret('spaced-user', { username: 'shop\r', password }, async (port) => {
+      await expect(client({ username: 'shop\r', password }, port).get('k')).rejects.toBe(refused);
+      await expect(client({ username: 'shop', password }, port).get('k')).rejects.toBe(refused);
+    });
   });
 
   it('fails the init container, saying which key, when the Secret lacks the password', async () => {

@@ -57,6 +57,20 @@ describe('checkReferencedSecrets on a SASL Secret', () => {
     expect(check.ok ? '' : check.problem.message).toContain(`has no ${key} (or an empty one)`);
   });
 
+  it.each([' shop', 'shop ', 'shop\r\n', '\tshop'])(
+    'refuses the username %j: Cyrus SASL trims whitespace at either end when a client logs in, not when the database is built',
+    async (username) => {
+      // saslpasswd2 stores the name as given; memcached looks up the trimmed one: nobody, the
+      // sidecar included, could ever authenticate (shown on a real memcached, review 7).
+      const check = await checkReferencedSecrets(
+        cache,
+        holding({ username: b64(username), password: b64('pw') }),
+      );
+      expect(check).toMatchObject({ ok: false, problem: { reason: 'SecretInvalid' } });
+      expect(check.ok ? '' : check.problem.message).toContain('its username starts or ends with whitespace');
+    },
+  );
+
   it('refuses a password longer than saslpasswd2 keeps (2048 bytes), naming the limit, never the value', async () => {
     // saslpasswd2 -p stores the first 2048 bytes only and says nothing: clients sending the whole
     // password (the sidecar too) would be refused by every new pod.

@@ -70,6 +70,26 @@ function saslValueAsRead(secret: V1Secret, key: string): Buffer {
 
 const hasSaslValue = (secret: V1Secret, key: string) => saslValueAsRead(secret, key).length > 0;
 
+/** Whitespace as C's isspace sees it, which Cyrus SASL trims from a user name at login. */
+const cWhitespace = new Set([0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d]);
+
+/**
+ * Why SASL values that are present still could not be used, as a clause that names no value (not
+ * even the password's length: that says something about it too); undefined when they can.
+ */
+function unusableSaslValue(secret: V1Secret): string | undefined {
+  const username = saslValueAsRead(secret, 'username');
+  // saslpasswd2 stores the name as given, but memcached's Cyrus SASL trims it when a client logs
+  // in: the lookup would never find it, for any client or the sidecar.
+  if (cWhitespace.has(username[0] ?? 0) || cWhitespace.has(username[username.length - 1] ?? 0)) {
+    return 'its username starts or ends with whitespace, which SASL drops when a client logs in, so nobody could authenticate';
+  }
+  if (saslValueAsRead(secret, 'password').length > maxSaslPasswordBytes) {
+    return `its password is longer than ${maxSaslPasswordBytes} bytes, more than memcached's SASL database keeps (saslpasswd2 would cut it short, and clients sending all of it would be refused)`;
+  }
+  return undefined;
+}
+
 /** Reads the Secrets `memcached` names from the API server and says whether its pods can use them. */
 export async function checkReferencedSecrets(
   memcached: Memcached,
@@ -102,13 +122,13 @@ export async function checkReferencedSecrets(
         },
       };
     }
-    if (ref.field === 'sasl' && saslValueAsRead(secret, 'password').length > maxSaslPasswordBytes) {
+    const unusable = ref.field === 'sasl' ? unusableSaslValue(secret) : undefined;
+    if (unusable) {
       return {
         ok: false,
         problem: {
           reason: 'SecretInvalid',
-          // Not the length: even that says something about the password.
-          message: `${named}: its password is longer than ${maxSaslPasswordBytes} bytes, more than memcached's SASL database keeps (saslpasswd2 would cut it short, and clients sending all of it would be refused). The pods are left as they are until it is shorter`,
+          message: `${named}: ${unusable}. The pods are left as they are until it is changed`,
         },
       };
     }
