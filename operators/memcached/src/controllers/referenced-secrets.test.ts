@@ -2,9 +2,13 @@
 // return them (base64 data), without an API server.
 import type { V1Secret } from '@kubernetes/client-node';
 import type { KubeClient, KubeObject, ResourceType } from '@homeostat/reconcile';
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Memcached } from '../api/memcached-types.ts';
 import { defaultedSpec } from '../test-support/memcached-fixtures.ts';
+import { tlsSecretData } from '../test-support/pod-memcached.ts';
 import { checkReferencedSecrets } from './referenced-secrets.ts';
 
 const b64 = (text: string) => Buffer.from(text).toString('base64');
@@ -17,14 +21,14 @@ const cache: Memcached = {
 };
 
 /** A client whose only Secret is a SASL Secret with `data`. */
-function holding(data: Record<string, string>): Pick<KubeClient, 'find'> {
+function holding(data: Record<string, string>, secretName = 'cache-sasl'): Pick<KubeClient, 'find'> {
   const secret: V1Secret = {
-    metadata: { name: 'cache-sasl', namespace: 'shop', uid: 's-1', resourceVersion: '7' },
+    metadata: { name: secretName, namespace: 'shop', uid: 's-1', resourceVersion: '7' },
     data,
   };
   return {
     find: <T extends KubeObject>(_type: ResourceType<T>, name: string) =>
-      Promise.resolve(name === 'cache-sasl' ? (secret as T) : undefined),
+      Promise.resolve(name === secretName ? (secret as T) : undefined),
   };
 }
 
@@ -90,5 +94,57 @@ describe('checkReferencedSecrets on a SASL Secret', () => {
       holding({ username: b64('shop'), password: b64(`${'p'.repeat(2048)}\n`) }),
     );
     expect(longest.ok).toBe(true);
+  });
+});
+
+describe('checkReferencedSecrets on a TLS Secret', () => {
+  const secured: Memcached = { ...cache, spec: defaultedSpec({ tls: { secretName: 'cache-tls' } }) };
+  let valid: Record<string, string>;
+  let other: Record<string, string>;
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'homeostat-referenced-secrets-'));
+    valid = await tlsSecretData(join(dir, 'valid'));
+    other = await tlsSecretData(join(dir, 'other'));
+  });
+
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const check = (data: Record<string, string>) => checkReferencedSecrets(secured, holding(data, 'cache-tls'));
+
+  it('accepts a certificate, its key and a CA', async () => {
+    expect(await check(valid)).toEqual({ ok: true, secrets: { tlsHasCa: true, revision: 'tls=s-1/7' } });
+  });
+
+  // memcached exits at start (status 64) on each of these: the new pods would crash while the
+  // rollout takes old ones down (checked with memcached 1.6.18 -Z -o ssl_...).
+  it.each([
+    {
+      why: 'a tls.key of another certificate',
+      change: () => ({ 'tls.key': other['tls.key'] ?? '' }),
+      says: 'its tls.key is not the key of the certificate in tls.crt',
+    },
+    {
+      why: 'a tls.crt that is no PEM certificate',
+      change: () => ({ 'tls.crt': b64('certificate') }),
+      says: 'its tls.crt holds no PEM certificate',
+    },
+    {
+      why: 'a tls.key that is no PEM key',
+      change: () => ({ 'tls.key': b64('key') }),
+      says: 'its tls.key holds no PEM private key',
+    },
+    {
+      why: 'a ca.crt that is no PEM certificate',
+      change: () => ({ 'ca.crt': b64('ca') }),
+      says: 'its ca.crt holds no PEM certificate',
+    },
+  ])('refuses $why, naming the key, never its value', async ({ change, says }) => {
+    const result = await check({ ...valid, ...change() });
+    expect(result).toMatchObject({ ok: false, problem: { reason: 'SecretInvalid' } });
+    const message = result.ok ? '' : result.problem.message;
+    expect(message).toContain(says);
+    expect(message).not.toContain('BEGIN');
   });
 });

@@ -2,6 +2,7 @@
 // missing Secret or key would leave new pods unable to start while old ones are replaced, so the
 // Deployment is left as it is and the problem is reported instead (ADR 0403). Only key names and
 // Secret names are ever reported, never a value.
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
 import { builtin, type KubeClient } from '@homeostat/reconcile';
 import type { Memcached } from '../api/memcached-types.ts';
@@ -90,6 +91,40 @@ function unusableSaslValue(secret: V1Secret): string | undefined {
   return undefined;
 }
 
+/** Whether `pem` holds a PEM certificate memcached can load (it reads PEM only). */
+function isPemCertificate(pem: string): boolean {
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) return false;
+  try {
+    return new X509Certificate(pem).subject !== undefined;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Why memcached would not start with the TLS Secret's files, as a clause that names no value:
+ * it exits (status 64) on a tls.crt that is no PEM certificate, a tls.key that is no key or not
+ * the certificate's, and a ca.crt with no certificate, and then the new pods crash while the
+ * rollout takes old ones down. Undefined when it can load them. Errors are not passed on: a
+ * parser's message could quote the key.
+ */
+function unusableTlsFiles(secret: V1Secret): string | undefined {
+  const pem = (key: string) => Buffer.from(secret.data?.[key] ?? '', 'base64').toString('utf8');
+  const certificate = pem('tls.crt');
+  if (!isPemCertificate(certificate)) return 'its tls.crt holds no PEM certificate';
+  let matches: boolean;
+  try {
+    matches = new X509Certificate(certificate).checkPrivateKey(createPrivateKey(pem('tls.key')));
+  } catch {
+    return 'its tls.key holds no PEM private key';
+  }
+  if (!matches) return 'its tls.key is not the key of the certificate in tls.crt';
+  if (hasValue(secret, 'ca.crt') && !isPemCertificate(pem('ca.crt'))) {
+    return 'its ca.crt holds no PEM certificate';
+  }
+  return undefined;
+}
+
 /** Reads the Secrets `memcached` names from the API server and says whether its pods can use them. */
 export async function checkReferencedSecrets(
   memcached: Memcached,
@@ -122,7 +157,7 @@ export async function checkReferencedSecrets(
         },
       };
     }
-    const unusable = ref.field === 'sasl' ? unusableSaslValue(secret) : undefined;
+    const unusable = ref.field === 'sasl' ? unusableSaslValue(secret) : unusableTlsFiles(secret);
     if (unusable) {
       return {
         ok: false,
