@@ -75,6 +75,22 @@ describe('checkReferencedSecrets on a SASL Secret', () => {
     },
   );
 
+  it.each([
+    { key: 'password', data: { username: 'shop', password: 'ab\0cd' } },
+    { key: 'username', data: { username: 'sh\0op', password: 'pw' } },
+  ])(
+    'refuses a NUL byte in the $key (random bytes, say): SASL PLAIN separates its fields with NUL',
+    async ({ key, data }) => {
+      // saslpasswd2 stores a password up to its first NUL ("ab": shown on a real memcached).
+      const check = await checkReferencedSecrets(
+        cache,
+        holding({ username: b64(data.username), password: b64(data.password) }),
+      );
+      expect(check).toMatchObject({ ok: false, problem: { reason: 'SecretInvalid' } });
+      expect(check.ok ? '' : check.problem.message).toContain(`its ${key} holds a NUL byte`);
+    },
+  );
+
   it('refuses a password longer than saslpasswd2 keeps (2048 bytes), naming the limit, never the value', async () => {
     // saslpasswd2 -p stores the first 2048 bytes only and says nothing: clients sending the whole
     // password (the sidecar too) would be refused by every new pod.

@@ -80,12 +80,23 @@ const cWhitespace = new Set([0x20, 0x09, 0x0a, 0x0b, 0x0c, 0x0d]);
  */
 function unusableSaslValue(secret: V1Secret): string | undefined {
   const username = saslValueAsRead(secret, 'username');
+  const password = saslValueAsRead(secret, 'password');
+  // PLAIN sends "\0user\0password": a NUL in either cannot be sent, and saslpasswd2 stores a
+  // password only up to its first NUL (random bytes from /dev/urandom are the usual way in).
+  for (const [key, value] of [
+    ['username', username],
+    ['password', password],
+  ] as const) {
+    if (value.includes(0)) {
+      return `its ${key} holds a NUL byte, which SASL PLAIN cannot send (use printable characters)`;
+    }
+  }
   // saslpasswd2 stores the name as given, but memcached's Cyrus SASL trims it when a client logs
   // in: the lookup would never find it, for any client or the sidecar.
   if (cWhitespace.has(username[0] ?? 0) || cWhitespace.has(username[username.length - 1] ?? 0)) {
     return 'its username starts or ends with whitespace, which SASL drops when a client logs in, so nobody could authenticate';
   }
-  if (saslValueAsRead(secret, 'password').length > maxSaslPasswordBytes) {
+  if (password.length > maxSaslPasswordBytes) {
     return `its password is longer than ${maxSaslPasswordBytes} bytes, more than memcached's SASL database keeps (saslpasswd2 would cut it short, and clients sending all of it would be refused)`;
   }
   return undefined;
