@@ -166,8 +166,20 @@ describe('memcached-exporter against a real memcached run with the pod’s -Z an
     expect(value(series, commands('get', 'miss'))).toBe(0);
   });
 
+  it('keeps authenticating after the Secret rotates and memcached restarts in the same pod', async () => {
+    // The kubelet rewrites the mounted Secret within a minute of a rotation; memcached keeps the
+    // database the init container built until the pod rolls (a container restart does not rerun
+    // it), so the sidecar must keep logging in with what that database was built from.
+    writeFileSync(join(layout.saslCredentialsDir, 'password'), 'the rotated password');
+    await memcached.stop();
+    memcached = await startPodMemcached(spec, layout, dir, true);
+    expect(value(await scrape(exporter.metricsUrl), 'memcached_up')).toBe(1);
+    writeFileSync(join(layout.saslCredentialsDir, 'password'), password);
+  });
+
   it('answers memcached_up 0 with a wrong password, never logging it, and recovers once the file is right', async () => {
-    const passwordFile = join(layout.saslCredentialsDir, 'password');
+    // The sidecar's file: the init container's copy of the Secret (exporterSaslArgs).
+    const passwordFile = join(layout.saslDir, 'password');
     // The kept connection stays authenticated: a new memcached makes the exporter log in again.
     await memcached.stop();
     writeFileSync(passwordFile, 'not the password');
@@ -178,7 +190,7 @@ describe('memcached-exporter against a real memcached run with the pod’s -Z an
     expect(log).not.toContain('not the password');
     expect(log).not.toContain(password);
 
-    // Read at each connection: a rotated Secret is picked up without restarting the sidecar.
+    // Read at each connection: a corrected file is picked up without restarting the sidecar.
     writeFileSync(passwordFile, `${password}\n`);
     expect(value(await scrape(exporter.metricsUrl), 'memcached_up')).toBe(1);
   });

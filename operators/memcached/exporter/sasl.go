@@ -1,6 +1,7 @@
 // SASL: a memcached started with -S answers only the binary protocol, and only after a client
 // authenticated (ADR 0403). The exporter then authenticates with SASL PLAIN, reading the credentials
-// from files at each connection (a rotated Secret is picked up without a restart), and asks for
+// from files at each connection (in the pod: the init container's copies, which match memcached's
+// database until the pod rolls, not the live Secret), and asks for
 // `stats` in the binary protocol. The password is never logged: errors name the user only.
 package main
 

@@ -66,6 +66,9 @@ export async function addLearner(
   const step = 'add learner';
   const refusals = options.refusals ?? settlingRefusals;
   const health = await readClusterHealth(connection);
+  // A voter that does not answer (say, restarting): the leader's refusals are right until its
+  // streams are back and have counted for etcd's HealthInterval, so the patience starts again.
+  if (health.healthyVoters < health.votingMembers) refusals.voterSilent(health.clusterId);
   const existing = memberByPeerUrl(
     health.members.map((m) => m.member),
     peerUrl,
@@ -127,8 +130,9 @@ async function leadershipOffStaleView(
   const from = describeMember(leader.member);
   const successor = await handOverLeadership(connection, health, leader, {
     step: 'move leadership off a leader that refuses adds',
-    // Not back to a leader that refused before in this run: the moves end after voters-1.
-    prefer: (m) => !verdict.movedFrom.has(m.member.id),
+    // Never back to a leader that refused before in this run (its view is as stale as it was), so
+    // the moves end after voters-1: `only`, since `prefer` would fall back to such a leader.
+    only: (m) => !verdict.movedFrom.has(m.member.id),
   });
   if (!successor) return refusal;
   refusals.movedAway(health.clusterId, leader.member.id);
@@ -192,20 +196,30 @@ export async function removeMember(
   }
 }
 
+/** How handOverLeadership picks the new leader among the other healthy voters. */
+export interface HandOverOptions {
+  readonly step?: string;
+  /** Voters to choose among if any of them qualifies; otherwise any other healthy voter. */
+  readonly prefer?: (member: MemberHealth) => boolean;
+  /** The only voters that may lead: none qualifying, leadership stays where it is. */
+  readonly only?: (member: MemberHealth) => boolean;
+}
+
 /**
  * Moves leadership from `leader` to the healthiest other voter (among those `prefer` accepts, if
  * any does) before the leader goes away (removed, or restarted by an upgrade): losing the leader
  * works, but costs an election during which nothing commits, held with one member fewer. Returns
- * the new leader, or undefined when there is no other healthy voter.
+ * the new leader, or undefined when there is no other healthy voter (that `only` accepts).
  */
 export async function handOverLeadership(
   connection: EtcdConnection,
   health: ClusterHealth,
   leader: MemberHealth,
-  options: { readonly step?: string; readonly prefer?: (member: MemberHealth) => boolean } = {},
+  options: HandOverOptions = {},
 ): Promise<MemberHealth | undefined> {
+  const { only = () => true } = options;
   const voters = health.members.filter(
-    (m) => m.healthy && !m.member.isLearner && m.member.id !== leader.member.id,
+    (m) => m.healthy && !m.member.isLearner && m.member.id !== leader.member.id && only(m),
   );
   const preferred = options.prefer ? voters.filter(options.prefer) : [];
   const successor = (preferred.length ? preferred : voters).sort((a, b) =>

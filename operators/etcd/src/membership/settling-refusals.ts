@@ -19,8 +19,11 @@ const forgetAfterMs = 6 * settlingPatienceMs;
 
 interface RefusalRun {
   leaderId: string;
-  /** When the current leader was first seen refusing in this run. */
-  since: number;
+  /**
+   * When the current leader was first seen refusing in this run, since a voter last went silent;
+   * undefined: the next refusal starts the patience (see voterSilent).
+   */
+  since: number | undefined;
   lastSeen: number;
   /** Leaders moved away from in this run: never again, so a run moves leadership at most voters-1 times. */
   readonly movedFrom: Set<string>;
@@ -53,13 +56,17 @@ export class SettlingRefusals {
   /** Records a refusal by `leaderId` of cluster `clusterId` (every voter answering) and decides. */
   refused(clusterId: string, leaderId: string): SettlingVerdict {
     const now = this.now();
+    this.forgetOver(now);
     let run = this.runs.get(clusterId);
-    if (!run || now - run.lastSeen > forgetAfterMs) {
+    if (!run) {
       run = { leaderId, since: now, lastSeen: now, movedFrom: new Set() };
       this.runs.set(clusterId, run);
     }
-    if (run.leaderId !== leaderId) {
-      // A new leader has its own view of its peers: it gets its own patience.
+    if (run.leaderId !== leaderId || run.since === undefined || now - run.lastSeen > this.patienceMs) {
+      // A new leader has its own view of its peers: it gets its own patience. So does a leader
+      // whose peers' streams may be new since a voter went silent, or since its last refusal
+      // long ago (no add was tried meanwhile, so nothing says the refusals went on; a refused add
+      // is retried every few seconds).
       run.leaderId = leaderId;
       run.since = now;
     }
@@ -72,9 +79,36 @@ export class SettlingRefusals {
     };
   }
 
+  /**
+   * Records that a voter of cluster `clusterId` did not answer the operator. A refusal then is etcd
+   * being right, and once the voter is back its streams are new, so the leader is right to refuse
+   * for another HealthInterval: the patience starts again at the next refusal (every voter
+   * answering), or a restart within the patience would move leadership at once. The leaders moved
+   * away from stay remembered, so the run's moves stay bounded.
+   */
+  voterSilent(clusterId: string): void {
+    const run = this.runs.get(clusterId);
+    if (run) run.since = undefined;
+  }
+
   /** Records that leadership moved away from `leaderId`. */
   movedAway(clusterId: string, leaderId: string): void {
     this.runs.get(clusterId)?.movedFrom.add(leaderId);
+  }
+
+  /** How many clusters have a run remembered. */
+  trackedClusters(): number {
+    return this.runs.size;
+  }
+
+  /**
+   * Drops the runs that are over, every cluster's: a cluster deleted, scaled back or restored under
+   * a new cluster ID in the middle of a run never gets the add that would end it.
+   */
+  private forgetOver(now: number): void {
+    for (const [clusterId, run] of this.runs) {
+      if (now - run.lastSeen > forgetAfterMs) this.runs.delete(clusterId);
+    }
   }
 
   /** Ends the run of cluster `clusterId`: an add went through. */

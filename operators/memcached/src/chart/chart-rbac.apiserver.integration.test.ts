@@ -1,6 +1,9 @@
 // Installs the chart's CRD, ServiceAccount and RBAC (rendered by the real helm) into a real
 // kube-apiserver, then runs the operator with that ServiceAccount's token: the least-privilege
 // rules must be enough for everything it does, leader election included.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '@homeostat/testing';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
@@ -10,6 +13,7 @@ import { memoryLogger } from '@homeostat/reconcile/testing';
 import { memcacheds } from '../api/memcached-types.ts';
 import { memcachedOperator } from '../operator.ts';
 import { createMemcached, eventsAbout } from '../test-support/memcached-fixtures.ts';
+import { tlsSecretData } from '../test-support/pod-memcached.ts';
 import { testOperatorConfig } from '../test-support/test-operator-config.ts';
 import { memcachedChart } from './memcached-chart.ts';
 
@@ -69,7 +73,8 @@ describe("the chart's RBAC on a real kube-apiserver + etcd", () => {
     await client.create(builtin.secrets, {
       metadata: { name: 'guarded-tls', namespace: appNamespace },
       type: 'kubernetes.io/tls',
-      data: { 'tls.crt': 'Y2VydA==', 'tls.key': 'a2V5' },
+      // A real certificate and key: the operator checks that memcached could load them.
+      data: await tlsSecretData(mkdtempSync(join(tmpdir(), 'homeostat-memcached-tls-secret-'))),
     });
     await createMemcached(client, 'sealed', appNamespace, { tls: { secretName: 'guarded-tls' } });
     await waitUntil(

@@ -96,8 +96,8 @@ const restrictedContainer = {
  */
 function exporterContainer(memcached: Memcached, image: string): V1Container {
   const { sasl } = memcached.spec;
-  const credentials = podLayout.saslCredentialsDir;
-  // With SASL it authenticates as the Secret's user, from the Secret mounted read-only.
+  // With SASL it authenticates as the Secret's user, from the copy the database was built from
+  // (exporterSaslArgs), mounted read-only.
   return {
     name: 'exporter',
     image: memcached.spec.exporter.image ?? image,
@@ -106,7 +106,7 @@ function exporterContainer(memcached: Memcached, image: string): V1Container {
       ...exporterSaslArgs(memcached.spec, podLayout),
       `--web.listen-address=:${exporterPort}`,
     ],
-    ...(sasl ? { volumeMounts: [{ name: 'sasl-credentials', mountPath: credentials, readOnly: true }] } : {}),
+    ...(sasl ? { volumeMounts: [{ name: 'sasl', mountPath: podLayout.saslDir, readOnly: true }] } : {}),
     ports: [{ name: 'metrics', containerPort: exporterPort, protocol: 'TCP' }],
     resources: { requests: { cpu: '5m', memory: '16Mi' }, limits: { memory: '32Mi' } },
     securityContext: restrictedContainer,

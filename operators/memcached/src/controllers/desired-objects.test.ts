@@ -69,7 +69,9 @@ describe('the pod of a Memcached with spec.tls and spec.sasl', () => {
       '-o',
       'ssl_chain_cert=/etc/memcached/tls/tls.crt,ssl_key=/etc/memcached/tls/tls.key,ssl_ca_cert=/etc/memcached/tls/ca.crt',
       '-l',
-      `0.0.0.0,[::],notls:127.0.0.1:${loopbackStatsPort}`,
+      // "*": memcached's own default (every address of the families the node has); "[::]" named
+      // explicitly makes memcached exit on a node booted without IPv6.
+      `*,notls:127.0.0.1:${loopbackStatsPort}`,
       '-S',
     ]);
     expect(container(secured, 'memcached')?.env).toEqual([
@@ -77,8 +79,8 @@ describe('the pod of a Memcached with spec.tls and spec.sasl', () => {
     ]);
     expect(container(secured, 'exporter')?.args).toEqual([
       `--memcached.address=127.0.0.1:${loopbackStatsPort}`,
-      '--memcached.sasl-username-file=/etc/memcached/sasl-credentials/username',
-      '--memcached.sasl-password-file=/etc/memcached/sasl-credentials/password',
+      '--memcached.sasl-username-file=/etc/memcached/sasl/username',
+      '--memcached.sasl-password-file=/etc/memcached/sasl/password',
       `--web.listen-address=:${exporterPort}`,
     ]);
   });
@@ -113,12 +115,24 @@ describe('the pod of a Memcached with spec.tls and spec.sasl', () => {
     });
   });
 
+  it('authenticates the sidecar with the copy the SASL database was built from, never the live Secret', () => {
+    // The kubelet updates a mounted Secret in place within a minute of a rotation, but memcached
+    // keeps the database it started with until the pod rolls (up to 5 minutes later, then one pod
+    // at a time): a sidecar reading the live Secret would be refused at its next connection.
+    expect(container(secured, 'exporter')?.volumeMounts).toEqual([
+      { name: 'sasl', mountPath: '/etc/memcached/sasl', readOnly: true },
+    ]);
+    expect(container(secured, 'sasl-database')?.command?.[2]).toContain(
+      'cp -f "$CREDENTIALS_DIR/username" "$CREDENTIALS_DIR/password" "$SASL_DIR/"',
+    );
+  });
+
   it('holds no secret value: only Secret names and file paths, the password read from a file', () => {
     const text = JSON.stringify(desiredDeployment(secured, images, { revision: 'tls=u1/7,sasl=u2/9' }));
     expect(text).not.toMatch(/secretKeyRef|envFrom|stringData/);
     const init = container(secured, 'sasl-database');
     expect(init?.env?.map((e) => e.name)).toEqual(['CREDENTIALS_DIR', 'SASL_DIR']);
-    expect(init?.command?.[2]).toContain('< "$CREDENTIALS_DIR/password"');
+    expect(init?.command?.[2]).toContain('< "$SASL_DIR/password"');
   });
 
   it('rolls the pods when a named Secret changes (its version is in a pod annotation), and not otherwise', () => {

@@ -10,9 +10,12 @@ import type { MemcachedSpecFields } from '../api/memcached-types.ts';
 export interface PodLayout {
   /** The kubernetes.io/tls Secret (tls.crt, tls.key, maybe ca.crt), read-only. */
   readonly tlsDir: string;
-  /** The sasldb and the Cyrus SASL config (memcached.conf) the init container writes. */
+  /**
+   * The sasldb, the Cyrus SASL config (memcached.conf) and the copies of the Secret's username and
+   * password the init container writes; the sidecar logs in with those copies.
+   */
   readonly saslDir: string;
-  /** The SASL Secret (username, password), read-only: the init container and the sidecar read it. */
+  /** The SASL Secret (username, password), read-only: only the init container reads it. */
   readonly saslCredentialsDir: string;
   /** The plaintext listener memcached opens on 127.0.0.1 for the sidecar when TLS is on. */
   readonly statsPort: number;
@@ -58,11 +61,13 @@ export function statsAddress(spec: CommandSpec, layout: PodLayout): string {
 }
 
 /**
- * The sidecar's SASL arguments: the files of the mounted Secret it authenticates with (it reads
- * them at each connection); none without SASL.
+ * The sidecar's SASL arguments: the init container's copies of the Secret's files, which the
+ * database memcached runs with was built from (it reads them at each connection); none without
+ * SASL. Not the mounted Secret: the kubelet rewrites it on rotation while memcached keeps its
+ * database until the pod rolls, and a sidecar reading it would be refused until then.
  */
 export function exporterSaslArgs(spec: CommandSpec, layout: PodLayout): string[] {
-  const credentials = layout.saslCredentialsDir;
+  const credentials = layout.saslDir;
   return spec.sasl
     ? [
         `--memcached.sasl-username-file=${credentials}/username`,
@@ -81,9 +86,11 @@ export function memcachedArgs(spec: CommandSpec, facts: SecretFacts, layout: Pod
     args.push('-Z', '-o', files.join(','));
   }
   if (hasLoopbackStatsListener(spec)) {
-    // Every -l replaces memcached's default "all addresses", so both families are named again;
-    // the notls listener binds loopback only: nothing outside the pod can reach it.
-    args.push('-l', `0.0.0.0,[::],notls:127.0.0.1:${layout.statsPort}`);
+    // Every -l replaces memcached's default "all addresses", so it is asked for again with "*"
+    // (what memcached does without -l: every address of the families the node has). Naming
+    // 0.0.0.0 and [::] instead makes memcached exit on a node booted without IPv6. The notls
+    // listener binds loopback only: nothing outside the pod can reach it.
+    args.push('-l', `*,notls:127.0.0.1:${layout.statsPort}`);
   }
   // -S: every connection must authenticate (SASL, binary protocol only); SASL_CONF_PATH names the
   // config the init container wrote.

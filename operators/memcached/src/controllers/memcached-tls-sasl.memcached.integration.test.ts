@@ -3,7 +3,7 @@
 // machine's saslpasswd2), and real clients: Node's tls, a plaintext socket, and memjs (SASL PLAIN
 // over the binary protocol).
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect as connectTcp } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +22,7 @@ import {
   writeSaslSecretFiles,
 } from '../test-support/pod-memcached.ts';
 import { statsAddress, type PodLayout } from './memcached-command.ts';
+import { maxSaslPasswordBytes } from './referenced-secrets.ts';
 
 const exec = promisify(execFile);
 
@@ -92,6 +93,17 @@ describe('memcached -Z as the pod runs it (a real memcached, Node tls and plaint
     expect(await plaintextAnswer(spec.port, 'version')).not.toContain('VERSION');
   });
 
+  it('listens on its port on every address, IPv4 and IPv6, as memcached does without -l', async () => {
+    const listening = (await exec('ss', ['-Hltn', `sport = :${spec.port}`])).stdout;
+    expect(
+      listening
+        .trim()
+        .split('\n')
+        .map((line) => line.split(/\s+/)[3])
+        .sort(),
+    ).toEqual([`0.0.0.0:${spec.port}`, `[::]:${spec.port}`]);
+  });
+
   it("serves statistics in plaintext on the sidecar's loopback listener only", async () => {
     const address = statsAddress(spec, layout);
     expect(address).toBe(`127.0.0.1:${layout.statsPort}`);
@@ -116,8 +128,8 @@ describe('memcached -S as the pod runs it (the init script with saslpasswd2, a r
   let initOutput: string;
   const clients: Client[] = [];
 
-  const client = (credentials: { username?: string; password?: string }) => {
-    const opened = Client.create(`127.0.0.1:${spec.port}`, {
+  const client = (credentials: { username?: string; password?: string }, port = spec.port) => {
+    const opened = Client.create(`127.0.0.1:${port}`, {
       ...credentials,
       retries: 1,
       timeout: 5,
@@ -168,6 +180,83 @@ describe('memcached -S as the pod runs it (the init script with saslpasswd2, a r
   it('refuses a client without credentials, and the text protocol altogether', async () => {
     await expect(client({}).get('greeting')).rejects.toBe('Memcached server authentication failed!');
     expect(await plaintextAnswer(spec.port, 'get greeting')).toBe('');
+  });
+
+  it('builds the database for a username that starts with "-": a user, not an option of saslpasswd2', async () => {
+    const other = join(dir, 'dash-user');
+    mkdirSync(other);
+    writeSaslSecretFiles(join(other, 'secret'), '-d', password);
+    const sasl = { ...layout, saslCredentialsDir: join(other, 'secret'), saslDir: other };
+    expect(await runSaslDatabaseScript(sasl)).toContain('SASL database written for user -d');
+    const { stdout } = await exec('sasldblistusers2', ['-f', join(other, 'sasldb')], {
+      env: { PATH: `${process.env['PATH'] ?? ''}:/usr/sbin:/sbin` },
+    });
+    expect(stdout).toMatch(/^-d@\S+: userPassword$/m);
+  });
+
+  it('runs again over its own files (a recreated pod sandbox reruns init containers) and keeps only the Secret’s user', async () => {
+    const rerun = join(dir, 'rerun');
+    mkdirSync(rerun);
+    const secret = writeSaslSecretFiles(join(rerun, 'secret'), 'before', password);
+    const sasl = { ...layout, saslCredentialsDir: secret, saslDir: rerun };
+    await runSaslDatabaseScript(sasl);
+    // Rotated since: the rerun must not leave the old account behind.
+    writeFileSync(join(secret, 'username'), 'after');
+    expect(await runSaslDatabaseScript(sasl)).toContain('SASL database written for user after');
+    const { stdout } = await exec('sasldblistusers2', ['-f', join(rerun, 'sasldb')], {
+      env: { PATH: `${process.env['PATH'] ?? ''}:/usr/sbin:/sbin` },
+    });
+    expect(
+      stdout
+        .trim()
+        .split('\n')
+        .map((line) => line.split('@')[0]),
+    ).toEqual(['after']);
+  });
+
+  /**
+   * Runs `check` against a second memcached whose database the init script built from a Secret
+   * with `secret`'s values (in `<dir>/<name>`), stopping it afterwards.
+   */
+  async function withOwnSecret(
+    name: string,
+    secret: { username: string; password: string },
+    check: (port: number) => Promise<void>,
+  ): Promise<void> {
+    const own = join(dir, name);
+    mkdirSync(own);
+    const credentials = writeSaslSecretFiles(join(own, 'secret'), secret.username, secret.password);
+    const sasl: PodLayout = { ...layout, saslCredentialsDir: credentials, saslDir: own };
+    await runSaslDatabaseScript(sasl);
+    const port = await freeLoopbackPort();
+    const started = await startPodMemcached(
+      defaultedSpec({ port, memoryLimitMB: 16, sasl: { secretName: 'cache-sasl' } }),
+      sasl,
+      own,
+    );
+    try {
+      await check(port);
+    } finally {
+      await started.stop();
+    }
+  }
+
+  const refused = 'Memcached server authentication failed!';
+
+  it(`keeps only the first ${maxSaslPasswordBytes} bytes of a longer password (so the operator refuses one)`, async () => {
+    const long = `${'a'.repeat(maxSaslPasswordBytes)}b`;
+    await withOwnSecret('long-password', { username, password: long }, async (port) => {
+      await expect(client({ username, password: long }, port).get('k')).rejects.toBe(refused);
+      const cut = client({ username, password: long.slice(0, maxSaslPasswordBytes) }, port);
+      expect((await cut.get('k')).value).toBeNull();
+    });
+  });
+
+  it('never authenticates a username with whitespace at either end (so the operator refuses one)', async () => {
+    await withOwnSecret('spaced-user', { username: 'shop\r', password }, async (port) => {
+      await expect(client({ username: 'shop\r', password }, port).get('k')).rejects.toBe(refused);
+      await expect(client({ username: 'shop', password }, port).get('k')).rejects.toBe(refused);
+    });
   });
 
   it('fails the init container, saying which key, when the Secret lacks the password', async () => {

@@ -5,7 +5,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { V1Deployment } from '@kubernetes/client-node';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parse } from 'yaml';
 import { binaryPath, consistently, installCrds, waitUntil } from '@homeostat/testing';
 import { sharedKubeConfig, sharedKubeconfigPath } from '@homeostat/testing/shared';
@@ -14,6 +16,7 @@ import { memcachedCrd } from '../api/memcached-crd.ts';
 import { memcacheds, type Memcached } from '../api/memcached-types.ts';
 import { memcachedOperator } from '../operator.ts';
 import { createMemcached, createOperandPod, eventsAbout } from '../test-support/memcached-fixtures.ts';
+import { tlsSecretData } from '../test-support/pod-memcached.ts';
 import { memoryLogger } from '@homeostat/reconcile/testing';
 import { testOperatorConfig } from '../test-support/test-operator-config.ts';
 
@@ -490,7 +493,8 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     await client.create(builtin.secrets, {
       metadata: { name: 'secured-tls', namespace },
       type: 'kubernetes.io/tls',
-      data: { 'tls.crt': b64('certificate'), 'tls.key': b64('key') },
+      // A real certificate and key: the operator checks that memcached could load them.
+      data: await tlsSecretData(mkdtempSync(join(tmpdir(), 'homeostat-memcached-tls-secret-'))),
     });
     await client.create(builtin.secrets, {
       metadata: { name: 'secured-sasl', namespace },

@@ -2,7 +2,7 @@
 // files its Secrets would give it: a TLS Secret's files from a throwaway CA, and the SASL database
 // the init container's own script builds with the machine's saslpasswd2.
 import { execFile } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import {
@@ -67,6 +67,17 @@ export async function writeTlsSecretFiles(dir: string): Promise<{ tlsDir: string
     describe: 'the memcached serving certificate',
   });
   return { tlsDir, caCert: ca.cert };
+}
+
+/**
+ * A valid TLS Secret's data, base64 as the API server holds it (tls.crt, tls.key, ca.crt), made
+ * by writeTlsSecretFiles in `dir`.
+ */
+export async function tlsSecretData(dir: string): Promise<Record<string, string>> {
+  mkdirSync(dir, { recursive: true });
+  const { tlsDir } = await writeTlsSecretFiles(dir);
+  const read = (file: string) => readFileSync(join(tlsDir, file)).toString('base64');
+  return { 'tls.crt': read('tls.crt'), 'tls.key': read('tls.key'), 'ca.crt': read('ca.crt') };
 }
 
 /** A SASL Secret's files (username, password written as given) in a new directory `dir`. */
