@@ -4,7 +4,7 @@
 // resource is Available.
 import { findResource } from '../find-resource.ts';
 import { homeostatKinds, UsageError, type HomeostatKind } from '../kinds.ts';
-import { getJson, kubectl, type KubectlTarget } from '../kubectl.ts';
+import { getJson, mergePatch, type KubectlTarget } from '../kubectl.ts';
 import { conditionsOf, type Resource } from '../status-view.ts';
 import { waitFor } from '../wait.ts';
 
@@ -67,14 +67,7 @@ export async function restart(
   const name = resource.metadata?.name ?? resourceName;
   // RFC 3339 with milliseconds: two restarts asked within one second are two values, so two restarts.
   const requestedAt = now.toISOString();
-  await kubectl(target, [
-    'patch',
-    kind.resource,
-    name,
-    '--type=merge',
-    '-p',
-    JSON.stringify(restartPatch(requestedAt)),
-  ]);
+  await mergePatch(target, kind.resource, name, restartPatch(requestedAt));
   const lines = [`${kind.kind} ${name}: rolling restart requested (${restartedAtAnnotation}=${requestedAt})`];
   if (!wait) return lines;
   const selector = podSelector(kind, name);
