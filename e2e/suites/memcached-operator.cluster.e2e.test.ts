@@ -1,9 +1,9 @@
 // Runs against the cluster in KUBECONFIG (kind, the local cluster, any other): the Memcached
 // operator installed from its Helm chart, as a user installs it, into a namespace that enforces
-// the `restricted` Pod Security Standard; then a Memcached's whole life: pods Ready, a value
-// stored and read through its Service, scaled 3 → 1 → 2, a second one with TLS and SASL that
-// answers only authenticated TLS clients, deleted and garbage-collected, and the chart
-// uninstalled. The operator's image is the one built from operators/Dockerfile.
+// the `restricted` Pod Security Standard; then a Memcached's whole life: pods Ready, every pod
+// replaced by `kubectl homeostat restart`, a value stored and read through its Service, scaled
+// 3 → 1 → 2, a second one with TLS and SASL that answers only authenticated TLS clients, deleted
+// and garbage-collected, and the chart uninstalled. The operator's image is the one built from operators/Dockerfile.
 import { randomBytes } from 'node:crypto';
 import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
 import { waitUntil } from '@homeostat/testing';
@@ -166,6 +166,33 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
     expect(status).toMatch(new RegExp(`^${cacheName} \\(Memcached, namespace ${ns}\\)\n`));
     expect(status).toMatch(/\n {2}Available +True /);
     expect(status).toMatch(/\n {2}readyReplicas +3\n/);
+  });
+
+  it('kubectl homeostat restart: every pod replaced, new and Ready, the Memcached Available', async () => {
+    const before = new Set((await pods()).map((p) => p.metadata?.uid));
+    const output = await kubectlHomeostat([
+      '-n',
+      ns,
+      'restart',
+      `memcached/${cacheName}`,
+      '--timeout',
+      '300s',
+    ]);
+    expect(output).toMatch(
+      new RegExp(`^Memcached ${cacheName}: rolling restart requested \\(homeostat.dev/restartedAt=`),
+    );
+    expect(output).toMatch(/every pod restarted and Ready \(3\), Available$/m);
+    const requestedAt = /homeostat\.dev\/restartedAt=([^)]+)\)/.exec(output)?.[1];
+    // The plugin has waited: no pod of before is left, and every one carries the request.
+    const after = (await pods()).filter((p) => !p.metadata?.deletionTimestamp);
+    expect(after).toHaveLength(3);
+    for (const pod of after) {
+      expect(before.has(pod.metadata?.uid)).toBe(false);
+      expect(isPodReady(pod)).toBe(true);
+      expect(pod.metadata?.annotations?.['homeostat.dev/restartedAt']).toBe(requestedAt);
+    }
+    expect(condition(await memcached(), 'Available')?.status).toBe('True');
+    expect(await eventReasons()).toContain('RestartRequested');
   });
 
   it('stores and returns a value through its Service', async () => {

@@ -10,6 +10,8 @@ export interface HomeostatKind {
   aliases: readonly string[];
   /** The kind `backup` creates for it, if it has backups (another entry of the table). */
   backupKind?: string;
+  /** Labels (beside app.kubernetes.io/instance=NAME) of the pods `restart` rolls, if it has any. */
+  podLabels?: Readonly<Record<string, string>>;
 }
 
 export const homeostatKinds: readonly HomeostatKind[] = [
@@ -19,6 +21,10 @@ export const homeostatKinds: readonly HomeostatKind[] = [
     resource: 'postgresqlclusters.postgres.homeostat.dev',
     aliases: ['postgresqlcluster', 'postgresqlclusters', 'pgc'],
     backupKind: 'PostgreSQLBackup',
+    podLabels: {
+      'app.kubernetes.io/managed-by': 'postgres-operator',
+      'app.kubernetes.io/component': 'database',
+    },
   },
   {
     kind: 'PostgreSQLBackup',
@@ -32,6 +38,7 @@ export const homeostatKinds: readonly HomeostatKind[] = [
     resource: 'etcdclusters.etcd.homeostat.dev',
     aliases: ['etcdcluster', 'etcdclusters', 'etcdc'],
     backupKind: 'EtcdBackup',
+    podLabels: { 'app.kubernetes.io/managed-by': 'etcd-operator', 'app.kubernetes.io/component': 'member' },
   },
   {
     kind: 'EtcdBackup',
@@ -44,6 +51,10 @@ export const homeostatKinds: readonly HomeostatKind[] = [
     apiVersion: 'cache.homeostat.dev/v1alpha1',
     resource: 'memcacheds.cache.homeostat.dev',
     aliases: ['memcached', 'memcacheds', 'mc'],
+    podLabels: {
+      'app.kubernetes.io/managed-by': 'memcached-operator',
+      'app.kubernetes.io/component': 'cache',
+    },
   },
 ];
 

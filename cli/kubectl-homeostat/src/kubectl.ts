@@ -61,3 +61,13 @@ export async function getJson<T>(target: KubectlTarget, args: readonly string[])
     throw error;
   }
 }
+
+/** `kubectl patch --type=merge`: changes only the fields `patch` names. */
+export async function mergePatch(
+  target: KubectlTarget,
+  resource: string,
+  name: string,
+  patch: object,
+): Promise<void> {
+  await kubectl(target, ['patch', resource, name, '--type=merge', '-p', JSON.stringify(patch)]);
+}

@@ -6,6 +6,7 @@ import { backup } from './commands/backup.ts';
 import { etcdctlPod, psqlPod, runSession } from './commands/client-session.ts';
 import { promote } from './commands/promote.ts';
 import { report } from './commands/report.ts';
+import { restart } from './commands/restart.ts';
 import { status } from './commands/status.ts';
 import { UsageError } from './kinds.ts';
 import { parseDuration } from './wait.ts';
@@ -16,13 +17,15 @@ const usage = `kubectl homeostat: Homeostat's custom resources at a glance, and 
   kubectl homeostat status                    every Homeostat resource in the namespace
   kubectl homeostat promote CLUSTER INSTANCE  PostgreSQL switchover (spec.primary), waits until it takes writes
   kubectl homeostat backup CLUSTER            a PostgreSQLBackup or EtcdBackup now; --wait waits for it
+  kubectl homeostat restart [TYPE/]NAME       rolling restart of a Memcached, EtcdCluster or PostgreSQLCluster,
+                                              the operator's safe way; waits until every pod is new and Ready
   kubectl homeostat psql CLUSTER [-- ARGS]    psql as the application (its Secret, TLS verify-full); --superuser
   kubectl homeostat etcdctl CLUSTER [-- ARGS] etcdctl with the client certificate (default: endpoint status)
   kubectl homeostat report [TYPE/]NAME        a support bundle (.tar.gz, -o FILE): the resource, its objects,
                                               Events, logs and the operators' logs; no Secret, values redacted
 
 TYPE: pgc, pgbackup, etcdc, etcdbk, memcached. kubectl's -n/--namespace, --context and --kubeconfig apply.
-Waiting: --timeout (default 300s); promote waits unless --no-wait.`;
+Waiting: --timeout (default 300s); promote and restart wait unless --no-wait.`;
 
 function timeout(invocation: Invocation): { timeoutMs: number } {
   return { timeoutMs: parseDuration(invocation.options.get('timeout') ?? '300s') };
@@ -44,6 +47,9 @@ async function run(invocation: Invocation): Promise<number> {
           options.has('no-wait') ? undefined : timeout(invocation),
         ),
       );
+      return 0;
+    case 'restart':
+      print(await restart(target, positional[0], options.has('no-wait') ? undefined : timeout(invocation)));
       return 0;
     case 'backup':
       print(await backup(target, positional[0], options.has('wait') ? timeout(invocation) : undefined));

@@ -14,3 +14,4 @@ export { list, logLevel, port, text, toggle, wholeNumber } from './config/settin
 export { operatorManager, type ManagerExtras } from './run/operator-manager.ts';
 export { runOperator, type OperatorEntryPoint } from './run/run-operator.ts';
 export { topologySpreadConstraints } from './scheduling/topology-spread.ts';
+export { restartAnnotations, restartedAtAnnotation, restartRequest } from './restart/restart-request.ts';

@@ -86,6 +86,7 @@ export {
 export { mapToLabelledOwner } from './controller/map-handlers.ts';
 export { WriteBackoff, type Writes } from './controller/write-backoff.ts';
 export {
+  annotationChanged,
   generationChanged,
   labelsChanged,
   resourceVersionChanged,

@@ -3,7 +3,7 @@
 // carries the operator's last refusal.
 import { findResource } from '../find-resource.ts';
 import { kindNamed, UsageError } from '../kinds.ts';
-import { getJson, kubectl, type KubectlTarget } from '../kubectl.ts';
+import { getJson, mergePatch, type KubectlTarget } from '../kubectl.ts';
 import { conditionsOf, type Resource } from '../status-view.ts';
 import { waitFor } from '../wait.ts';
 
@@ -29,14 +29,7 @@ export async function promote(
   if (resource.status?.['currentPrimary'] === instance)
     return [`${instance} is already the primary of ${name}`];
   const requestedAt = Date.now() - 1000; // condition times have a one-second grain
-  await kubectl(target, [
-    'patch',
-    kind.resource,
-    name,
-    '--type=merge',
-    '-p',
-    JSON.stringify({ spec: { primary: instance } }),
-  ]);
+  await mergePatch(target, kind.resource, name, { spec: { primary: instance } });
   const lines = [`${name}: switchover to ${instance} requested (spec.primary)`];
   if (!wait) return lines;
   await waitFor(`${instance} the primary of ${name}`, wait.timeoutMs, async () => {

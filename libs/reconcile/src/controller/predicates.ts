@@ -19,6 +19,12 @@ export const labelsChanged: Predicate<KubeObject> = (e) =>
   e.type !== 'update' ||
   JSON.stringify(e.old?.metadata?.labels ?? {}) !== JSON.stringify(e.obj.metadata?.labels ?? {});
 
+/** Passes adds, deletes and updates that changed the annotation `key` (set, changed or removed). */
+export function annotationChanged(key: string): Predicate<KubeObject> {
+  return (e) =>
+    e.type !== 'update' || e.old?.metadata?.annotations?.[key] !== e.obj.metadata?.annotations?.[key];
+}
+
 /** Passes adds, deletes and updates that changed anything (skips periodic resyncs of the same version). */
 export const resourceVersionChanged: Predicate<KubeObject> = (e) =>
   e.type !== 'update' || e.old?.metadata?.resourceVersion !== e.obj.metadata?.resourceVersion;

@@ -1,5 +1,6 @@
 // The pod of one member: etcd with the flags of its identity and join, its claim mounted, probes on
 // the plain-HTTP metrics listener, and Pod Security "restricted".
+import { restartAnnotations } from '@homeostat/operator-kit';
 import type {
   V1Pod,
   V1PodSecurityContext,
@@ -152,7 +153,8 @@ export function desiredMemberPod(cluster: EtcdCluster, input: MemberPodInput): V
     kind: 'Pod',
     metadata: {
       ...ownedMeta(cluster, input.member, memberLabels(name, input.member)),
-      annotations: { [memberIdAnnotation]: input.memberId },
+      // The restart request the pod was made under: one that differs is behind (rolling-upgrade.ts).
+      annotations: { [memberIdAnnotation]: input.memberId, ...restartAnnotations(cluster) },
     },
     spec: {
       hostname: input.member,

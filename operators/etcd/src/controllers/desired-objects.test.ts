@@ -2,6 +2,7 @@
 // filled in) and the member's inputs in, the object out.
 import { describe, expect, it } from 'vitest';
 import type { V1OwnerReference } from '@kubernetes/client-node';
+import { restartedAtAnnotation } from '@homeostat/operator-kit';
 import { testCluster } from '../test-support/test-cluster.ts';
 import { claimOwnersToWrite, heldByAnother } from './claim-retention.ts';
 import { desiredMemberNames, memberName, ordinalOf } from './cluster-names.ts';
@@ -180,6 +181,23 @@ describe('member pod', () => {
       input(),
     );
     expect(pod.spec).not.toHaveProperty('topologySpreadConstraints');
+  });
+});
+
+describe('member pod under a restart request (homeostat.dev/restartedAt)', () => {
+  it("carries the cluster's request, so a pod made under another one is behind", () => {
+    const asked = cluster();
+    asked.metadata = { ...asked.metadata, annotations: { [restartedAtAnnotation]: '2026-11-28T01:00:00Z' } };
+    expect(desiredMemberPod(asked, input()).metadata?.annotations).toEqual({
+      'etcd.homeostat.dev/member-id': '8e9e05c52164694d',
+      'homeostat.dev/restartedAt': '2026-11-28T01:00:00Z',
+    });
+  });
+
+  it('is the same pod as before without one (an upgraded operator restarts nothing)', () => {
+    const other = cluster();
+    other.metadata = { ...other.metadata, annotations: { 'example.test/note': 'x' } };
+    expect(desiredMemberPod(other, input())).toEqual(desiredMemberPod(cluster(), input()));
   });
 });
 

@@ -1,6 +1,9 @@
 // The EtcdCluster controller: what it watches and caches, around the EtcdClusterReconciler
 // (etcd-cluster-reconciler.ts), which does the work.
+import { restartedAtAnnotation } from '@homeostat/operator-kit';
 import {
+  annotationChanged,
+  anyOf,
   generationChanged,
   mapToLabelledOwner,
   watch,
@@ -32,7 +35,8 @@ export function addEtcdClusterController(
     watches: ownedKinds.map((type) =>
       watch({ type, labelSelector: managedSelector, map: mapToLabelledOwner('app.kubernetes.io/instance') }),
     ),
-    predicates: [generationChanged],
+    // A spec change, or a restart request (an annotation: it leaves the generation as it is).
+    predicates: [anyOf(generationChanged, annotationChanged(restartedAtAnnotation))],
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
     reconcile: new EtcdClusterReconciler(owned, backups, options),
   });

@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { installCrds, waitUntil } from '@homeostat/testing';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
+import type { V1Pod } from '@kubernetes/client-node';
+import { restartedAtAnnotation } from '@homeostat/operator-kit';
 import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
 import { memoryLogger } from '@homeostat/reconcile/testing';
 import { etcdBackupCrd } from '../api/etcd-backup-crd.ts';
@@ -364,6 +366,83 @@ describe('EtcdCluster controller driving real etcd members on a real kube-apiser
     await expect(client.patch(etcdClusters, 'old', namespace, { spec: { version: from } })).rejects.toThrow(
       `cannot downgrade from ${to} to ${from}: etcd ${minorOf(to)} cannot go back to ${minorOf(from)} once the cluster version is ${minorOf(to)}`,
     );
+  });
+
+  it('restarts every member on a restart request, one at a time and the leader last, with identities and keys kept', async () => {
+    await createEtcdCluster(client, 'again', namespace, { size: 3 });
+    let cluster = await waitForVoters('again', 3);
+    const ids = cluster.status?.members?.map((m) => m.id);
+    const leaderBefore = cluster.status?.leader ?? '';
+    const written = await writeKeys(await connectionTo(cluster, 3), 'again/', 50);
+    const podsOf = async () =>
+      (await client.list(builtin.pods, { namespace, labelSelector: 'app.kubernetes.io/instance=again' }))
+        .items;
+    const uids = new Map((await podsOf()).map((p) => [p.metadata?.name, p.metadata?.uid]));
+    const isReady = (p: V1Pod) =>
+      p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+    const requestedAt = '2026-11-28T01:45:00.000Z';
+
+    let mostDown = 0;
+    let rolling = true;
+    const sampler = (async () => {
+      while (rolling) {
+        const pods = await podsOf();
+        mostDown = Math.max(
+          mostDown,
+          3 - pods.filter((p) => isReady(p) && !p.metadata?.deletionTimestamp).length,
+        );
+        await sleep(100);
+      }
+    })();
+    try {
+      // An annotation: the generation stays, so only the predicate on it wakes the controller.
+      await client.patch(etcdClusters, 'again', namespace, {
+        metadata: { annotations: { [restartedAtAnnotation]: requestedAt } },
+      });
+      await waitUntil(
+        'every pod of again made again under the request, and ready',
+        async () => {
+          const pods = await podsOf();
+          return (
+            pods.length === 3 &&
+            pods.every(
+              (p) =>
+                p.metadata?.annotations?.[restartedAtAnnotation] === requestedAt &&
+                p.metadata.uid !== uids.get(p.metadata.name) &&
+                isReady(p),
+            )
+          );
+        },
+        poll,
+      );
+      cluster = await waitForVoters('again', 3);
+    } finally {
+      rolling = false;
+      await sampler;
+    }
+    expect(mostDown).toBeLessThanOrEqual(1);
+    // The same members on the same claims: recreated pods, not replaced members.
+    expect(cluster.status?.members?.map((m) => m.id)).toEqual(ids);
+    await expectKeyspaceOnEveryMember(await connectionTo(cluster, 3), await clientUrls(cluster, 3), written);
+    expect((await eventsAbout(client, namespace, 'again', 'RestartRequested')).map((e) => e.note)).toEqual([
+      `restarting every member, one at a time and the leader last (${restartedAtAnnotation}=${requestedAt})`,
+    ]);
+    const recreated = await eventsAbout(client, namespace, 'again', 'MemberRecreated');
+    expect(recreated).toHaveLength(3);
+    const times = recreated.map((e) => Date.parse(String(e.eventTime)));
+    for (let i = 1; i < times.length; i++)
+      expect((times[i] ?? 0) - (times[i - 1] ?? 0)).toBeGreaterThanOrEqual(minRunningMs);
+    expect(recreated.at(-1)?.note).toMatch(
+      new RegExp(`^recreating the pod of ${leaderBefore} with its claim`),
+    );
+    const moved = await eventsAbout(client, namespace, 'again', 'LeadershipMoved');
+    expect(moved.map((e) => e.note)).toEqual([
+      expect.stringMatching(new RegExp(`^moved leadership from ${leaderBefore} to again-[0-9] `)),
+    ]);
+
+    // Settled: the request is carried out once, nothing rolls again.
+    await sleep(3 * minRunningMs);
+    expect(await eventsAbout(client, namespace, 'again', 'MemberRecreated')).toHaveLength(3);
   });
 
   it('defragments members over the fragmentation threshold one at a time, the leader last, keys intact', async () => {

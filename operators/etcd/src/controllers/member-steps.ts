@@ -2,6 +2,7 @@
 // restart members that hold data, heal and converge the membership, roll an upgrade, maintain a
 // settled cluster. Each takes the round and what etcd showed; a step that cannot go on throws a
 // Refusal (refusal.ts), and the Events say what was done.
+import { restartedAtAnnotation } from '@homeostat/operator-kit';
 import type { V1Pod } from '@kubernetes/client-node';
 import { builtin } from '@homeostat/reconcile';
 import type { EtcdBackup } from '../api/etcd-backup-types.ts';
@@ -252,6 +253,14 @@ export async function upgradeMembers(round: Round, health: ClusterHealth): Promi
       'LeadershipMoved',
       'Upgrade',
       `moved leadership from ${outcome.member} to ${outcome.to} before restarting ${outcome.member} on etcd ${round.cluster.spec.version}, so no election runs with a member down`,
+    );
+  }
+  if (outcome.kind === 'recreated' && outcome.restart?.first) {
+    await round.ctx.events.normal(
+      round.cluster,
+      'RestartRequested',
+      'Restart',
+      `restarting every member, one at a time and the leader last (${restartedAtAnnotation}=${outcome.restart.requestedAt})`,
     );
   }
   if (outcome.kind === 'recreated') {

@@ -19,7 +19,11 @@
 // carries the restore's init containers, which the kubelet runs again whenever it makes the pod's
 // sandbox again (a node reboot), and which need the backup and its Secret, gone by then perhaps.
 // Pods the operator makes after a restore never carry them.
+// A restart request (homeostat.dev/restartedAt on the cluster, `kubectl homeostat restart`) rolls
+// the same way: a member whose pod was made under another request (or none) is behind, and its
+// pod is made again with its claim. No request on the cluster and none on the pods: nothing behind.
 import type { V1Pod } from '@kubernetes/client-node';
+import { restartedAtAnnotation, restartRequest } from '@homeostat/operator-kit';
 import { builtin, hasReadyCondition } from '@homeostat/reconcile';
 import type { EtcdConnection } from '../connection.ts';
 import type { ClusterHealth } from '../health/cluster-health.ts';
@@ -38,8 +42,16 @@ export type UpgradeOutcome =
   | { readonly kind: 'at-version' }
   | { readonly kind: 'waiting'; readonly reason: string }
   | { readonly kind: 'rolled'; readonly member: string; readonly from: string; readonly to: string }
-  /** `member`'s pod deleted to be made again with the flags it lacks (`why`), its claim kept. */
-  | { readonly kind: 'recreated'; readonly member: string; readonly why: string }
+  /**
+   * `member`'s pod deleted to be made again (`why`: the flags it lacks, or a restart request), its
+   * claim kept. `restart`: the request it is made again for; `first` when no member had it yet.
+   */
+  | {
+      readonly kind: 'recreated';
+      readonly member: string;
+      readonly why: string;
+      readonly restart?: { readonly requestedAt: string; readonly first: boolean };
+    }
   /** Leadership handed from `member` (the next to restart) to `to` first; the restart comes next. */
   | { readonly kind: 'leader-moved'; readonly member: string; readonly to: string };
 
@@ -110,9 +122,10 @@ export async function rollUpgradeStep(
     health: healthOf(health, d),
   }));
   const lacksTrust = (pod: V1Pod) => tlsSecretNames(cluster) !== undefined && !acceptsOnlyPeers(pod);
-  const behind = members.filter(
-    (m) => m.pod && (podImage(m.pod) !== deps.image || lacksTrust(m.pod) || carriesRestore(m.pod)),
-  );
+  const requestedAt = restartRequest(cluster);
+  const missesRestart = (pod: V1Pod) => restartRequest(pod) !== requestedAt;
+  const remade = (pod: V1Pod) => lacksTrust(pod) || carriesRestore(pod) || missesRestart(pod);
+  const behind = members.filter((m) => m.pod && (podImage(m.pod) !== deps.image || remade(m.pod)));
   if (behind.length === 0) return { kind: 'at-version' };
 
   // Healthy in etcd's eyes and Ready in the kubelet's, settled: the Service and the
@@ -195,19 +208,28 @@ export async function rollUpgradeStep(
       return { kind: 'leader-moved', member: next.desired.name, to: to ?? successor.member.name };
     }
   }
-  if (lacksTrust(next.pod) || carriesRestore(next.pod)) {
+  if (remade(next.pod)) {
     // Checked before the pod goes: a peer certificate the new pod could not be made with would
     // leave the member down.
     const peerCn = lacksTrust(next.pod) ? await peerCommonName(cluster, client, owned) : undefined;
     await client.delete(builtin.pods, next.desired.name, namespaceOf(cluster), {
       uid: next.pod.metadata?.uid ?? '',
     });
+    // The new pod is made with the cluster's request, image and flags: one restart does all three.
+    const restart = missesRestart(next.pod) && requestedAt !== undefined;
     return {
       kind: 'recreated',
       member: next.desired.name,
       why: lacksTrust(next.pod)
         ? `its peer port accepted any certificate of the cluster's CA; the new pod accepts only the peer certificate (CN ${peerCn ?? '?'})`
-        : 'its pod still carried the init containers that restored it from a backup, which a node reboot would run again (needing the backup and its Secret); the new pod starts on its data alone',
+        : carriesRestore(next.pod)
+          ? 'its pod still carried the init containers that restored it from a backup, which a node reboot would run again (needing the backup and its Secret); the new pod starts on its data alone'
+          : requestedAt === undefined
+            ? 'its pod was made under a restart request the cluster no longer carries'
+            : `a restart was requested (${restartedAtAnnotation}=${requestedAt})`,
+      ...(restart
+        ? { restart: { requestedAt, first: members.every((m) => !m.pod || missesRestart(m.pod)) } }
+        : {}),
     };
   }
   const from = next.health?.status?.version ?? versionOfImage(podImage(next.pod)) ?? 'unknown';

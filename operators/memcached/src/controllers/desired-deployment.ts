@@ -9,7 +9,7 @@ import type {
   V1Volume,
   V1VolumeMount,
 } from '@kubernetes/client-node';
-import { topologySpreadConstraints } from '@homeostat/operator-kit';
+import { restartAnnotations, topologySpreadConstraints } from '@homeostat/operator-kit';
 import { exporterPort } from '../api/memcached-schema.ts';
 import type { Memcached } from '../api/memcached-types.ts';
 import {
@@ -183,6 +183,13 @@ export function desiredDeployment(
   const volumes = securityVolumes(memcached);
   const mounts = memcachedMounts(memcached);
   const env = asEnv(memcachedEnv(spec, podLayout));
+  // A restart request (`kubectl homeostat restart`) changes the template, so the Deployment rolls
+  // its pods with its own surge and the pods' drain. None asked: no annotation, so that an upgraded
+  // operator rolls nothing.
+  const annotations = {
+    ...(secrets.revision ? { [secretRevisionAnnotation]: secrets.revision } : {}),
+    ...restartAnnotations(memcached),
+  };
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -194,7 +201,7 @@ export function desiredDeployment(
       template: {
         metadata: {
           labels,
-          ...(secrets.revision ? { annotations: { [secretRevisionAnnotation]: secrets.revision } } : {}),
+          ...(Object.keys(annotations).length ? { annotations } : {}),
         },
         spec: {
           // memcached exits at once on SIGTERM; the grace period only has to cover the drain.

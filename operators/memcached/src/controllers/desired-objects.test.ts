@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { exporterPort, loopbackStatsPort } from '../api/memcached-schema.ts';
 import type { Memcached, MemcachedSpecFields } from '../api/memcached-types.ts';
 import { defaultedSpec } from '../test-support/memcached-fixtures.ts';
+import { restartedAtAnnotation } from '@homeostat/operator-kit';
 import { desiredDeployment, secretRevisionAnnotation } from './desired-deployment.ts';
 import { desiredNetworkPolicy } from './desired-network-policy.ts';
 import { desiredService } from './desired-service.ts';
@@ -148,5 +149,38 @@ describe('the pod of a Memcached with spec.tls and spec.sasl', () => {
     const clash = cache({ port: loopbackStatsPort, tls: { secretName: 'cache-tls' } });
     expect(pod(clash)?.spec?.containers.map((c) => c.name)).toEqual(['memcached']);
     expect(container(clash, 'memcached')?.args).not.toContain('-l');
+  });
+});
+
+describe('a restart request (homeostat.dev/restartedAt on the Memcached)', () => {
+  const asked = (value: string): Memcached => {
+    const memcached = cache();
+    return {
+      ...memcached,
+      metadata: { ...memcached.metadata, annotations: { [restartedAtAnnotation]: value } },
+    };
+  };
+  const template = (memcached: Memcached, secrets = {}) =>
+    desiredDeployment(memcached, images, secrets).spec?.template;
+
+  it('goes into the pod template, so the Deployment rolls its pods; a new value rolls them again', () => {
+    expect(template(asked('2026-11-28T01:00:00Z'))?.metadata?.annotations).toEqual({
+      'homeostat.dev/restartedAt': '2026-11-28T01:00:00Z',
+    });
+    expect(template(asked('2026-11-28T02:00:00Z'))).not.toEqual(template(asked('2026-11-28T01:00:00Z')));
+  });
+
+  it('sits beside the Secret revision without replacing it', () => {
+    expect(template(asked('t1'), { revision: 'tls=u1/7' })?.metadata?.annotations).toEqual({
+      [secretRevisionAnnotation]: 'tls=u1/7',
+      [restartedAtAnnotation]: 't1',
+    });
+  });
+
+  it('leaves the template as it was without one, so upgrading the operator rolls nothing', () => {
+    const plain = cache();
+    const other = { ...plain, metadata: { ...plain.metadata, annotations: { 'example.test/note': 'x' } } };
+    expect(template(other)).toEqual(template(plain));
+    expect(template(plain)?.metadata?.annotations).toBeUndefined();
   });
 });

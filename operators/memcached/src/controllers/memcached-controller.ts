@@ -1,5 +1,8 @@
 // The Memcached controller: what it watches and caches, around the MemcachedReconciler.
+import { restartedAtAnnotation } from '@homeostat/operator-kit';
 import {
+  annotationChanged,
+  anyOf,
   builtin,
   generationChanged,
   mapToLabelledOwner,
@@ -41,7 +44,8 @@ export function addMemcachedController(
         map: mapToLabelledOwner('app.kubernetes.io/instance'),
       }),
     ],
-    predicates: [generationChanged],
+    // A spec change, or a restart request (an annotation: it leaves the generation as it is).
+    predicates: [anyOf(generationChanged, annotationChanged(restartedAtAnnotation))],
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
     reconcile: new MemcachedReconciler(pods, {
       defaultImages: options.defaultImages,

@@ -20,6 +20,7 @@ import {
   type ReconcileRequest,
   type Reconciler,
 } from '@homeostat/reconcile';
+import { restartedAtAnnotation } from '@homeostat/operator-kit';
 import { memcacheds, type Memcached } from '../api/memcached-types.ts';
 import { desiredDeployment, type DefaultImages } from './desired-deployment.ts';
 import { desiredNetworkPolicy } from './desired-network-policy.ts';
@@ -197,12 +198,23 @@ async function applyDeployment(
         'Scale',
         `scaled from ${before} to ${memcached.spec.size} pods`,
       );
+    } else if (restartAsked(deployment) !== restartAsked(currentDeployment)) {
+      await events.normal(
+        memcached,
+        'RestartRequested',
+        'Restart',
+        `rolling the pods of Deployment ${name} as its strategy allows (${restartedAtAnnotation}=${restartAsked(deployment) ?? 'none'})`,
+      );
     } else {
       await events.normal(memcached, 'DeploymentUpdated', 'Update', `updated Deployment ${name}`);
     }
   }
   return applied.object;
 }
+
+/** The restart request a Deployment's pod template carries. */
+const restartAsked = (deployment: V1Deployment | undefined): string | undefined =>
+  deployment?.spec?.template.metadata?.annotations?.[restartedAtAnnotation];
 
 /**
  * An object the spec may ask for or not (the PodDisruptionBudget, the NetworkPolicy): applied when

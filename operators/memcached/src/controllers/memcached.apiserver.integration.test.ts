@@ -12,6 +12,7 @@ import { parse } from 'yaml';
 import { binaryPath, consistently, installCrds, waitUntil } from '@homeostat/testing';
 import { sharedKubeConfig, sharedKubeconfigPath } from '@homeostat/testing/shared';
 import { builtin, findCondition, KubeClient, type Condition, type Manager } from '@homeostat/reconcile';
+import { restartedAtAnnotation } from '@homeostat/operator-kit';
 import { memcachedCrd } from '../api/memcached-crd.ts';
 import { memcacheds, type Memcached } from '../api/memcached-types.ts';
 import { memcachedOperator } from '../operator.ts';
@@ -309,6 +310,42 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     }
     await sleep(300);
     expect(writes()).toBe(before);
+  });
+
+  it('rolls the pods on a restart request (homeostat.dev/restartedAt), and only then', async () => {
+    await createMemcached(client, 'restarted', namespace, { size: 2 });
+    await waitUntil(
+      'restarted converged',
+      async () => (await get('restarted')).status?.observedGeneration === 1,
+      poll,
+    );
+    const templateAnnotations = async () =>
+      (await deploymentOf('restarted'))?.spec?.template.metadata?.annotations;
+    const annotate = (annotations: Record<string, string | null>) =>
+      client.patch(memcacheds, 'restarted', namespace, { metadata: { annotations } });
+    expect(await templateAnnotations()).toBeUndefined();
+
+    // Another annotation asks for nothing: the template keeps none.
+    await annotate({ 'example.test/note': 'x' });
+    await consistently('no template annotation', async () => (await templateAnnotations()) === undefined, {
+      forMs: 2000,
+    });
+
+    // An annotation leaves the generation as it is: only the predicate on it wakes the controller.
+    for (const value of ['2026-11-28T01:00:00Z', '2026-11-28T02:00:00Z']) {
+      await annotate({ [restartedAtAnnotation]: value });
+      await waitUntil(
+        `template carries ${value}`,
+        async () => (await templateAnnotations())?.[restartedAtAnnotation] === value,
+        poll,
+      );
+    }
+    expect((await get('restarted')).metadata?.generation).toBe(1);
+    const events = await eventsAbout(client, namespace, 'restarted', 'RestartRequested');
+    expect(events.map((e) => e.note).sort()).toEqual([
+      expect.stringContaining('2026-11-28T01:00:00Z'),
+      expect.stringContaining('2026-11-28T02:00:00Z'),
+    ]);
   });
 
   it('removes a nodeSelector and a toleration the user dropped from the spec', async () => {

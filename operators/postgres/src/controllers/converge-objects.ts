@@ -3,6 +3,7 @@
 // (`routed` beside a role label a pod already has, whatever is in progress, unless it is fenced).
 // Zero writes when everything is as wanted. A refused write does not stop the ones after it (each
 // backs off on its own, ctx.writes); the refusals are the caller's to report (ADR 0603).
+import { restartRequest } from '@homeostat/operator-kit';
 import type { V1PersistentVolumeClaim, V1Pod, V1Secret } from '@kubernetes/client-node';
 import { builtin, isControlledBy, type KubeClient, type ReconcileContext } from '@homeostat/reconcile';
 import type { PostgresCluster } from '../api/postgres-cluster-types.ts';
@@ -238,7 +239,7 @@ export async function convergeObjects(
     });
   }
 
-  const hash = specHash(instancePodSpec(cluster, inputs.image));
+  const hash = specHash(instancePodSpec(cluster, inputs.image), restartRequest(cluster));
   const restartPending = [...pods.values()]
     .filter((p) => p.metadata?.annotations?.[annotationKeys.specHash] !== hash)
     .map((p) => p.metadata?.name ?? '')

@@ -1,5 +1,7 @@
 // The desired objects of a cluster: pure functions of the spec (and the passwords given).
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { restartedAtAnnotation } from '@homeostat/operator-kit';
 import { storedCluster } from '../test-support/cluster-fixtures.ts';
 import { instanceName, instanceNames, ordinalOf } from './cluster-names.ts';
 import { desiredClaim } from './desired-claim.ts';
@@ -171,6 +173,42 @@ describe('the instance pod', () => {
       postgresql: { parameters: { max_connections: '300' } },
     });
     expect(specHash(instancePodSpec(changed, 'example.test/postgres:17'))).not.toBe(hash);
+  });
+});
+
+describe('a restart request (homeostat.dev/restartedAt on the cluster)', () => {
+  const inputs = { image: 'example.test/postgres:17', role: 'replica', initdb: 'refused' } as const;
+  const annotated = (annotations: Record<string, string>) => {
+    const cluster = storedCluster('orders', 'shop', {});
+    return { ...cluster, metadata: { ...cluster.metadata, annotations } };
+  };
+  const hashOf = (cluster: ReturnType<typeof annotated>) =>
+    desiredInstancePod(cluster, 'orders-1', inputs).metadata?.annotations?.[
+      'postgres.homeostat.dev/spec-hash'
+    ];
+
+  it('changes the spec hash, so the rolling restart takes every pod, and is carried on the pod', () => {
+    const asked = annotated({ [restartedAtAnnotation]: '2026-11-28T01:00:00Z' });
+    const again = annotated({ [restartedAtAnnotation]: '2026-11-28T02:00:00Z' });
+    expect(hashOf(asked)).not.toBe(hashOf(annotated({})));
+    expect(hashOf(again)).not.toBe(hashOf(asked));
+    expect(hashOf(asked)).toBe(specHash(instancePodSpec(asked, inputs.image), '2026-11-28T01:00:00Z'));
+    expect(desiredInstancePod(asked, 'orders-1', inputs).metadata?.annotations?.[restartedAtAnnotation]).toBe(
+      '2026-11-28T01:00:00Z',
+    );
+  });
+
+  it('leaves the hash as it was before requests existed without one, so an upgraded operator restarts nothing', () => {
+    const plain = annotated({ 'example.test/note': 'x' });
+    // The hash every pod made so far carries: sha256 of the shared spec alone.
+    const earlier = createHash('sha256')
+      .update(JSON.stringify(instancePodSpec(plain, inputs.image)))
+      .digest('hex')
+      .slice(0, 16);
+    expect(hashOf(plain)).toBe(earlier);
+    expect(
+      desiredInstancePod(plain, 'orders-1', inputs).metadata?.annotations?.[restartedAtAnnotation],
+    ).toBeUndefined();
   });
 });
 

@@ -1,4 +1,5 @@
 // The pod of one PostgreSQL instance, as the operator wants it (ADR 0202).
+import { restartAnnotations, restartRequest } from '@homeostat/operator-kit';
 import { createHash } from 'node:crypto';
 import type {
   V1Affinity,
@@ -259,9 +260,15 @@ export function instancePodSpec(cluster: PostgresCluster, image: string): V1PodS
   };
 }
 
-/** A short hash of what the pod spec should be: a live pod with another hash needs a restart. */
-export function specHash(spec: V1PodSpec): string {
-  return createHash('sha256').update(JSON.stringify(spec)).digest('hex').slice(0, 16);
+/**
+ * A short hash of what the pod spec should be: a live pod with another hash needs a restart. A
+ * restart request (`restartedAt`, homeostat.dev/restartedAt on the cluster) is part of it only when
+ * there is one, so that the hashes of pods made before requests existed stay what they were.
+ */
+export function specHash(spec: V1PodSpec, restartedAt?: string): string {
+  const hash = createHash('sha256').update(JSON.stringify(spec));
+  if (restartedAt !== undefined) hash.update(`\nrestartedAt=${restartedAt}`);
+  return hash.digest('hex').slice(0, 16);
 }
 
 /** The desired pod of instance `instance` (its claim has the same name). */
@@ -281,7 +288,9 @@ export function desiredInstancePod(cluster: PostgresCluster, instance: string, i
       labels: { ...meta.labels, [labelKeys.instance]: instance },
       annotations: {
         [annotationKeys.instanceRole]: inputs.role,
-        [annotationKeys.specHash]: specHash(shared),
+        [annotationKeys.specHash]: specHash(shared, restartRequest(cluster)),
+        // What `kubectl homeostat restart` waits for: every pod made under its request.
+        ...restartAnnotations(cluster),
       },
     },
     spec: {

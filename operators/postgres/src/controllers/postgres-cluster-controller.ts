@@ -1,6 +1,9 @@
 // The PostgreSQLCluster controller: what it watches, around the PostgresClusterReconciler. Its own
 // status writes do not wake it (it probes on a timer instead).
+import { restartedAtAnnotation } from '@homeostat/operator-kit';
 import {
+  annotationChanged,
+  anyOf,
   builtin,
   generationChanged,
   mapToLabelledOwner,
@@ -35,7 +38,8 @@ export function addPostgresClusterController(
       watch({ type: builtin.persistentVolumeClaims, labelSelector: managedSelector, map: clusterOf }),
       watch({ type: builtin.secrets, labelSelector: managedSelector, map: clusterOf }),
     ],
-    predicates: [generationChanged],
+    // A spec change, or a restart request (an annotation: it leaves the generation as it is).
+    predicates: [anyOf(generationChanged, annotationChanged(restartedAtAnnotation))],
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
     reconcile: new PostgresClusterReconciler(manager, options),
   });

@@ -4,6 +4,7 @@
 // stopped and which comes back as a replica with the new spec (ADR 0202). The decision is a pure
 // function (each step unit-tested); restartForRollout carries out a restart.
 import type { V1Pod } from '@kubernetes/client-node';
+import { restartedAtAnnotation, restartRequest } from '@homeostat/operator-kit';
 import { builtin, isPodReady, type ReconcileContext } from '@homeostat/reconcile';
 import type { PostgresCluster } from '../api/postgres-cluster-types.ts';
 import { ordinalOf } from './cluster-names.ts';
@@ -90,6 +91,16 @@ export async function restartForRollout(
     { rollout: step.type, instance: step.instance },
     `restarting ${step.instance} (rolling restart)`,
   );
+  // The first restart of a request: no pod carried it before this one went.
+  const requestedAt = restartRequest(cluster);
+  if (requestedAt !== undefined && [...pods.values()].every((p) => restartRequest(p) !== requestedAt)) {
+    await ctx.events.normal(
+      cluster,
+      'RestartRequested',
+      'Restart',
+      `restarting every instance, replicas first, then a switchover and the old primary (${restartedAtAnnotation}=${requestedAt})`,
+    );
+  }
   await ctx.events.normal(
     cluster,
     'InstanceRestarting',
