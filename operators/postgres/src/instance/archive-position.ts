@@ -1,5 +1,7 @@
-// What a primary says about the WAL a restore can reach: which standbys a commit waits to be
-// applied on, and switching to a new segment then waiting until the archiver has stored it.
+// What a primary says before and after a count at a standby's position (ADR 0221): its position
+// and which standbys a commit waits to be applied on; then switching to a new segment and waiting
+// until the archiver has stored it, so a restore of the archive reaches the count's position.
+import { parseLsn, type Lsn } from './lsn.ts';
 import {
   errorMessage,
   withConnection,
@@ -8,22 +10,33 @@ import {
   type InstanceEndpoint,
 } from './instance.ts';
 
-/**
- * The standbys (application_name) a commit on this primary waits to be applied on: with
- * synchronous_commit = remote_apply, every synchronous (or potential, quorum) standby. Pausing the
- * replay of one of them would hold every commit; empty when commits wait for no replay.
- */
-export async function standbysCommitsWaitFor(
+/** What a count on a standby needs from the primary first. */
+export interface PrimaryBeforeCount {
+  /** pg_current_wal_lsn(): every commit acknowledged so far lies before it. */
+  readonly currentLsn: Lsn;
+  /**
+   * The standbys (application_name) a commit waits to be applied on: with synchronous_commit =
+   * remote_apply, every synchronous (or potential, quorum) standby. Pausing the replay of one of
+   * them would hold every commit; empty when commits wait for no replay.
+   */
+  readonly applyWaitsFor: readonly string[];
+}
+
+export async function primaryBeforeCount(
   primary: InstanceEndpoint,
   credentials: Credentials,
   connect: ConnectOptions,
-): Promise<readonly string[]> {
+): Promise<PrimaryBeforeCount> {
   return withConnection(primary, credentials, connect, async (c) => {
-    const { rows } = await c.query<{ name: string }>(
-      `SELECT application_name AS name FROM pg_stat_replication
-        WHERE current_setting('synchronous_commit') = 'remote_apply' AND sync_state <> 'async'`,
+    const { rows } = await c.query<{ lsn: string; names: string[] }>(
+      `SELECT pg_current_wal_lsn()::text AS lsn,
+              coalesce((SELECT array_agg(application_name::text ORDER BY application_name) FROM pg_stat_replication
+                         WHERE current_setting('synchronous_commit') = 'remote_apply' AND sync_state <> 'async'),
+                       '{}') AS names`,
     );
-    return rows.map((r) => r.name);
+    const row = rows[0];
+    if (!row) throw new Error(`no row from ${primary.name}`);
+    return { currentLsn: parseLsn(row.lsn), applyWaitsFor: row.names };
   });
 }
 

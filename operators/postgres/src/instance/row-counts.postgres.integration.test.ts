@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestCluster } from '../test-support/test-cluster.ts';
 import { loopbackTarget, startWriteLoad } from '../test-support/write-load.ts';
-import { standbysCommitsWaitFor } from './archive-position.ts';
+import { primaryBeforeCount } from './archive-position.ts';
 import { defaultConnectOptions, withConnection } from './instance.ts';
 import { parseLsn } from './lsn.ts';
 import { countAtPausedReplay, resumeReplay } from './row-counts.ts';
@@ -117,8 +117,9 @@ describe('row counts at a paused replay position, on real PostgreSQL 15 processe
   });
 
   it('names the standbys commits wait to be applied on: only with synchronous_commit = remote_apply', async () => {
-    const waitFor = () =>
-      standbysCommitsWaitFor(cluster.instance('pg-0'), cluster.bed.superuser, defaultConnectOptions);
+    const waitFor = async () =>
+      (await primaryBeforeCount(cluster.instance('pg-0'), cluster.bed.superuser, defaultConnectOptions))
+        .applyWaitsFor;
     const set = async (sync: string, commit: string) => {
       await cluster.sql('pg-0', `ALTER SYSTEM SET synchronous_standby_names = '"${sync}"'`);
       await cluster.sql('pg-0', `ALTER SYSTEM SET synchronous_commit = '${commit}'`);

@@ -2,10 +2,11 @@
 // schedule's next run, SQL on the primary, a WAL segment switched and archived, a backup taken, the
 // BackupVerified condition and a backup's verification read back.
 import { waitUntil } from '@homeostat/testing';
-import { findCondition, type KubeClient } from '@homeostat/reconcile';
+import { builtin, findCondition, type KubeClient } from '@homeostat/reconcile';
 import { scheduleDecision } from '@homeostat/operator-kit/schedule';
 import { postgresBackups, type PostgresBackup } from '../api/postgres-backup-types.ts';
 import type { PostgresCluster } from '../api/postgres-cluster-types.ts';
+import { drillSelector } from '../controllers/backup/drill-pod.ts';
 import { defaultConnectOptions, withConnection } from '../instance/instance.ts';
 import type { PodProcesses } from './pod-processes.ts';
 
@@ -70,5 +71,10 @@ export function drillHarness({ client, namespace, cluster, schedule, pods, get, 
   };
   const verification = async (name: string) =>
     (await client.get(postgresBackups, name, namespace)).status?.verification;
-  return { now, nextDrillDue, advance, sql, switchAndArchive, verified, takeBackup, verification };
+  /** The drill pods not being deleted. */
+  const drillPods = async () =>
+    (await client.list(builtin.pods, { namespace, labelSelector: drillSelector })).items.filter(
+      (p) => !p.metadata?.deletionTimestamp,
+    );
+  return { now, nextDrillDue, advance, sql, switchAndArchive, verified, takeBackup, verification, drillPods };
 }

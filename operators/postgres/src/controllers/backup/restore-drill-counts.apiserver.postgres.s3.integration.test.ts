@@ -22,7 +22,7 @@ import { startS3Repository, type S3Repository } from '../../test-support/s3-repo
 import { drillHarness } from '../../test-support/drill-harness.ts';
 import { ackedTable, loopbackTarget, startWriteLoad } from '../../test-support/write-load.ts';
 import { parseSourceCounts, sourceCountsAnnotation } from './compare-counts.ts';
-import { drilledBackupAnnotation, drillSelector } from './drill-pod.ts';
+import { drilledBackupAnnotation } from './drill-pod.ts';
 
 const kubeConfig = sharedKubeConfig();
 const namespace = `pg-drillcount-${process.pid}`;
@@ -37,7 +37,7 @@ const { get, events, slow } = clusterReader(client, namespace, cluster, lines);
 describe('restore drills compare row counts with the source at one WAL position: real kube-apiserver, PostgreSQL, pgBackRest, S3', () => {
   const pods = new PodProcesses(client, namespace, cluster);
   const drill = drillHarness({ client, namespace, cluster, schedule, pods, get, slow });
-  const { nextDrillDue, sql, verified, takeBackup, verification } = drill;
+  const { nextDrillDue, sql, verified, takeBackup, verification, drillPods } = drill;
   const standby = `${cluster}-1`;
   const pauseState = async () =>
     (await sql<{ state: string }>('SELECT pg_get_wal_replay_pause_state() AS state', standby))[0]?.state;
@@ -111,10 +111,6 @@ describe('restore drills compare row counts with the source at one WAL position:
     pods.holdDrillPods = true;
     try {
       await nextDrillDue();
-      const drillPods = async () =>
-        (await client.list(builtin.pods, { namespace, labelSelector: drillSelector })).items.filter(
-          (p) => !p.metadata?.deletionTimestamp,
-        );
       await waitUntil('a drill pod', async () => (await drillPods()).length === 1, slow);
       const [pod] = await drillPods();
       const source = parseSourceCounts(pod?.metadata?.annotations?.[sourceCountsAnnotation]);

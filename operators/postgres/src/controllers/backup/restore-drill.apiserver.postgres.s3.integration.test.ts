@@ -41,7 +41,7 @@ describe('restore drills: real kube-apiserver, real PostgreSQL and pgBackRest, r
   const pods = new PodProcesses(client, namespace, cluster);
   let manager: Manager;
   let repository: S3Repository;
-  const { now, nextDrillDue, advance, sql, switchAndArchive, verified, takeBackup, verification } =
+  const { now, nextDrillDue, advance, sql, switchAndArchive, verified, takeBackup, verification, drillPods } =
     drillHarness({ client, namespace, cluster, schedule, pods, get, slow });
   /** Runs the next drill to its end; returns the label it restored. */
   const drillOnce = async () => {
@@ -173,10 +173,6 @@ describe('restore drills: real kube-apiserver, real PostgreSQL and pgBackRest, r
     pods.holdDrillPods = true;
     try {
       await nextDrillDue();
-      const drillPods = async () =>
-        (await client.list(builtin.pods, { namespace, labelSelector: drillSelector })).items.filter(
-          (p) => !p.metadata?.deletionTimestamp,
-        );
       await waitUntil('a drill pod', async () => (await drillPods()).length === 1, slow);
       const [pod] = await drillPods();
       const drilled = pod?.metadata?.annotations?.[drilledBackupAnnotation] ?? '';

@@ -5,9 +5,13 @@
 // archive that does not take the segment in time) leaves the drill to run uncompared, saying why:
 // it is not the backup's failure.
 import type { PostgresCluster } from '../../api/postgres-cluster-types.ts';
-import { standbysCommitsWaitFor, switchAndAwaitArchive } from '../../instance/archive-position.ts';
+import {
+  primaryBeforeCount,
+  switchAndAwaitArchive,
+  type PrimaryBeforeCount,
+} from '../../instance/archive-position.ts';
 import { errorMessage } from '../../instance/instance.ts';
-import type { Lsn } from '../../instance/lsn.ts';
+import { maxLsn, type Lsn } from '../../instance/lsn.ts';
 import { countAtPausedReplay, resumeReplay, type DatabaseCounts } from '../../instance/row-counts.ts';
 import type { InstanceAccess } from '../instance-access.ts';
 
@@ -31,8 +35,9 @@ export interface SourceCountBounds {
 const notCompared = (reason: string): SourceCounts => ({ compared: false, reason });
 
 /**
- * Counts `cluster`'s databases at one position on one of its standbys. `replayedAtLeast` is the
- * restored backup's consistency point: L must lie past it, or the copy could not stop at L.
+ * Counts `cluster`'s databases at one position on one of its standbys, L: past every commit the
+ * primary had when the count began, and past `replayedAtLeast`, the restored backup's consistency
+ * point (a copy cannot stop before it).
  */
 export async function countSource(
   cluster: PostgresCluster,
@@ -54,14 +59,14 @@ export async function countSource(
     await resumeReplay(access.endpointOf(name), access.credentials, access.connect).catch(() => false);
   if (standbys.length === 0)
     return notCompared('no streaming standby to count on (a primary is never paused, so it is not counted)');
-  let waitedFor: readonly string[];
+  let before: PrimaryBeforeCount;
   try {
-    waitedFor = await standbysCommitsWaitFor(access.endpointOf(primary), access.credentials, access.connect);
+    before = await primaryBeforeCount(access.endpointOf(primary), access.credentials, access.connect);
   } catch (error) {
-    return notCompared(`reading ${primary}'s synchronous standbys: ${errorMessage(error)}`);
+    return notCompared(`reading ${primary}'s position and synchronous standbys: ${errorMessage(error)}`);
   }
   // The last by name: a deterministic pick, and with ordinals, rarely the first replica made.
-  const standby = standbys.filter((s) => !waitedFor.includes(s)).at(-1);
+  const standby = standbys.filter((s) => !before.applyWaitsFor.includes(s)).at(-1);
   if (!standby)
     return notCompared(
       `every standby (${standbys.join(', ')}) is one commits wait to be applied on (synchronous_commit = remote_apply): pausing it would hold them`,
@@ -71,7 +76,8 @@ export async function countSource(
       endpoint: access.endpointOf(standby),
       credentials: access.credentials,
       connect: access.connect,
-      ...(replayedAtLeast === undefined ? {} : { replayedAtLeast }),
+      // L past every commit acknowledged before the drill, and past the backup's end.
+      replayedAtLeast: maxLsn(replayedAtLeast, before.currentLsn) ?? before.currentLsn,
       timeoutMs: bounds.countTimeoutMs,
     });
     await switchAndAwaitArchive(
