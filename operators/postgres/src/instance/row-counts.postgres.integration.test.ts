@@ -1,8 +1,10 @@
 // Counting at a paused standby's replay position on real PostgreSQL processes (a primary and one
 // streaming standby started through the entrypoint): the count under a write load, the replay
-// resumed after it (also when the count fails while paused), a standby left paused by a count that
-// never ended resumed, and which standbys a primary's commits wait to be applied on.
+// resumed after it (also when the count fails while paused), a count refused when the replay moved
+// under it, a standby left paused by a count that never ended resumed, and which standbys a
+// primary's commits wait to be applied on.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '@homeostat/testing';
 import { TestCluster } from '../test-support/test-cluster.ts';
 import { loopbackTarget, startWriteLoad } from '../test-support/write-load.ts';
 import { primaryBeforeCount } from './archive-position.ts';
@@ -72,8 +74,11 @@ describe('row counts at a paused replay position, on real PostgreSQL 15 processe
     }
   });
 
-  it('resumes the replay when the count fails while paused (a table the primary holds locked)', async () => {
-    // An ACCESS EXCLUSIVE lock is replayed on the standby: its count waits for it until the bound.
+  /**
+   * Holds an ACCESS EXCLUSIVE lock on shop's "Mixed Case" in an open transaction on the primary,
+   * replayed on the standby (a count there waits for it), until `release` commits it.
+   */
+  const holdLock = async () => {
     let release: () => void = () => undefined;
     const released = new Promise<void>((resolve) => (release = resolve));
     let locked: () => void = () => undefined;
@@ -91,14 +96,40 @@ describe('row counts at a paused replay position, on real PostgreSQL 15 processe
         await c.query('COMMIT');
       },
     );
+    await held;
+    await cluster.waitCaughtUp('pg-1', 'pg-0');
+    return async () => {
+      release();
+      await holder;
+    };
+  };
+
+  it('resumes the replay when the count fails while paused (a table the primary holds locked)', async () => {
+    const release = await holdLock();
     try {
-      await held;
-      await cluster.waitCaughtUp('pg-1', 'pg-0');
       await expect(count(3000)).rejects.toThrow(/counting database shop on pg-1/);
       expect(await pauseState()).toBe('not paused');
     } finally {
-      release();
-      await holder;
+      await release();
+    }
+  });
+
+  it('refuses counts taken while the replay moved (a standby restarted or resumed mid-count)', async () => {
+    const release = await holdLock();
+    try {
+      const counting = count(20_000);
+      // The count has paused the replay and waits on the lock in shop: resume the replay, as a
+      // restart of the standby would, and let the lock go, so the count ends on a moved standby.
+      await waitUntil('the replay paused', async () => (await pauseState()) === 'paused', {
+        timeoutMs: 10_000,
+        intervalMs: 20,
+      });
+      await cluster.sql('pg-1', 'SELECT pg_wal_replay_resume()');
+      await release();
+      await expect(counting).rejects.toThrow(/the replay of pg-1 moved during the count \(from /);
+      expect(await pauseState()).toBe('not paused');
+    } finally {
+      await release();
     }
   });
 

@@ -59,9 +59,19 @@ export interface PausedCountInput {
   readonly timeoutMs: number;
   /** How often a wait looks again (ms; default 100). */
   readonly pollMs?: number;
+  /** Stops the count between steps (the operator shutting down); the replay is resumed still. */
+  readonly signal?: AbortSignal;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Whether a standby's replay is paused, and where it stands. */
+async function pausedAt(c: pg.Client): Promise<{ paused: boolean; lsn: string }> {
+  const { rows } = await c.query<{ state: string; lsn: string | null }>(
+    'SELECT pg_get_wal_replay_pause_state() AS state, pg_last_wal_replay_lsn()::text AS lsn',
+  );
+  return { paused: rows[0]?.state === 'paused', lsn: rows[0]?.lsn ?? '' };
+}
 
 /**
  * Pauses `endpoint`'s replay, counts each database at the position it paused at, and resumes the
@@ -80,6 +90,7 @@ export async function countAtPausedReplay(input: PausedCountInput): Promise<Coun
     );
   const waitFor = async (what: string, check: () => Promise<boolean>) => {
     while (!(await check())) {
+      input.signal?.throwIfAborted();
       if (Date.now() >= deadline) throw new Error(`${what} not within ${input.timeoutMs} ms`);
       await sleep(input.pollMs ?? 100);
     }
@@ -100,19 +111,17 @@ export async function countAtPausedReplay(input: PausedCountInput): Promise<Coun
   let failure: unknown;
   try {
     await on('postgres', (c) => c.query('SELECT pg_wal_replay_pause()'));
-    await waitFor(`the replay of standby ${name} pausing`, () =>
-      on('postgres', async (c) => {
-        const { rows } = await c.query<{ state: string }>('SELECT pg_get_wal_replay_pause_state() AS state');
-        return rows[0]?.state === 'paused';
-      }),
+    await waitFor(
+      `the replay of standby ${name} pausing`,
+      async () => (await on('postgres', pausedAt)).paused,
     );
     return await on('postgres', async (c) => {
-      const at = await c.query<{ lsn: string }>('SELECT pg_last_wal_replay_lsn()::text AS lsn');
-      const lsn = at.rows[0]?.lsn ?? '';
+      const { lsn } = await pausedAt(c);
       parseLsn(lsn);
       const names = (await c.query<{ datname: string }>(countedDatabasesQuery)).rows.map((r) => r.datname);
       const databases: DatabaseCounts[] = [];
       for (const database of names) {
+        input.signal?.throwIfAborted();
         const counted = await on(database, async (d) => {
           const { rows } = await d.query<{ tables: string; rows: string; digest: string }>(rowCountQuery);
           return rows[0];
@@ -127,6 +136,13 @@ export async function countAtPausedReplay(input: PausedCountInput): Promise<Coun
           digest: counted.digest,
         });
       }
+      // A standby restarted meanwhile (a rollout, a crash) replays again: what was counted after
+      // that is not the state at L, and compared with a copy at L it would differ for nothing.
+      const after = await pausedAt(c);
+      if (!after.paused || after.lsn !== lsn)
+        throw new Error(
+          `the replay of ${name} moved during the count (from ${lsn} to ${after.lsn || 'unknown'})`,
+        );
       return { lsn, databases };
     });
   } catch (error) {

@@ -270,6 +270,7 @@ export class DrillRound {
       this.#deps.access(this.#cluster),
       endLsn ? parseLsn(endLsn) : undefined,
       this.#deps.countBounds,
+      this.#ctx.signal,
     );
     if (!source.compared) this.#ctx.log.info({ reason: source.reason }, 'restore drill counts not compared');
     await this.#client

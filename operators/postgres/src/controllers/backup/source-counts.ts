@@ -44,6 +44,7 @@ export async function countSource(
   access: InstanceAccess | undefined,
   replayedAtLeast: Lsn | undefined,
   bounds: SourceCountBounds,
+  signal?: AbortSignal,
 ): Promise<SourceCounts> {
   const status = cluster.status;
   const primary = status?.currentPrimary;
@@ -79,6 +80,7 @@ export async function countSource(
       // L past every commit acknowledged before the drill, and past the backup's end.
       replayedAtLeast: maxLsn(replayedAtLeast, before.currentLsn) ?? before.currentLsn,
       timeoutMs: bounds.countTimeoutMs,
+      ...(signal ? { signal } : {}),
     });
     await switchAndAwaitArchive(
       access.endpointOf(primary),
