@@ -489,7 +489,7 @@ run_drill() {
     die "drill failed: $*"
   }
   log "drill: restoring $(recovery_description)"
-  local counted_at="" counts_at=""
+  local counted_at="" counts_at="" count_started count_seconds=0
   if [[ -n "${PG_DRILL_COUNT_LSN:-}" ]]; then
     # The source was counted at this position (ADR 0221): the copy stops there first and counts
     # with the same query, then a restart without the target replays the rest of the archive.
@@ -506,6 +506,7 @@ run_drill() {
       [[ -n "$redo_done" && "$timeline" =~ ^[0-9]+$ ]] && fail_on_archive_gap "$(walfile_before "$timeline" "$redo_done")"
       drill_failed "$replay_failure"
     fi
+    count_started=$SECONDS
     counted_at="$("${psql[@]}" -d postgres -c "SELECT pg_last_wal_replay_lsn()::text")"
     [[ "$counted_at" == "$PG_DRILL_COUNT_LSN" ]] ||
       drill_failed "the replay paused at $counted_at, not at $PG_DRILL_COUNT_LSN where the source was counted: $(grep -E 'LOG: +(recovery stopping|pausing)|WARNING:' "$dir/server.log" | tail -1 | sed -E 's/^.*(LOG|WARNING): +//')"
@@ -513,12 +514,14 @@ run_drill() {
     log "drill: counted at $counted_at; replaying the rest of the archive"
     pg_ctl -D "$PGDATA" -m fast -w -t 600 stop >/dev/null 2>&1 || drill_failed "the private server did not stop after the count"
     drill_settings
+    # The count and the restart are the drill's, not a restore's: left out of the measured time.
+    count_seconds=$((SECONDS - count_started))
     start_private_server "$dir" off
     await_replay "$dir" promoted || die "drill failed: $replay_failure"
   else
     restore_and_replay drill_settings "$dir" || die "drill failed: $replay_failure"
   fi
-  restore_seconds=$((SECONDS - started))
+  restore_seconds=$((SECONDS - started - count_seconds))
   local replayed archive_end restored_to
   # The segment holding the last replayed byte: a replay that ended on a WAL switch ends exactly on
   # a segment boundary, which pg_walfile_name gives as the segment before it on some majors and the

@@ -43,6 +43,7 @@ import { retainedInstances } from './retained-claims.ts';
 import { nextRolloutStep, restartForRollout } from './rolling-restart.ts';
 import { runFailover, type FailoverRunResult } from './run-failover.ts';
 import { keepSuperuserAccess } from './superuser-access.ts';
+import { defaultPausedReplayGraceMs, pausesToResume, resumeForgottenPauses } from './forgotten-pauses.ts';
 import { instanceAccess, type InstanceAccess, type InstanceEndpointOf } from './instance-access.ts';
 
 export interface PostgresClusterReconcilerOptions {
@@ -57,6 +58,8 @@ export interface PostgresClusterReconcilerOptions {
   readonly maxLagBytes?: bigint;
   /** How long a failover waits for an eligible replica before the old primary is brought back. */
   readonly electionTimeoutMs?: number;
+  /** A replica's replay seen paused this long is resumed (default 15 min, above a drill count's bound). */
+  readonly pausedReplayGraceMs?: number;
 }
 
 /**
@@ -76,6 +79,8 @@ interface ClusterMemory {
   retainedSeen?: SeenPositions | undefined;
   /** The last turn's 'still-read-only' message: its Event is recorded once while it lasts. */
   readOnlyNotice?: string | undefined;
+  /** When each replica was first seen with its replay paused (forgotten-pauses.ts). */
+  pausedSince?: Map<string, number>;
 }
 
 /**
@@ -267,6 +272,10 @@ export class PostgresClusterReconciler implements Reconciler<PostgresCluster> {
       );
     }
     await keepSuperuserAccess(cluster, result, seen.secrets, access, ctx);
+    const graceMs = this.#options.pausedReplayGraceMs ?? defaultPausedReplayGraceMs;
+    memory.pausedSince ??= new Map();
+    const due = pausesToResume(memory.pausedSince, result.view, Date.now(), graceMs);
+    await resumeForgottenPauses(cluster, due, graceMs, access, ctx);
     memory.lastPrimaryLsn = result.lastPrimaryLsn;
     memory.retainedSeen = result.retainedSeen;
     await recordEngineOutcome(cluster, result.outcome, ctx);

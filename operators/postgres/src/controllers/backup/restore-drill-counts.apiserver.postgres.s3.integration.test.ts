@@ -5,7 +5,8 @@
 // there at L, resumes it, and the drill pod, restored to just before L, counts the same; the drill
 // passes with the counts equal. A drill whose reported counts differ from the source's (written as
 // its kubelet would report them) fails with CountsDiffer, naming the database and both counts. A
-// segment missing before L stops the copy short of L, and the drill names that segment.
+// segment missing before L stops the copy short of L, and the drill names that segment. A standby
+// left paused (a count that never ended) is resumed by the cluster controller after a grace.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '@homeostat/testing';
 import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
@@ -47,7 +48,15 @@ describe('restore drills compare row counts with the source at one WAL position:
   beforeAll(async () => {
     await prepareNamespace(kubeConfig, client, namespace);
     repository = await startS3Repository(client, namespace, bucket);
-    manager = podOperator(kubeConfig, namespace, log, pods, {}, { now: drill.now, pollIntervalMs: 300 });
+    manager = podOperator(
+      kubeConfig,
+      namespace,
+      log,
+      pods,
+      // Above a count here (under a second), far below the default: a forgotten pause is seen soon.
+      { pausedReplayGraceMs: 6000 },
+      { now: drill.now, pollIntervalMs: 300 },
+    );
     await manager.start();
     await createCluster(client, namespace, cluster, {
       instances: 2,
@@ -164,6 +173,19 @@ describe('restore drills compare row counts with the source at one WAL position:
     } finally {
       pods.holdDrillPods = false;
     }
+  }, 300_000);
+
+  it('resumes a standby whose replay a count left paused (an operator stopped mid-count), with a Warning Event', async () => {
+    await sql('SELECT pg_wal_replay_pause()', standby);
+    const paused = Date.now();
+    await waitUntil('the replay resumed', async () => (await pauseState()) === 'not paused', slow);
+    // Not before the grace: a count under way is never cut short.
+    expect(Date.now() - paused).toBeGreaterThanOrEqual(5500);
+    const resumed = (await events('ReplayResumed')).at(-1);
+    expect(resumed?.type).toBe('Warning');
+    expect(resumed?.note).toBe(
+      `the replay of ${standby} was paused for over 6 s with no restore drill count under way: resumed`,
+    );
   }, 300_000);
 
   it('names the missing segment when a WAL segment before L is gone from the bucket (the copy never reaches L)', async () => {
