@@ -442,16 +442,19 @@ drill_settings_at_count() {
   } >>"$PGDATA/homeostat.conf"
 }
 # Counts each database (the first 20) with PG_DRILL_COUNT_SQL, the operator's query: one row of
-# tables, rows and a digest of the per-table counts. Prints the JSON list; fails on any error.
+# tables, rows and a digest of the per-table counts. An operator from before ADR 0221 gives no
+# query: then every user table's rows are totalled, without a digest. Prints the JSON list; fails
+# on any error.
 count_databases_with_query() { # count_databases_with_query <psql command...>
-  local databases="" db tables rows digest name
+  local databases="" db tables rows digest name query="${PG_DRILL_COUNT_SQL:-}"
+  [[ -n "$query" ]] || query="SELECT count(*), coalesce(sum((xpath('/row/n/text()', query_to_xml(format('SELECT count(*) AS n FROM %I.%I', schemaname, relname), false, true, '')))[1]::text::bigint), 0), '' FROM pg_stat_user_tables"
   while IFS= read -r db; do
     [[ -n "$db" ]] || continue
-    IFS='|' read -r tables rows digest < <("$@" -d "$db" -F '|' -c "$PG_DRILL_COUNT_SQL") || return 1
-    [[ "$tables" =~ ^[0-9]+$ && "$rows" =~ ^[0-9]+$ && "$digest" =~ ^[0-9a-f]{32}$ ]] || return 1
+    IFS='|' read -r tables rows digest < <("$@" -d "$db" -F '|' -c "$query") || return 1
+    [[ "$tables" =~ ^[0-9]+$ && "$rows" =~ ^[0-9]+$ && "$digest" =~ ^([0-9a-f]{32})?$ ]] || return 1
     name="${db//\\/\\\\}"
     name="${name//\"/\\\"}"
-    databases+="${databases:+,}{\"name\":\"$name\",\"tables\":$tables,\"rows\":$rows,\"digest\":\"$digest\"}"
+    databases+="${databases:+,}{\"name\":\"$name\",\"tables\":$tables,\"rows\":$rows${digest:+,\"digest\":\"$digest\"}}"
   done < <("$@" -d postgres -c "SELECT datname FROM pg_database WHERE datallowconn AND NOT datistemplate ORDER BY datname LIMIT 20")
   printf '%s' "$databases"
 }
@@ -533,12 +536,9 @@ run_drill() {
   if ! check="$(pg_amcheck -h "$dir" -p "$port" -U "$PG_DRILL_USER" --all --install-missing 2>&1)"; then
     drill_failed "pg_amcheck found damage: $(head -c 600 <<<"$check" | tr '\n' ' ')"
   fi
-  local databases="$counts_at" db tables rows
-  [[ -n "$counted_at" ]] || while IFS= read -r db; do
-    [[ -n "$db" ]] || continue
-    read -r tables rows < <("${psql[@]}" -d "$db" -F ' ' -c "SELECT count(*), coalesce(sum((xpath('/row/n/text()', query_to_xml(format('SELECT count(*) AS n FROM %I.%I', schemaname, relname), false, true, '')))[1]::text::bigint), 0) FROM pg_stat_user_tables")
-    databases+="${databases:+,}{\"name\":\"$db\",\"tables\":$tables,\"rows\":$rows}"
-  done < <("${psql[@]}" -d postgres -c "SELECT datname FROM pg_database WHERE datallowconn AND NOT datistemplate ORDER BY datname LIMIT 20")
+  # Not compared, the copy is counted at the end of the archive, the same way.
+  local databases="$counts_at"
+  [[ -n "$counted_at" ]] || databases="$(count_databases_with_query "${psql[@]}")" || drill_failed "counting the databases failed"
   pg_ctl -D "$PGDATA" -m immediate -w stop >/dev/null 2>&1 || true
   printf '{"backup":"%s","restoredTo":"%s","replayedThrough":"%s","archiveEnd":"%s","restoreSeconds":%d,%s"databases":[%s]}' \
     "$restored_label" "$restored_to" "$replayed" "$archive_end" "$restore_seconds" "${counted_at:+\"countedAt\":\"$counted_at\",}" "$databases" >"${PG_TERMINATION_LOG:-/dev/termination-log}"

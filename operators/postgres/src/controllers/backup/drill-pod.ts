@@ -121,12 +121,9 @@ export function drillPod(
             // The operator's role, which every cluster of this operator has: the drill's checks
             // connect as it through the private server's socket.
             { name: 'PG_DRILL_USER', value: operatorUser },
-            ...(source.compared
-              ? [
-                  { name: 'PG_DRILL_COUNT_LSN', value: source.lsn },
-                  { name: 'PG_DRILL_COUNT_SQL', value: rowCountQuery },
-                ]
-              : []),
+            // How the copy counts its databases (the source's way), at L when the source was counted.
+            { name: 'PG_DRILL_COUNT_SQL', value: rowCountQuery },
+            ...(source.compared ? [{ name: 'PG_DRILL_COUNT_LSN', value: source.lsn }] : []),
             ...restore.env,
           ],
           resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '1Gi' } },
