@@ -305,6 +305,10 @@ export class DrillRound {
     comparison: Exclude<Comparison, { result: 'Differ' }>,
   ): Promise<void> {
     const now = this.#now;
+    const compared =
+      comparison.result === 'Equal'
+        ? `tables and rows equal to the source's at ${comparison.lsn}`
+        : `counts not compared with the source: ${comparison.reason}`;
     await recordOnBackup(
       this.#client,
       this.#namespace,
@@ -339,7 +343,7 @@ export class DrillRound {
         status: 'True',
         reason: 'DrillSucceeded',
         message:
-          `backup ${result.backup} and the WAL archived after it (through ${result.replayedThrough}) restored in ${result.restoreSeconds} s; every table and index sound; ${comparison.result === 'Equal' ? `tables and rows equal to the source's at ${comparison.lsn}` : `counts not compared with the source: ${comparison.reason}`}`.slice(
+          `backup ${result.backup} and the WAL archived after it (through ${result.replayedThrough}) restored in ${result.restoreSeconds} s; every table and index sound; ${compared}`.slice(
             0,
             1024,
           ),
@@ -350,7 +354,10 @@ export class DrillRound {
       this.#cluster,
       'BackupVerified',
       'RestoreDrill',
-      `restore drill: backup ${result.backup} restored to ${result.restoredTo || 'its end'} in ${result.restoreSeconds} s and checked; ${comparison.result === 'Equal' ? `tables and rows equal to the source's at ${comparison.lsn}` : 'counts not compared with the source'}`,
+      `restore drill: backup ${result.backup} restored to ${result.restoredTo || 'its end'} in ${result.restoreSeconds} s and checked; ${compared}`.slice(
+        0,
+        1024,
+      ),
     );
   }
 
