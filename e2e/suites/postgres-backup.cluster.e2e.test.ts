@@ -55,6 +55,7 @@ type ClusterWithBackup = PostgresClusterObject & {
       recoveryPointSeconds: number;
       replayedThrough?: string;
       databases?: { name: string; tables: number; rows: number }[];
+      comparedWithSource?: { result: string; lsn?: string; standby?: string; reason?: string };
     };
   };
 };
@@ -416,8 +417,10 @@ describe.each([18, 17] as const)(
         expect(drill?.restoreSeconds).toBeGreaterThanOrEqual(0);
         expect(drill?.recoveryPointSeconds).toBeGreaterThanOrEqual(0);
         expect(drill?.replayedThrough).toMatch(/^[0-9A-F]{24}$/);
-        // Every row acknowledged before the drill's archive end came back (the last ones were
-        // archived by the WAL switch of the earlier test): at least the suite's rows in `app`.
+        // Two instances: the source was counted on its standby at L (past every commit acknowledged
+        // before the drill), and the copy restored to L held the same tables and rows (ADR 0221).
+        expect(drill?.comparedWithSource).toMatchObject({ result: 'Equal' });
+        // So every row acknowledged before the drill came back: at least the suite's rows in `app`.
         const app = drill?.databases?.find((d) => d.name === 'app');
         expect(app?.rows).toBeGreaterThanOrEqual(acknowledged.length);
         expect(conditionOf(await pgc(source).get(), 'BackupVerified')).toMatchObject({

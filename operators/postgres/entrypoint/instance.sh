@@ -322,7 +322,14 @@ recovery_description() {
 # replay_failure saying why (credential values taken out). Used by the first instance of a
 # recovered cluster (ADR 0217) and by a restore drill (ADR 0218).
 restore_and_replay() { # restore_and_replay <settings function> <dir>
-  local settings="$1" dir="$2" type="${PG_RECOVERY_TARGET_TYPE:-default}" output state fatal
+  restore_backup "$1" "$2" || return 1
+  start_private_server "$2" off
+  await_replay "$2" promoted
+}
+
+# The first half of restore_and_replay: the restore and <settings>, no server started.
+restore_backup() { # restore_backup <settings function> <dir>
+  local settings="$1" dir="$2" type="${PG_RECOVERY_TARGET_TYPE:-default}" output
   require PG_RECOVERY_CONFIG
   require PG_RECOVERY_CONFIG_FILE
   require PG_RECOVERY_STANZA
@@ -347,18 +354,41 @@ restore_and_replay() { # restore_and_replay <settings function> <dir>
   fi
   restored_label="$(grep -m1 -oE 'restore backup set [0-9A-Za-z_-]+' <<<"$output" | awk '{print $NF}' || true)"
   "$settings"
-  log "recovery: replaying the archived WAL (a private server on $dir)"
-  pg_ctl -D "$PGDATA" -l "$dir/server.log" -w -t 3600 \
-    -o "-c listen_addresses='' -c unix_socket_directories='$dir' -c archive_mode=off -c hot_standby=off" \
+}
+
+# The private server on the restored data: no TCP, its socket in <dir>, archiving off; hot_standby
+# as asked (on only where queries must run during the replay: a drill's count at a position).
+start_private_server() { # start_private_server <dir> <on|off>
+  log "recovery: replaying the archived WAL (a private server on $1)"
+  pg_ctl -D "$PGDATA" -l "$1/server.log" -w -t 3600 \
+    -o "-c listen_addresses='' -c unix_socket_directories='$1' -c archive_mode=off -c hot_standby=$2" \
     start >/dev/null 2>&1 || true
+}
+
+# Waits until the private server's replay is promoted (the end of the archive or the target) or
+# paused (at a recovery target with recovery_target_action = pause, hot_standby on). Returns 1 with
+# $PGDATA emptied and replay_failure saying why when the server exits first.
+await_replay() { # await_replay <dir> <promoted|paused>
+  local dir="$1" want="$2" state fatal
   while :; do
-    state="$(pg_controldata -D "$PGDATA" 2>/dev/null | sed -n 's/^Database cluster state: *//p')"
-    [[ "$state" == "in production" ]] && return 0
+    if [[ "$want" == promoted ]]; then
+      state="$(pg_controldata -D "$PGDATA" 2>/dev/null | sed -n 's/^Database cluster state: *//p')"
+      [[ "$state" == "in production" ]] && return 0
+    else
+      state="$(psql -X -At -h "$dir" -p "${PGPORT:-5432}" -U "${PG_DRILL_USER:-postgres}" -d postgres \
+        -c 'SELECT pg_get_wal_replay_pause_state()' 2>/dev/null || true)"
+      [[ "$state" == paused ]] && return 0
+    fi
     if ! pg_ctl -D "$PGDATA" status >/dev/null 2>&1; then
       fatal="$(grep -E '(FATAL|PANIC):' "$dir/server.log" | tail -1 | sed -E 's/^.*(FATAL|PANIC): +//')"
       cat "$dir/server.log" >&2 || true
-      wipe_data_dir
-      replay_failure="recovery of $(recovery_description) stopped before promotion: ${fatal:-the server exited}"
+      if [[ "$want" == promoted ]]; then
+        wipe_data_dir
+        replay_failure="recovery of $(recovery_description) stopped before promotion: ${fatal:-the server exited}"
+      else
+        # Kept: the drill reads from the control file and the log where the replay ended.
+        replay_failure="recovery of $(recovery_description) stopped before pausing at its target: ${fatal:-the server exited}"
+      fi
       return 1
     fi
     nap 1
@@ -390,49 +420,128 @@ drill_settings() { # the restored copy's own server settings, last, over whateve
   # Only this pod's own socket, and nothing else, reaches the private server.
   printf 'local all all trust\n' >"$PGDATA/pg_hba.conf"
 }
-run_drill() {
-  require PGDATA
-  require PG_DRILL_USER
-  local dir="${PG_RUN_DIR:-/tmp}/drill" started=$SECONDS port="${PGPORT:-5432}" restore_seconds
-  log "drill: restoring $(recovery_description)"
-  restore_and_replay drill_settings "$dir" || die "drill failed: $replay_failure"
-  # From here the private server runs: a failed check stops it before saying why (in a pod the
-  # container's end would, but nothing else must outlive the drill).
-  drill_failed() {
-    pg_ctl -D "$PGDATA" -m immediate -w stop >/dev/null 2>&1 || true
-    die "drill failed: $*"
-  }
-  restore_seconds=$((SECONDS - started))
-  local psql=(psql -X -q -At -v ON_ERROR_STOP=1 -h "$dir" -p "$port" -U "$PG_DRILL_USER")
-  local replayed archive_end restored_to info
-  # The segment holding the last replayed byte: a replay that ended on a WAL switch ends exactly on
-  # a segment boundary, which pg_walfile_name gives as the segment before it on some majors and the
-  # one after it on others (18 named the missing segment as replayed); one byte back is unambiguous.
-  replayed="$("${psql[@]}" -d postgres -c "SELECT pg_walfile_name(pg_last_wal_replay_lsn() - 1)")"
-  restored_to="$("${psql[@]}" -d postgres -c "SELECT coalesce(to_char(pg_last_xact_replay_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), '')")"
+# The same, and the replay stops just before the first record at or after PG_DRILL_COUNT_LSN (the
+# state the source's paused standby showed there) and waits, answering queries (ADR 0221). A hot
+# standby stops at any setting below the source's, so those take the values the restored control
+# file records (the source's when the backup was taken).
+drill_settings_at_count() {
+  drill_settings
+  local controldata name setting value
+  controldata="$(pg_controldata -D "$PGDATA")"
+  {
+    echo "hot_standby = on"
+    echo "recovery_target_lsn = '$PG_DRILL_COUNT_LSN'"
+    echo "recovery_target_inclusive = off"
+    echo "recovery_target_action = pause"
+    for name in max_connections max_worker_processes max_wal_senders max_prepared_xacts max_locks_per_xact; do
+      value="$(sed -n "s/^$name setting: *//p" <<<"$controldata")"
+      [[ "$value" =~ ^[0-9]+$ ]] || continue
+      setting="${name/max_prepared_xacts/max_prepared_transactions}"
+      echo "${setting/max_locks_per_xact/max_locks_per_transaction} = $value"
+    done
+  } >>"$PGDATA/homeostat.conf"
+}
+# Counts each database (the first 20) with PG_DRILL_COUNT_SQL, the operator's query: one row of
+# tables, rows and a digest of the per-table counts. An operator from before ADR 0221 gives no
+# query: then every user table's rows are totalled, without a digest. Prints the JSON list; fails
+# on any error.
+count_databases_with_query() { # count_databases_with_query <psql command...>
+  local databases="" db tables rows digest name query="${PG_DRILL_COUNT_SQL:-}"
+  [[ -n "$query" ]] || query="SELECT count(*), coalesce(sum((xpath('/row/n/text()', query_to_xml(format('SELECT count(*) AS n FROM %I.%I', schemaname, relname), false, true, '')))[1]::text::bigint), 0), '' FROM pg_stat_user_tables"
+  while IFS= read -r db; do
+    [[ -n "$db" ]] || continue
+    IFS='|' read -r tables rows digest < <("$@" -d "$db" -F '|' -c "$query") || return 1
+    [[ "$tables" =~ ^[0-9]+$ && "$rows" =~ ^[0-9]+$ && "$digest" =~ ^([0-9a-f]{32})?$ ]] || return 1
+    name="${db//\\/\\\\}"
+    name="${name//\"/\\\"}"
+    databases+="${databases:+,}{\"name\":\"$name\",\"tables\":$tables,\"rows\":$rows${digest:+,\"digest\":\"$digest\"}}"
+  done < <("$@" -d postgres -c "SELECT datname FROM pg_database WHERE datallowconn AND NOT datistemplate ORDER BY datname LIMIT 20")
+  printf '%s' "$databases"
+}
+# Fails the drill, naming the first segment that could not be restored, when the replay that ended
+# in segment <replayed> stopped before the archive's last segment; sets archive_end.
+fail_on_archive_gap() { # fail_on_archive_gap <replayed segment>
+  local replayed="$1" info next
   info="$(pgbackrest --config="$PG_RECOVERY_CONFIG_FILE" --stanza="$PG_RECOVERY_STANZA" --log-level-console=error info --output=json 2>&1)" ||
     drill_failed "reading the archive's range: $(backup_failure_reason "$info")"
   archive_end="$(grep -oE '"max":"[0-9A-F]{24}"' <<<"$info" | tail -1 | cut -d'"' -f4)"
   # The same segment number (the last 16 hex digits) on any timeline: the replay ends on the
   # promoted copy's new timeline, the archive on the source's.
   if [[ -n "$archive_end" && "${replayed: -16}" < "${archive_end: -16}" ]]; then
-    local next
     next="$(printf '%08X%08X' "$((16#${replayed:8:8} + (16#${replayed:16:8} == 255 ? 1 : 0)))" "$(((16#${replayed:16:8} + 1) % 256))")"
     drill_failed "the replay stopped in WAL segment ${replayed:0:8}${replayed:8:16} but the archive goes to $archive_end: segment ${archive_end:0:8}$next is missing or unreadable, so nothing after it can be restored"
   fi
+}
+# The segment holding the byte before <lsn> on <timeline> (16 MiB segments, as the arithmetic of
+# fail_on_archive_gap assumes): where a replay that ended at <lsn> last read.
+walfile_before() { # walfile_before <timeline> <lsn>
+  local lsn="$2" position segment
+  position=$(((16#${lsn%/*} << 32 | 16#${lsn#*/}) - 1))
+  segment=$((position / 16777216))
+  printf '%08X%08X%08X' "$1" $((segment / 256)) $((segment % 256))
+}
+run_drill() {
+  require PGDATA
+  require PG_DRILL_USER
+  local dir="${PG_RUN_DIR:-/tmp}/drill" started=$SECONDS port="${PGPORT:-5432}" restore_seconds
+  local psql=(psql -X -q -At -v ON_ERROR_STOP=1 -h "$dir" -p "$port" -U "$PG_DRILL_USER")
+  # From here the private server may run: a failed check stops it before saying why (in a pod the
+  # container's end would, but nothing else must outlive the drill).
+  drill_failed() {
+    pg_ctl -D "$PGDATA" -m immediate -w stop >/dev/null 2>&1 || true
+    die "drill failed: $*"
+  }
+  log "drill: restoring $(recovery_description)"
+  local counted_at="" counts_at="" count_started count_seconds=0
+  if [[ -n "${PG_DRILL_COUNT_LSN:-}" ]]; then
+    # The source was counted at this position (ADR 0221): the copy stops there first and counts
+    # with the same query, then a restart without the target replays the rest of the archive.
+    [[ "$PG_DRILL_COUNT_LSN" =~ ^[0-9A-F]{1,8}/[0-9A-F]{1,8}$ ]] || die "drill failed: '${PG_DRILL_COUNT_LSN:0:40}' is not a WAL position"
+    require PG_DRILL_COUNT_SQL
+    restore_backup drill_settings_at_count "$dir" || die "drill failed: $replay_failure"
+    start_private_server "$dir" on
+    if ! await_replay "$dir" paused; then
+      # A segment missing before L ends the replay there ("recovery ended before configured
+      # recovery target was reached"): named as a drill without a count names it.
+      local redo_done timeline
+      redo_done="$(sed -nE 's/^.*LOG: +redo done at ([0-9A-F]+\/[0-9A-F]+).*$/\1/p' "$dir/server.log" | tail -1)"
+      timeline="$(pg_controldata -D "$PGDATA" 2>/dev/null | sed -n "s/^Latest checkpoint's TimeLineID: *//p")"
+      [[ -n "$redo_done" && "$timeline" =~ ^[0-9]+$ ]] && fail_on_archive_gap "$(walfile_before "$timeline" "$redo_done")"
+      drill_failed "$replay_failure"
+    fi
+    count_started=$SECONDS
+    counted_at="$("${psql[@]}" -d postgres -c "SELECT pg_last_wal_replay_lsn()::text")"
+    [[ "$counted_at" == "$PG_DRILL_COUNT_LSN" ]] ||
+      drill_failed "the replay paused at $counted_at, not at $PG_DRILL_COUNT_LSN where the source was counted: $(grep -E 'LOG: +(recovery stopping|pausing)|WARNING:' "$dir/server.log" | tail -1 | sed -E 's/^.*(LOG|WARNING): +//')"
+    counts_at="$(count_databases_with_query "${psql[@]}")" || drill_failed "counting the databases at $counted_at failed"
+    log "drill: counted at $counted_at; replaying the rest of the archive"
+    pg_ctl -D "$PGDATA" -m fast -w -t 600 stop >/dev/null 2>&1 || drill_failed "the private server did not stop after the count"
+    drill_settings
+    # The count and the restart are the drill's, not a restore's: left out of the measured time.
+    count_seconds=$((SECONDS - count_started))
+    start_private_server "$dir" off
+    await_replay "$dir" promoted || die "drill failed: $replay_failure"
+  else
+    restore_and_replay drill_settings "$dir" || die "drill failed: $replay_failure"
+  fi
+  restore_seconds=$((SECONDS - started - count_seconds))
+  local replayed archive_end restored_to
+  # The segment holding the last replayed byte: a replay that ended on a WAL switch ends exactly on
+  # a segment boundary, which pg_walfile_name gives as the segment before it on some majors and the
+  # one after it on others (18 named the missing segment as replayed); one byte back is unambiguous.
+  replayed="$("${psql[@]}" -d postgres -c "SELECT pg_walfile_name(pg_last_wal_replay_lsn() - 1)")"
+  restored_to="$("${psql[@]}" -d postgres -c "SELECT coalesce(to_char(pg_last_xact_replay_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), '')")"
+  fail_on_archive_gap "$replayed"
   local check
   if ! check="$(pg_amcheck -h "$dir" -p "$port" -U "$PG_DRILL_USER" --all --install-missing 2>&1)"; then
     drill_failed "pg_amcheck found damage: $(head -c 600 <<<"$check" | tr '\n' ' ')"
   fi
-  local databases="" db tables rows
-  while IFS= read -r db; do
-    [[ -n "$db" ]] || continue
-    read -r tables rows < <("${psql[@]}" -d "$db" -F ' ' -c "SELECT count(*), coalesce(sum((xpath('/row/n/text()', query_to_xml(format('SELECT count(*) AS n FROM %I.%I', schemaname, relname), false, true, '')))[1]::text::bigint), 0) FROM pg_stat_user_tables")
-    databases+="${databases:+,}{\"name\":\"$db\",\"tables\":$tables,\"rows\":$rows}"
-  done < <("${psql[@]}" -d postgres -c "SELECT datname FROM pg_database WHERE datallowconn AND NOT datistemplate ORDER BY datname LIMIT 20")
+  # Not compared, the copy is counted at the end of the archive, the same way.
+  local databases="$counts_at"
+  [[ -n "$counted_at" ]] || databases="$(count_databases_with_query "${psql[@]}")" || drill_failed "counting the databases failed"
   pg_ctl -D "$PGDATA" -m immediate -w stop >/dev/null 2>&1 || true
-  printf '{"backup":"%s","restoredTo":"%s","replayedThrough":"%s","archiveEnd":"%s","restoreSeconds":%d,"databases":[%s]}' \
-    "$restored_label" "$restored_to" "$replayed" "$archive_end" "$restore_seconds" "$databases" >"${PG_TERMINATION_LOG:-/dev/termination-log}"
+  printf '{"backup":"%s","restoredTo":"%s","replayedThrough":"%s","archiveEnd":"%s","restoreSeconds":%d,%s"databases":[%s]}' \
+    "$restored_label" "$restored_to" "$replayed" "$archive_end" "$restore_seconds" "${counted_at:+\"countedAt\":\"$counted_at\",}" "$databases" >"${PG_TERMINATION_LOG:-/dev/termination-log}"
   log "drill: $restored_label restored to ${restored_to:-its end} in ${restore_seconds}s, every table and index sound"
 }
 if [[ "${1:-}" == "drill" ]]; then

@@ -41,7 +41,13 @@ export function postgresOperator(
     imageFor: (version) => images[version],
     maxConcurrentReconciles: config.maxConcurrentReconciles,
   });
-  addRestoreDrillController(manager, { imageFor: (version) => images[version], ...drills });
+  addRestoreDrillController(manager, {
+    imageFor: (version) => images[version],
+    // The source is counted the way the cluster controller reaches the instances.
+    ...(controller.instanceEndpoint ? { instanceEndpoint: controller.instanceEndpoint } : {}),
+    ...(controller.connect ? { connect: controller.connect } : {}),
+    ...drills,
+  });
   addBackupScheduleController(manager, { imageFor: (version) => images[version], ...schedule });
   return manager;
 }

@@ -101,7 +101,7 @@ export const BackupVerify = Type.Object(
   },
   {
     description:
-      'Restore drills that prove the backups can be restored (status.lastVerifiedBackup and the BackupVerified condition). A drill reads the repository only; it never touches the cluster.',
+      "Restore drills that prove the backups can be restored (status.lastVerifiedBackup and the BackupVerified condition). A drill reads the repository only; before it starts, the operator counts the source's tables and rows on a streaming standby whose replay it pauses for the count (never the primary), and the drill compares its own counts at that WAL position with them.",
   },
 );
 
@@ -273,8 +273,30 @@ export const VerifiedBackup = Type.Object(
       }),
       {
         maxItems: 20,
-        description: 'Each database of the restored copy, with its tables and rows (the first 20).',
+        description:
+          "Each database of the restored copy, with its tables and rows (the first 20): at comparedWithSource.lsn when the counts were compared (then the source's counts too), else at the end of the archive.",
       },
+    ),
+    comparedWithSource: Type.Optional(
+      Type.Object(
+        {
+          result: Type.Union([Type.Literal('Equal'), Type.Literal('NotCompared')], {
+            description:
+              "Equal: every database held the same tables and rows, table by table, as the source at lsn. NotCompared: the source was not counted (reason says why); the drill's other checks still passed.",
+          }),
+          lsn: Type.Optional(
+            Type.String({
+              description:
+                'The WAL position L both sides were counted at: the source on a standby whose replay was paused there, the copy restored to just before the first record at or after it.',
+            }),
+          ),
+          standby: Type.Optional(Type.String({ description: 'The standby the source was counted on.' })),
+          reason: Type.Optional(
+            Type.String({ maxLength: 1024, description: 'Why the counts were not compared.' }),
+          ),
+        },
+        { description: "The drill's counts against the source's at one WAL position (ADR 0221)." },
+      ),
     ),
   },
   { description: 'The last restore drill that succeeded.' },

@@ -24,26 +24,16 @@ import {
 import { postgresClusters, type PostgresCluster } from '../api/postgres-cluster-types.ts';
 import type { MajorVersion } from '../api/postgres-versions.ts';
 import type { EngineEvent } from '../failover/outcomes.ts';
-import { defaultConnectOptions, type ConnectOptions, type InstanceEndpoint } from '../instance/instance.ts';
+import { defaultConnectOptions, type ConnectOptions } from '../instance/instance.ts';
 import type { Lsn } from '../instance/lsn.ts';
 import { stillAnswers } from '../instance/observe.ts';
 import type { SeenPositions } from './adopt-retained.ts';
 import { archivingReport, primaryArchiving } from './archiving-status.ts';
 import { recordEngineEvents, recordEngineOutcome, recordStatusWarnings } from './cluster-events.ts';
 import { ClusterMetrics } from './cluster-metrics.ts';
-import {
-  instanceHost,
-  instanceName,
-  instanceNames,
-  ordinalOf,
-  postgresPort,
-  secretNames,
-  tlsSecretNames,
-} from './cluster-names.ts';
+import { instanceName, instanceNames, ordinalOf } from './cluster-names.ts';
 import { clusterStatus } from './cluster-status.ts';
-import { secretText } from './cluster-tls.ts';
 import { convergeObjects, type ConvergeInputs } from './converge-objects.ts';
-import { tlsVolume } from './desired-pod.ts';
 import { countsFromStatus, failoverFieldManager, stateFromStatus } from './failover-status.ts';
 import { instanceFailures, type InstanceFailure } from './instance-failures.ts';
 import { podWorld } from './kubernetes-world.ts';
@@ -52,7 +42,9 @@ import { labelKeys, managedSelector, routingFieldManager } from './operand-label
 import { retainedInstances } from './retained-claims.ts';
 import { nextRolloutStep, restartForRollout } from './rolling-restart.ts';
 import { runFailover, type FailoverRunResult } from './run-failover.ts';
-import { keepSuperuserAccess, type InstanceAccess } from './superuser-access.ts';
+import { keepSuperuserAccess } from './superuser-access.ts';
+import { defaultPausedReplayGraceMs, pausesToResume, resumeForgottenPauses } from './forgotten-pauses.ts';
+import { instanceAccess, type InstanceAccess, type InstanceEndpointOf } from './instance-access.ts';
 
 export interface PostgresClusterReconcilerOptions {
   /** The image of each supported PostgreSQL version, for clusters that name none. */
@@ -60,12 +52,14 @@ export interface PostgresClusterReconcilerOptions {
   /** How often a cluster's instances are probed (default 500 ms). */
   readonly probeIntervalMs?: number;
   /** Where the operator reaches an instance; default its DNS name through the headless Service. */
-  readonly instanceEndpoint?: (cluster: PostgresCluster, instance: string) => InstanceEndpoint;
+  readonly instanceEndpoint?: InstanceEndpointOf;
   readonly connect?: ConnectOptions;
   /** A replica further behind than this is never promoted (default 16 MiB). */
   readonly maxLagBytes?: bigint;
   /** How long a failover waits for an eligible replica before the old primary is brought back. */
   readonly electionTimeoutMs?: number;
+  /** A replica's replay seen paused this long is resumed (default 15 min, above a drill count's bound). */
+  readonly pausedReplayGraceMs?: number;
 }
 
 /**
@@ -85,6 +79,8 @@ interface ClusterMemory {
   retainedSeen?: SeenPositions | undefined;
   /** The last turn's 'still-read-only' message: its Event is recorded once while it lasts. */
   readOnlyNotice?: string | undefined;
+  /** When each replica was first seen with its replay paused (forgotten-pauses.ts). */
+  pausedSince?: Map<string, number>;
 }
 
 /**
@@ -276,6 +272,10 @@ export class PostgresClusterReconciler implements Reconciler<PostgresCluster> {
       );
     }
     await keepSuperuserAccess(cluster, result, seen.secrets, access, ctx);
+    const graceMs = this.#options.pausedReplayGraceMs ?? defaultPausedReplayGraceMs;
+    memory.pausedSince ??= new Map();
+    const due = pausesToResume(memory.pausedSince, result.view, Date.now(), graceMs);
+    await resumeForgottenPauses(cluster, due, graceMs, access, ctx);
     memory.lastPrimaryLsn = result.lastPrimaryLsn;
     memory.retainedSeen = result.retainedSeen;
     await recordEngineOutcome(cluster, result.outcome, ctx);
@@ -337,35 +337,15 @@ export class PostgresClusterReconciler implements Reconciler<PostgresCluster> {
     return { requeueAfterMs: Math.min(turn.retryAfterMs ?? this.#probeIntervalMs, this.#probeIntervalMs) };
   }
 
-  /**
-   * The operator's credentials and how it reaches each instance: TLS verified against the
-   * cluster's CA (verify-full) to every instance whose pod mounts the server certificate; a pod
-   * made before the operator issued one still speaks plaintext, and demanding TLS of it would count
-   * a healthy instance as unreachable (ADR 0214). Undefined until the operator's Secret is cached.
-   */
+  /** The operator's credentials and how it reaches each instance (instance-access.ts). */
   instanceAccess({ cluster, pods, secrets }: Observed): InstanceAccess | undefined {
-    const name = cluster.metadata?.name ?? '';
-    const namespace = cluster.metadata?.namespace ?? 'default';
-    const operatorSecret = secrets.get(secretNames(name).operator);
-    const user = secretText(operatorSecret, 'username');
-    const password = secretText(operatorSecret, 'password');
-    if (!user || !password) return undefined;
-    const ca = secretText(secrets.get(tlsSecretNames(name).ca), 'ca.crt');
-    const servesTls = (instance: string) =>
-      pods.get(instance)?.spec?.volumes?.some((v) => v.name === tlsVolume) ?? false;
-    const endpointOf = (instance: string): InstanceEndpoint => {
-      const endpoint = this.#options.instanceEndpoint?.(cluster, instance) ?? {
-        name: instance,
-        host: instanceHost(name, namespace, instance),
-        port: postgresPort,
-      };
-      return ca && servesTls(instance) ? { ...endpoint, ca } : endpoint;
-    };
-    return {
-      endpointOf,
-      credentials: { user, password },
-      connect: this.#options.connect ?? operatorConnectOptions,
-    };
+    return instanceAccess(
+      cluster,
+      pods,
+      secrets,
+      this.#options.connect ?? operatorConnectOptions,
+      this.#options.instanceEndpoint,
+    );
   }
 
   /** The instances the spec names and any pod beyond them (scaling down), in ordinal order. */

@@ -5,18 +5,11 @@ import type { V1Secret } from '@kubernetes/client-node';
 import type { ReconcileContext } from '@homeostat/reconcile';
 import type { PostgresCluster } from '../api/postgres-cluster-types.ts';
 import { setSuperuserAccess } from '../instance/control.ts';
-import type { ConnectOptions, InstanceEndpoint } from '../instance/instance.ts';
+import type { InstanceAccess } from './instance-access.ts';
 import { secretNames } from './cluster-names.ts';
 import { secretText } from './cluster-tls.ts';
 import { superuserName } from './desired-secrets.ts';
 import type { FailoverRunResult } from './run-failover.ts';
-
-/** How the operator reaches the instances in this reconcile. */
-export interface InstanceAccess {
-  readonly endpointOf: (instance: string) => InstanceEndpoint;
-  readonly credentials: { readonly user: string; readonly password: string };
-  readonly connect: ConnectOptions;
-}
 
 export async function keepSuperuserAccess(
   cluster: PostgresCluster,

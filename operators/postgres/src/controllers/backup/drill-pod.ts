@@ -19,6 +19,9 @@ import {
 } from '../desired-pod.ts';
 import { restorePodParts } from '../desired-recovery.ts';
 import { operatorName } from '../operand-labels.ts';
+import { rowCountQuery } from '../../instance/row-counts.ts';
+import { sourceCountsAnnotation } from './compare-counts.ts';
+import type { SourceCounts } from './source-counts.ts';
 
 /** On a drill's pod: the PostgreSQLBackup it restores (its result is recorded there too). */
 export const drilledBackupAnnotation = 'postgres.homeostat.dev/drilled-backup';
@@ -67,13 +70,18 @@ export function drillClaim(cluster: PostgresCluster, drill: string): V1Persisten
   };
 }
 
-/** The drill's pod, restoring the backup of pgBackRest label `label`, PostgreSQLBackup `backupName`. */
+/**
+ * The drill's pod, restoring the backup of pgBackRest label `label`, PostgreSQLBackup `backupName`.
+ * With the source counted at L, the pod first stops its replay just before L and counts there with
+ * the operator's query (ADR 0221); the source's counts stay on the pod, for the comparison.
+ */
 export function drillPod(
   cluster: PostgresCluster,
   drill: string,
   backup: BackupSpecFields,
   image: string,
   restored: { readonly backupName: string; readonly label: string },
+  source: SourceCounts,
 ): V1Pod {
   const meta = drillMeta(cluster, drill);
   const restore = restorePodParts(
@@ -83,7 +91,13 @@ export function drillPod(
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { ...meta, annotations: { [drilledBackupAnnotation]: restored.backupName } },
+    metadata: {
+      ...meta,
+      annotations: {
+        [drilledBackupAnnotation]: restored.backupName,
+        [sourceCountsAnnotation]: JSON.stringify(source),
+      },
+    },
     spec: {
       restartPolicy: 'Never',
       automountServiceAccountToken: false,
@@ -107,6 +121,9 @@ export function drillPod(
             // The operator's role, which every cluster of this operator has: the drill's checks
             // connect as it through the private server's socket.
             { name: 'PG_DRILL_USER', value: operatorUser },
+            // How the copy counts its databases (the source's way), at L when the source was counted.
+            { name: 'PG_DRILL_COUNT_SQL', value: rowCountQuery },
+            ...(source.compared ? [{ name: 'PG_DRILL_COUNT_LSN', value: source.lsn }] : []),
             ...restore.env,
           ],
           resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '1Gi' } },

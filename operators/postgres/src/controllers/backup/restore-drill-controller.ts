@@ -24,10 +24,21 @@ import { postgresClusters, type PostgresCluster } from '../../api/postgres-clust
 import type { MajorVersion } from '../../api/postgres-versions.ts';
 import { DrillMetrics } from './drill-metrics.ts';
 import { drillLabel, drillSelector } from './drill-pod.ts';
-import { DrillRound } from './restore-drill-round.ts';
+import { DrillRound, type DrillRoundDeps } from './restore-drill-round.ts';
+import { defaultConnectOptions, type ConnectOptions } from '../../instance/instance.ts';
+import { instanceAccess, type InstanceEndpointOf } from '../instance-access.ts';
+import { labelKeys, managedSelector } from '../operand-labels.ts';
 
 export interface RestoreDrillControllerOptions {
   readonly imageFor: (version: MajorVersion) => string;
+  /** Where the operator reaches an instance to count the source; default its DNS name. */
+  readonly instanceEndpoint?: InstanceEndpointOf;
+  /** Timeouts of the connections that count the source (the count's bound is countTimeoutMs). */
+  readonly connect?: ConnectOptions;
+  /** The longest the source's count may keep a standby's replay paused, in ms (default 10 min). */
+  readonly countTimeoutMs?: number;
+  /** The longest the primary may take to archive the segment holding L, in ms (default 2 min). */
+  readonly archiveTimeoutMs?: number;
   /** The clock (tests move the schedule instead of waiting for it). */
   readonly now?: () => Date;
   /** How often a cluster waiting for its next drill looks at the clock again, in ms (default 60 s). */
@@ -51,9 +62,41 @@ export function addRestoreDrillController(
   const pods = manager.cache.informer(builtin.pods, { labelSelector: drillSelector });
   const claims = manager.cache.informer(builtin.persistentVolumeClaims, { labelSelector: drillSelector });
   const backups = manager.cache.informer(postgresBackups);
+  // The instances' pods and the operator's Secrets, as the cluster controller caches them (the
+  // same informers): the source is counted over the operator's own access to its instances.
+  const instancePods = manager.cache.informer(builtin.pods, { labelSelector: managedSelector });
+  const secrets = manager.cache.informer(builtin.secrets, { labelSelector: managedSelector });
   const metrics = new DrillMetrics(manager);
   const clock = options.now ?? (() => new Date());
-  const deps = { imageFor: options.imageFor, metrics, pollIntervalMs: options.pollIntervalMs ?? 60_000 };
+  const byName = <T extends Labelled & { metadata?: { name?: string } }>(
+    objects: readonly T[],
+    cluster: string,
+  ) =>
+    new Map(
+      objects
+        .filter((o) => o.metadata?.labels?.[labelKeys.cluster] === cluster)
+        .map((o) => [o.metadata?.name ?? '', o]),
+    );
+  const deps: DrillRoundDeps = {
+    imageFor: options.imageFor,
+    metrics,
+    pollIntervalMs: options.pollIntervalMs ?? 60_000,
+    access: (cluster) => {
+      const namespace = cluster.metadata?.namespace ?? 'default';
+      const name = cluster.metadata?.name ?? '';
+      return instanceAccess(
+        cluster,
+        byName(instancePods.store.byIndex('namespace', namespace), name),
+        byName(secrets.store.byIndex('namespace', namespace), name),
+        options.connect ?? defaultConnectOptions,
+        options.instanceEndpoint,
+      );
+    },
+    countBounds: {
+      countTimeoutMs: options.countTimeoutMs ?? 600_000,
+      archiveTimeoutMs: options.archiveTimeoutMs ?? 120_000,
+    },
+  };
 
   return manager.controller({
     name: 'postgresql-restore-drill',

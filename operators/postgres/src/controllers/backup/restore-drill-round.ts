@@ -29,7 +29,16 @@ import {
 } from '../../api/postgres-cluster-types.ts';
 import type { MajorVersion } from '../../api/postgres-versions.ts';
 import type { DrillMetrics } from './drill-metrics.ts';
+import { parseLsn } from '../../instance/lsn.ts';
+import type { InstanceAccess } from '../instance-access.ts';
+import {
+  compareCounts,
+  parseSourceCounts,
+  sourceCountsAnnotation,
+  type Comparison,
+} from './compare-counts.ts';
 import { drillClaim, drilledBackupAnnotation, drillName, drillPod } from './drill-pod.ts';
+import { countSource, type SourceCountBounds } from './source-counts.ts';
 import { drillableBackups } from './drillable-backups.ts';
 
 /** The field manager of the drill's status fields and its condition. */
@@ -42,11 +51,14 @@ const DrillResult = Type.Object({
   replayedThrough: Type.String(),
   archiveEnd: Type.String(),
   restoreSeconds: Type.Integer({ minimum: 0 }),
+  /** Where the databases were counted: L when the pod was given one (ADR 0221), else absent. */
+  countedAt: Type.Optional(Type.String()),
   databases: Type.Array(
     Type.Object({
       name: Type.String(),
       tables: Type.Integer({ minimum: 0 }),
       rows: Type.Integer({ minimum: 0 }),
+      digest: Type.Optional(Type.String()),
     }),
   ),
 });
@@ -117,11 +129,16 @@ async function recordOnBackup(
     });
 }
 
-/** What every round needs beyond the cluster: the image, the metrics, how often to look again. */
+/**
+ * What every round needs beyond the cluster: the image, the metrics, how often to look again, and
+ * how to reach the cluster's instances to count the source (with the count's bounds).
+ */
 export interface DrillRoundDeps {
   readonly imageFor: (version: MajorVersion) => string;
   readonly metrics: DrillMetrics;
   readonly pollIntervalMs: number;
+  readonly access: (cluster: PostgresCluster) => InstanceAccess | undefined;
+  readonly countBounds: SourceCountBounds;
 }
 
 /** One reconcile of a cluster's drills, at `now`; each step writes under the drill's field manager. */
@@ -150,8 +167,13 @@ export class DrillRound {
   async recordFinished(pod: V1Pod): Promise<void> {
     const message = pod.status?.containerStatuses?.[0]?.state?.terminated?.message?.trim() ?? '';
     const result = pod.status?.phase === 'Succeeded' ? parseResult(message) : undefined;
-    if (result) await this.#recordPassed(pod, result);
-    else {
+    if (result) {
+      // The source's counts at L travel on the pod: an operator restarted meanwhile compares too.
+      const source = parseSourceCounts(pod.metadata?.annotations?.[sourceCountsAnnotation]);
+      const comparison = compareCounts(source, result);
+      if (comparison.result === 'Differ') await this.#recordFailed(pod, 'CountsDiffer', comparison.message);
+      else await this.#recordPassed(pod, result, comparison);
+    } else {
       const reason =
         message ||
         `the drill pod ${pod.metadata?.name ?? ''} ${pod.status?.phase === 'Succeeded' ? 'reported nothing readable' : 'failed'}`;
@@ -240,8 +262,19 @@ export class DrillRound {
       backupName: target.backup.metadata?.name ?? '',
       label: target.backup.status?.label ?? '',
     };
+    // The source's counts at L, before the pod exists (ADR 0221): an operator that stops here
+    // finds the schedule still due and counts again, resuming a standby this count left paused.
+    const endLsn = target.backup.status?.endLsn;
+    const source = await countSource(
+      this.#cluster,
+      this.#deps.access(this.#cluster),
+      endLsn ? parseLsn(endLsn) : undefined,
+      this.#deps.countBounds,
+      this.#ctx.signal,
+    );
+    if (!source.compared) this.#ctx.log.info({ reason: source.reason }, 'restore drill counts not compared');
     await this.#client
-      .create(builtin.pods, drillPod(this.#cluster, drill, backupSpec, image, restored))
+      .create(builtin.pods, drillPod(this.#cluster, drill, backupSpec, image, restored, source))
       .catch(ignoreExisting);
     await this.#writeStatus(
       { restoreDrill: { startedAt: this.#now.toISOString(), pod: drill } },
@@ -266,8 +299,16 @@ export class DrillRound {
     return drill ? { startedAt: drill.startedAt } : { startedAt: this.#now.toISOString() };
   }
 
-  async #recordPassed(pod: V1Pod, result: DrillResult): Promise<void> {
+  async #recordPassed(
+    pod: V1Pod,
+    result: DrillResult,
+    comparison: Exclude<Comparison, { result: 'Differ' }>,
+  ): Promise<void> {
     const now = this.#now;
+    const compared =
+      comparison.result === 'Equal'
+        ? `tables and rows equal to the source's at ${comparison.lsn}`
+        : `counts not compared with the source: ${comparison.reason}`;
     await recordOnBackup(
       this.#client,
       this.#namespace,
@@ -291,13 +332,21 @@ export class DrillRound {
           restoreSeconds: result.restoreSeconds,
           recoveryPointSeconds: Math.max(0, Math.round((now.getTime() - restorePoint.getTime()) / 1000)),
           replayedThrough: result.replayedThrough,
-          databases: result.databases.slice(0, 20),
+          databases: result.databases.slice(0, 20).map(({ name, tables, rows }) => ({ name, tables, rows })),
+          comparedWithSource:
+            comparison.result === 'Equal'
+              ? { result: 'Equal', lsn: comparison.lsn, standby: comparison.standby }
+              : { result: 'NotCompared', reason: comparison.reason.slice(0, 1024) },
         },
       },
       {
         status: 'True',
         reason: 'DrillSucceeded',
-        message: `backup ${result.backup} and the WAL archived after it (through ${result.replayedThrough}) restored in ${result.restoreSeconds} s; every table and index sound`,
+        message:
+          `backup ${result.backup} and the WAL archived after it (through ${result.replayedThrough}) restored in ${result.restoreSeconds} s; every table and index sound; ${compared}`.slice(
+            0,
+            1024,
+          ),
       },
     );
     this.#deps.metrics.passed(this.#namespace, this.#name, now, result.restoreSeconds);
@@ -305,12 +354,19 @@ export class DrillRound {
       this.#cluster,
       'BackupVerified',
       'RestoreDrill',
-      `restore drill: backup ${result.backup} restored to ${result.restoredTo || 'its end'} in ${result.restoreSeconds} s and checked`,
+      `restore drill: backup ${result.backup} restored to ${result.restoredTo || 'its end'} in ${result.restoreSeconds} s and checked; ${compared}`.slice(
+        0,
+        1024,
+      ),
     );
   }
 
   /** A failed drill, recorded on its backup and the cluster, said as a Warning. */
-  async #recordFailed(pod: V1Pod, reason: 'DrillFailed' | 'DrillTimedOut', text: string): Promise<void> {
+  async #recordFailed(
+    pod: V1Pod,
+    reason: 'DrillFailed' | 'DrillTimedOut' | 'CountsDiffer',
+    text: string,
+  ): Promise<void> {
     const message = text.slice(0, 1024);
     await recordOnBackup(
       this.#client,

@@ -7,15 +7,12 @@
 // never reach. A WAL segment removed from the bucket makes the next drill fail and name that
 // segment, and the cluster itself is untouched. A drill whose pod never starts fails with
 // DrillTimedOut once spec.backup.verify.timeoutSeconds has passed.
-import { existsSync, readdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consistently, waitUntil } from '@homeostat/testing';
-import { builtin, findCondition, KubeClient, type Manager } from '@homeostat/reconcile';
+import { builtin, KubeClient, type Manager } from '@homeostat/reconcile';
 import { memoryLogger } from '@homeostat/reconcile/testing';
-import { postgresBackups, type PostgresBackup } from '../../api/postgres-backup-types.ts';
+import { postgresBackups } from '../../api/postgres-backup-types.ts';
 import { postgresClusters } from '../../api/postgres-cluster-types.ts';
-import { defaultConnectOptions, withConnection } from '../../instance/instance.ts';
 import { PodProcesses } from '../../test-support/pod-processes.ts';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
 import {
@@ -26,7 +23,7 @@ import {
 } from '../../test-support/pod-cluster.ts';
 import { startS3Repository, type S3Repository } from '../../test-support/s3-repository.ts';
 import { drilledBackupAnnotation, drillSelector } from './drill-pod.ts';
-import { scheduleDecision } from '@homeostat/operator-kit/schedule';
+import { drillHarness } from '../../test-support/drill-harness.ts';
 
 const kubeConfig = sharedKubeConfig();
 const namespace = `pg-drill-${process.pid}`;
@@ -44,50 +41,8 @@ describe('restore drills: real kube-apiserver, real PostgreSQL and pgBackRest, r
   const pods = new PodProcesses(client, namespace, cluster);
   let manager: Manager;
   let repository: S3Repository;
-  let clockOffsetMs = 0;
-
-  /** Moves the operator's clock past the schedule's next run after the last drill. */
-  const nextDrillDue = async () => {
-    const status = (await get()).status;
-    const from = new Date(status?.restoreDrill?.startedAt ?? Date.now() + clockOffsetMs);
-    const next = scheduleDecision(schedule, from, from.getTime()).next;
-    clockOffsetMs = next.getTime() - Date.now() + 60_000;
-  };
-  const sql = async <T extends Record<string, unknown>>(text: string) => {
-    const primary = (await get()).status?.currentPrimary ?? '';
-    return withConnection(
-      pods.endpoint(primary),
-      pods.bed.superuser,
-      defaultConnectOptions,
-      async (c) => (await c.query<T>(text)).rows,
-    );
-  };
-  const switchAndArchive = async () => {
-    await sql("INSERT INTO marks(label) VALUES ('row ' || clock_timestamp())");
-    const [row] = await sql<{ walfile: string }>('SELECT pg_walfile_name(pg_switch_wal()) AS walfile');
-    const segment = row?.walfile ?? '';
-    await waitUntil(
-      `segment ${segment} archived`,
-      async () => ((await get()).status?.backup?.lastArchivedWal ?? '') >= segment,
-      slow,
-    );
-    return segment;
-  };
-  const verified = async () => findCondition((await get()).status?.conditions, 'BackupVerified');
-  const takeBackup = async (name: string) => {
-    await client.create(postgresBackups, {
-      metadata: { name, namespace },
-      spec: { clusterName: cluster },
-    } as unknown as PostgresBackup);
-    await waitUntil(
-      `backup ${name} taken`,
-      async () => (await client.get(postgresBackups, name, namespace)).status?.phase === 'Succeeded',
-      slow,
-    );
-    return (await client.get(postgresBackups, name, namespace)).status?.label ?? '';
-  };
-  const verification = async (name: string) =>
-    (await client.get(postgresBackups, name, namespace)).status?.verification;
+  const { now, nextDrillDue, advance, sql, switchAndArchive, verified, takeBackup, verification, drillPods } =
+    drillHarness({ client, namespace, cluster, schedule, pods, get, slow });
   /** Runs the next drill to its end; returns the label it restored. */
   const drillOnce = async () => {
     const before = (await get()).status?.lastVerifiedBackup?.verifiedAt;
@@ -110,7 +65,7 @@ describe('restore drills: real kube-apiserver, real PostgreSQL and pgBackRest, r
       pods,
       {},
       {
-        now: () => new Date(Date.now() + clockOffsetMs),
+        now,
         pollIntervalMs: 300,
       },
     );
@@ -144,6 +99,11 @@ describe('restore drills: real kube-apiserver, real PostgreSQL and pgBackRest, r
     expect(status?.lastVerifiedBackup?.restoreSeconds).toBeGreaterThanOrEqual(0);
     expect(status?.lastVerifiedBackup?.recoveryPointSeconds).toBeGreaterThanOrEqual(0);
     expect(status?.lastVerifiedBackup?.replayedThrough).toMatch(/^[0-9A-F]{24}$/);
+    // One instance: no standby to pause, so nothing to compare with, and the drill says so.
+    expect(status?.lastVerifiedBackup?.comparedWithSource).toEqual({
+      result: 'NotCompared',
+      reason: 'no streaming standby to count on (a primary is never paused, so it is not counted)',
+    });
     const databases = status?.lastVerifiedBackup?.databases ?? [];
     // The rows written after the backup came back through the archive.
     expect(databases.find((d) => d.name === 'postgres')?.rows).toBeGreaterThanOrEqual(501);
@@ -185,11 +145,7 @@ describe('restore drills: real kube-apiserver, real PostgreSQL and pgBackRest, r
   it('fails, naming the segment, when a WAL segment is missing from the bucket, and the cluster is untouched', async () => {
     const [first, second] = [await switchAndArchive(), await switchAndArchive()];
     await switchAndArchive();
-    // versitygw keeps each object as a file: remove the middle segment's.
-    const dir = join(repository.s3.rootDir, bucket, prefix, 'archive', cluster, '15-1', second.slice(0, 16));
-    const file = existsSync(dir) ? readdirSync(dir).find((f) => f.startsWith(`${second}-`)) : undefined;
-    expect(file, `segment ${second} in ${dir}`).toBeDefined();
-    rmSync(join(dir, file ?? ''));
+    repository.removeArchivedSegment(prefix, cluster, second);
     expect(first < second).toBe(true);
     await nextDrillDue();
     await waitUntil('BackupVerified False', async () => (await verified())?.status === 'False', slow);
@@ -217,10 +173,6 @@ describe('restore drills: real kube-apiserver, real PostgreSQL and pgBackRest, r
     pods.holdDrillPods = true;
     try {
       await nextDrillDue();
-      const drillPods = async () =>
-        (await client.list(builtin.pods, { namespace, labelSelector: drillSelector })).items.filter(
-          (p) => !p.metadata?.deletionTimestamp,
-        );
       await waitUntil('a drill pod', async () => (await drillPods()).length === 1, slow);
       const [pod] = await drillPods();
       const drilled = pod?.metadata?.annotations?.[drilledBackupAnnotation] ?? '';
@@ -228,7 +180,7 @@ describe('restore drills: real kube-apiserver, real PostgreSQL and pgBackRest, r
       await consistently('the drill is waited for', async () => (await drillPods()).length === 1, {
         forMs: 1500,
       });
-      clockOffsetMs += 61_000;
+      advance(61_000);
       await waitUntil(
         'BackupVerified False',
         async () => (await verified())?.reason === 'DrillTimedOut',
