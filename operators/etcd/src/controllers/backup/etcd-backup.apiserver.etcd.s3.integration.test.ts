@@ -529,9 +529,12 @@ describe('EtcdBackup to a real S3-compatible server, from real etcd members, on 
     // Only the kept backup's file and record are left in the claim.
     expect(await files()).toEqual([basename(thirdFile), `${basename(thirdFile)}.json`]);
     expect(secondFile).not.toBe(thirdFile);
-    const pruned = await eventsAbout(client, namespace, 'sched-claim', 'BackupPruned');
-    // Both may be pruning at once (the first's pod still running when the third succeeds), so in
-    // either order; names sort by their scheduled times.
+    // Each BackupPruned Event is written once its EtcdBackup is deleted: the last may come a moment
+    // after the wait above. Both may be pruning at once (the first's pod still running when the
+    // third succeeds), so in either order; names sort by their scheduled times.
+    const prunedEvents = () => eventsAbout(client, namespace, 'sched-claim', 'BackupPruned');
+    await waitUntil('both prunes announced', async () => (await prunedEvents()).length >= 2, poll);
+    const pruned = await prunedEvents();
     expect(pruned.map((e) => e.note?.split(' ')[3]).sort()).toEqual([first, second]);
     expect(pruned.find((e) => e.note?.split(' ')[3] === second)?.note).toContain(
       `pvc://sched-backups/etcd/${namespace}/sched-claim/${basename(secondFile)}`,
