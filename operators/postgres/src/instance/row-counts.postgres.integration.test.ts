@@ -118,12 +118,22 @@ describe('row counts at a paused replay position, on real PostgreSQL 15 processe
     const release = await holdLock();
     try {
       const counting = count(20_000);
-      // The count has paused the replay and waits on the lock in shop: resume the replay, as a
-      // restart of the standby would, and let the lock go, so the count ends on a moved standby.
-      await waitUntil('the replay paused', async () => (await pauseState()) === 'paused', {
-        timeoutMs: 10_000,
-        intervalMs: 20,
-      });
+      // Once the count has paused the replay and waits on the lock in shop (its query blocked: it
+      // is past its own wait for the pause), resume the replay, as a restart of the standby would,
+      // and let the lock go, so the count ends on a moved standby. (Resumed as soon as the pause
+      // shows, the count could still be waiting to see it, and would time out on that instead.)
+      await waitUntil(
+        'the count paused the replay and waits on the lock',
+        async () =>
+          (await pauseState()) === 'paused' &&
+          (
+            await cluster.sql(
+              'pg-1',
+              "SELECT 1 FROM pg_stat_activity WHERE datname = 'shop' AND wait_event_type = 'Lock'",
+            )
+          ).length > 0,
+        { timeoutMs: 10_000, intervalMs: 20 },
+      );
       await cluster.sql('pg-1', 'SELECT pg_wal_replay_resume()');
       await release();
       await expect(counting).rejects.toThrow(/the replay of pg-1 moved during the count \(from /);
