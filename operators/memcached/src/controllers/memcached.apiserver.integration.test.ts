@@ -653,7 +653,11 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     });
     await client.patch(memcacheds, 'guarded', namespace, { spec: { networkPolicy: null } });
     await waitUntil('the NetworkPolicy deleted', async () => (await policy()) === undefined, poll);
-    expect((await eventsAbout(client, namespace, 'guarded', 'NetworkPolicyDeleted')).length).toBe(1);
+    // The Event is written once the deletion went through: it may come a moment after the wait.
+    const deletedEvents = () => eventsAbout(client, namespace, 'guarded', 'NetworkPolicyDeleted');
+    await waitUntil('NetworkPolicyDeleted announced', async () => (await deletedEvents()).length > 0, poll);
+    await sleep(500); // a second one, were it written, would be written by now
+    expect((await deletedEvents()).length).toBe(1);
   });
 
   it('runs the metrics sidecar in every pod and publishes its port, unless exporter.enabled is false', async () => {
