@@ -11,7 +11,7 @@ import { builtin } from '@homeostat/reconcile';
 import type { V1Pod } from '@kubernetes/client-node';
 import { etcdBackups } from '../api/etcd-backup-types.ts';
 import { clusterConnection, waitForVoters } from '../test-support/cluster-clients.ts';
-import { createEtcdCluster, eventsAbout } from '../test-support/etcd-cluster-fixtures.ts';
+import { conditionOf, createEtcdCluster, eventsAbout } from '../test-support/etcd-cluster-fixtures.ts';
 import { expectKeyspaceOnEveryMember, writeKeys } from '../test-support/keyspace.ts';
 import { useOperatorTestBed } from '../test-support/operator-test-bed.ts';
 import { s3Destination, testS3Client, type Destination } from '../test-support/s3-fixtures.ts';
@@ -72,18 +72,14 @@ describe('a restored member after its backup and S3 Secret are gone, on real etc
       'finish-restore',
     ]);
     expect(secretRefs(restoring)).toContain('s3-etcd-backups');
-    await waitForVoters(client, namespace, 'copy', 3, poll);
-
-    // Once every member is a healthy voter, member 0's pod is made again without them.
-    await waitUntil(
-      'copy-0 made again without the restore init containers',
-      async () => {
-        const pod = await client.find(builtin.pods, 'copy-0', namespace);
-        return pod !== undefined && pod.metadata?.uid !== restoring.metadata?.uid && isReady(pod);
-      },
-      poll,
-    );
+    // Once every member is a healthy voter, member 0's pod is made again without them; the restore
+    // is finished (Restoring False, phase Running) only then, so a client that waits for Running
+    // never meets member 0 going down.
+    const running = await waitForVoters(client, namespace, 'copy', 3, poll);
+    expect(conditionOf(running, 'Restoring')).toMatchObject({ status: 'False', reason: 'Restored' });
     const recreated = await client.get(builtin.pods, 'copy-0', namespace);
+    expect(recreated.metadata?.uid).not.toBe(restoring.metadata?.uid);
+    expect(isReady(recreated)).toBe(true);
     expect(recreated.spec?.initContainers ?? []).toEqual([]);
     expect(secretRefs(recreated)).toEqual([]);
     expect((await eventsAbout(client, namespace, 'copy', 'MemberRecreated')).map((e) => e.note)).toEqual([

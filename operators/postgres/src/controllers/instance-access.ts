@@ -4,11 +4,13 @@
 // demanding TLS of it would count a healthy instance as unreachable (ADR 0214). The cluster
 // controller probes and fails over through it; the drill controller counts rows through it.
 import type { V1Pod, V1Secret } from '@kubernetes/client-node';
+import type { KubeObject } from '@homeostat/reconcile';
 import type { PostgresCluster } from '../api/postgres-cluster-types.ts';
 import type { ConnectOptions, InstanceEndpoint } from '../instance/instance.ts';
 import { instanceHost, postgresPort, secretNames, tlsSecretNames } from './cluster-names.ts';
 import { secretText } from './cluster-tls.ts';
 import { tlsVolume } from './desired-pod.ts';
+import { labelKeys } from './operand-labels.ts';
 
 /** How the operator reaches the instances in this reconcile. */
 export interface InstanceAccess {
@@ -49,4 +51,13 @@ export function instanceAccess(
     return ca && servesTls(instance) ? { ...endpoint, ca } : endpoint;
   };
   return { endpointOf, credentials: { user, password }, connect };
+}
+
+/** The objects of cluster `name` (by its cluster label), by object name: what instanceAccess reads. */
+export function ofClusterByName<T extends KubeObject>(objects: readonly T[], name: string): Map<string, T> {
+  return new Map(
+    objects
+      .filter((o) => o.metadata?.labels?.[labelKeys.cluster] === name)
+      .map((o) => [o.metadata?.name ?? '', o]),
+  );
 }

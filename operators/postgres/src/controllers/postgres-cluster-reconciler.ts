@@ -44,7 +44,12 @@ import { nextRolloutStep, restartForRollout } from './rolling-restart.ts';
 import { runFailover, type FailoverRunResult } from './run-failover.ts';
 import { keepSuperuserAccess } from './superuser-access.ts';
 import { defaultPausedReplayGraceMs, pausesToResume, resumeForgottenPauses } from './forgotten-pauses.ts';
-import { instanceAccess, type InstanceAccess, type InstanceEndpointOf } from './instance-access.ts';
+import {
+  instanceAccess,
+  ofClusterByName,
+  type InstanceAccess,
+  type InstanceEndpointOf,
+} from './instance-access.ts';
 
 export interface PostgresClusterReconcilerOptions {
   /** The image of each supported PostgreSQL version, for clusters that name none. */
@@ -162,7 +167,7 @@ export class PostgresClusterReconciler implements Reconciler<PostgresCluster> {
       state: stateFromStatus(cluster),
       pods,
       claims,
-      secrets: byName(ofCluster(this.#secrets.store.byIndex('namespace', namespace))),
+      secrets: ofClusterByName(this.#secrets.store.byIndex('namespace', namespace), name),
       retained: retainedInstances(cluster, claims).filter(
         (instance) => (ordinalOf(name, instance) ?? Infinity) < cluster.spec.instances,
       ),

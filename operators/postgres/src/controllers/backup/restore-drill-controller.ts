@@ -26,8 +26,8 @@ import { DrillMetrics } from './drill-metrics.ts';
 import { drillLabel, drillSelector } from './drill-pod.ts';
 import { DrillRound, type DrillRoundDeps } from './restore-drill-round.ts';
 import { defaultConnectOptions, type ConnectOptions } from '../../instance/instance.ts';
-import { instanceAccess, type InstanceEndpointOf } from '../instance-access.ts';
-import { labelKeys, managedSelector } from '../operand-labels.ts';
+import { instanceAccess, ofClusterByName, type InstanceEndpointOf } from '../instance-access.ts';
+import { managedSelector } from '../operand-labels.ts';
 
 export interface RestoreDrillControllerOptions {
   readonly imageFor: (version: MajorVersion) => string;
@@ -68,15 +68,6 @@ export function addRestoreDrillController(
   const secrets = manager.cache.informer(builtin.secrets, { labelSelector: managedSelector });
   const metrics = new DrillMetrics(manager);
   const clock = options.now ?? (() => new Date());
-  const byName = <T extends Labelled & { metadata?: { name?: string } }>(
-    objects: readonly T[],
-    cluster: string,
-  ) =>
-    new Map(
-      objects
-        .filter((o) => o.metadata?.labels?.[labelKeys.cluster] === cluster)
-        .map((o) => [o.metadata?.name ?? '', o]),
-    );
   const deps: DrillRoundDeps = {
     imageFor: options.imageFor,
     metrics,
@@ -86,8 +77,8 @@ export function addRestoreDrillController(
       const name = cluster.metadata?.name ?? '';
       return instanceAccess(
         cluster,
-        byName(instancePods.store.byIndex('namespace', namespace), name),
-        byName(secrets.store.byIndex('namespace', namespace), name),
+        ofClusterByName(instancePods.store.byIndex('namespace', namespace), name),
+        ofClusterByName(secrets.store.byIndex('namespace', namespace), name),
         options.connect ?? defaultConnectOptions,
         options.instanceEndpoint,
       );
