@@ -40,15 +40,15 @@ describe('Memcached operator with two replicas, on the cluster in KUBECONFIG', (
     );
   }
 
-  // What a needless write would change: the Deployment's generation and the pods' identities.
+  // What a needless write would change: the StatefulSet's generation and the pods' identities.
   async function operandState(): Promise<{ generation: number | undefined; pods: string[] }> {
-    const deployment = await getObject<{ metadata: { generation?: number } }>('deployment', 'ha', ns);
+    const statefulSet = await getObject<{ metadata: { generation?: number } }>('statefulset', 'ha', ns);
     const pods = await listObjects<{ metadata: { uid: string } }>(
       'pods',
       ns,
       'app.kubernetes.io/instance=ha',
     );
-    return { generation: deployment?.metadata.generation, pods: pods.map((p) => p.metadata.uid).sort() };
+    return { generation: statefulSet?.metadata.generation, pods: pods.map((p) => p.metadata.uid).sort() };
   }
 
   // Reconciles the operator pod has finished, from its /metrics through the API server's pod proxy.
@@ -135,7 +135,7 @@ describe('Memcached operator with two replicas, on the cluster in KUBECONFIG', (
     expect((await lease())?.spec?.leaseTransitions ?? 0).toBeGreaterThanOrEqual(1);
 
     // The new leader reconciles everything once it leads; a converged Memcached must come out of
-    // that untouched: no new Deployment generation, the same pods (an operator upgrade, a drain or
+    // that untouched: no new StatefulSet generation, the same pods (an operator upgrade, a drain or
     // a crash of the leader never restarts memcached, which would empty the cache).
     await waitUntil(`${next} has reconciled`, async () => (await reconcileCount(next)) > 0, {
       timeoutMs: 60_000,

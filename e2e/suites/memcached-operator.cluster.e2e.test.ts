@@ -5,7 +5,7 @@
 // 3 → 1 → 2, a second one with TLS and SASL that answers only authenticated TLS clients, deleted
 // and garbage-collected, and the chart uninstalled. The operator's image is the one built from operators/Dockerfile.
 import { randomBytes } from 'node:crypto';
-import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
+import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { waitUntil } from '@homeostat/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operandImages } from '../images/image-names.ts';
@@ -21,6 +21,13 @@ import { isPodReady } from '../harness/workloads.ts';
 
 const cacheName = 'cache';
 const podSelector = `app.kubernetes.io/name=memcached,app.kubernetes.io/instance=${cacheName}`;
+/** What the operator makes for the Memcached, each owned by it: kind and name. */
+const ownedObjects = [
+  ['statefulset', cacheName],
+  ['service', cacheName],
+  ['configmap', `${cacheName}-servers`],
+  ['poddisruptionbudget', cacheName],
+] as const;
 
 interface Condition {
   type: string;
@@ -50,7 +57,7 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
   const memcached = () => getObject<MemcachedObject>('memcached', cacheName, ns);
   const pods = async () => listObjects<V1Pod>('pods', ns, podSelector);
 
-  /** Waits until the Memcached, its Deployment and its pods all show `size` Ready pods. */
+  /** Waits until the Memcached and its pods all show `size` Ready pods. */
   async function waitForReadySize(size: number): Promise<MemcachedObject> {
     let last: MemcachedObject | undefined;
     let podNames: string[] = [];
@@ -131,7 +138,7 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
     await expect(apply([invalid])).rejects.toThrow(/spec\.size.*(greater than or equal to 0|should be)/);
   });
 
-  it('runs a Memcached of 3 pods that become Ready, owning its Deployment, Service and PodDisruptionBudget', async () => {
+  it('runs a Memcached of 3 pods that become Ready, owning its StatefulSet, Service, server list and PodDisruptionBudget', async () => {
     await apply([
       {
         apiVersion: 'cache.homeostat.dev/v1alpha1',
@@ -143,8 +150,8 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
     const status = await waitForReadySize(3);
     expect(condition(status, 'Degraded')?.status).toBe('False');
     expect(status.status?.selector).toBe(podSelector);
-    for (const resource of ['deployment', 'service', 'poddisruptionbudget']) {
-      const owned = await getObject<V1Deployment>(resource, cacheName, ns);
+    for (const [resource, name] of ownedObjects) {
+      const owned = await getObject<V1StatefulSet>(resource, name, ns);
       expect(owned?.metadata?.ownerReferences, resource).toEqual([
         expect.objectContaining({
           kind: 'Memcached',
@@ -154,8 +161,8 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
         }),
       ]);
     }
-    expect((await getObject<V1Deployment>('deployment', cacheName, ns))?.spec?.replicas).toBe(3);
-    expect(await eventReasons()).toContain('DeploymentCreated');
+    expect((await getObject<V1StatefulSet>('statefulset', cacheName, ns))?.spec?.replicas).toBe(3);
+    expect(await eventReasons()).toContain('StatefulSetCreated');
   });
 
   it('kubectl homeostat status: every Homeostat resource in the namespace, and the Memcached at a glance', async () => {
@@ -223,7 +230,7 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
     await kubectl(['-n', ns, 'scale', `memcached/${cacheName}`, '--replicas=1']);
     expect((await memcached())?.spec.size).toBe(1);
     await waitForReadySize(1);
-    expect((await getObject<V1Deployment>('deployment', cacheName, ns))?.spec?.replicas).toBe(1);
+    expect((await getObject<V1StatefulSet>('statefulset', cacheName, ns))?.spec?.replicas).toBe(1);
     expect(await getObject('poddisruptionbudget', cacheName, ns)).toBeUndefined();
     expect(await eventReasons()).toEqual(
       expect.arrayContaining(['ScaledDown', 'PodDisruptionBudgetDeleted']),
@@ -233,7 +240,7 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
   it('scales 1 → 2 through spec.size, bringing the PodDisruptionBudget back', async () => {
     await kubectl(['-n', ns, 'patch', 'memcached', cacheName, '--type=merge', '-p', '{"spec":{"size":2}}']);
     await waitForReadySize(2);
-    expect((await getObject<V1Deployment>('deployment', cacheName, ns))?.spec?.replicas).toBe(2);
+    expect((await getObject<V1StatefulSet>('statefulset', cacheName, ns))?.spec?.replicas).toBe(2);
     expect(await getObject('poddisruptionbudget', cacheName, ns)).toBeDefined();
     expect(await eventReasons()).toContain('ScaledUp');
     const session = await memcachedSetGet({ namespace: ns, host: cacheName, image: operandImages.memcached });
@@ -314,11 +321,11 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
     await kubectl(['-n', ns, 'delete', 'memcached', cacheName, '--wait=true', '--timeout=120s']);
     let left: string[] = [];
     await waitUntil(
-      `Deployment, Service, PodDisruptionBudget and pods of ${ns}/${cacheName} garbage-collected`,
+      `StatefulSet, Service, ConfigMap, PodDisruptionBudget and pods of ${ns}/${cacheName} garbage-collected`,
       async () => {
         left = [];
-        for (const resource of ['deployment', 'service', 'poddisruptionbudget']) {
-          if (await getObject(resource, cacheName, ns)) left.push(resource);
+        for (const [resource, name] of ownedObjects) {
+          if (await getObject(resource, name, ns)) left.push(resource);
         }
         left.push(...(await pods()).map((p) => `pod/${p.metadata?.name ?? ''}`));
         return left.length === 0;

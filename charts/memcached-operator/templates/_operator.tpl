@@ -13,7 +13,16 @@
   resources: [memcacheds/finalizers]
   verbs: [update]
 - apiGroups: [apps]
+  resources: [statefulsets]
+  verbs: [get, list, watch, create, update, patch, delete]
+# Deployments are only what an operator before ADR 0404 made: watched, and deleted once the
+# StatefulSet that replaces one serves.
+- apiGroups: [apps]
   resources: [deployments]
+  verbs: [get, list, watch, delete]
+# The server list (<name>-servers) applications mount.
+- apiGroups: [""]
+  resources: [configmaps]
   verbs: [get, list, watch, create, update, patch, delete]
 - apiGroups: [""]
   resources: [services]

@@ -10,8 +10,10 @@ export const memcachedCrd = buildCrd({
   singular: 'memcached',
   shortNames: ['mc'],
   categories: ['homeostat'],
-  // Keeps the name rule below within the API server's CEL cost budget.
-  nameMaxLength: 63,
+  // Keeps the name rule below within the API server's CEL cost budget, and leaves room for what the
+  // StatefulSet derives from the name: its pods' controller-revision-hash label value is
+  // <name>-<hash of up to 10 characters>, and a label value is at most 63 characters.
+  nameMaxLength: 52,
   versions: [
     {
       name: version,

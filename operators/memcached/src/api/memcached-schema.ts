@@ -249,5 +249,11 @@ export const MemcachedStatus = Type.Object({
   selector: Type.Optional(
     Type.String({ description: 'Label selector of the pods (the scale subresource reads this).' }),
   ),
+  servers: Type.Optional(
+    Type.Array(Type.String(), {
+      description:
+        'Address of every server, <name>-<ordinal>.<name>.<namespace>.svc:<port>, in ordinal order: what a client keys its consistent-hashing ring by (also in the ConfigMap <name>-servers).',
+    }),
+  ),
   conditions: conditionsField('Available, Progressing and Degraded (KEP-1623 conditions).'),
 });

@@ -63,10 +63,13 @@ describe("the chart's RBAC on a real kube-apiserver + etcd", () => {
     );
     const memcached = await client.get(memcacheds, 'guarded', appNamespace);
     expect(memcached.status?.conditions?.find((c) => c.type === 'Degraded')?.status).toBe('False');
-    expect((await client.get(builtin.deployments, 'guarded', appNamespace)).spec?.replicas).toBe(2);
+    expect((await client.get(builtin.statefulSets, 'guarded', appNamespace)).spec?.replicas).toBe(2);
+    expect(
+      (await client.get(builtin.configMaps, 'guarded-servers', appNamespace)).data?.['servers'],
+    ).toContain(`guarded-1.guarded.${appNamespace}.svc:11211`);
     await waitUntil(
       'Event recorded',
-      async () => (await eventsAbout(client, appNamespace, 'guarded', 'DeploymentCreated')).length > 0,
+      async () => (await eventsAbout(client, appNamespace, 'guarded', 'StatefulSetCreated')).length > 0,
       { timeoutMs: 30_000 },
     );
     // spec.tls: the Secret is read (get only) before the pods are given it.
@@ -80,7 +83,7 @@ describe("the chart's RBAC on a real kube-apiserver + etcd", () => {
     await waitUntil(
       'sealed converged with its Secret read',
       async () =>
-        (await client.find(builtin.deployments, 'sealed', appNamespace))?.spec?.template.metadata
+        (await client.find(builtin.statefulSets, 'sealed', appNamespace))?.spec?.template.metadata
           ?.annotations?.['cache.homeostat.dev/secret-revision'] !== undefined,
       { timeoutMs: 30_000 },
     );

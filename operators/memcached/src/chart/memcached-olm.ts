@@ -6,17 +6,21 @@ import { defaultMemcachedExporterImage, defaultMemcachedImage } from '../config/
 export const memcachedOlm: OlmListing = {
   displayName: 'Homeostat Memcached',
   summary:
-    'Runs Memcached from a Memcached custom resource: a Deployment, a Service and a disruption budget.',
+    'Runs Memcached from a Memcached custom resource: pods with stable names, a published server list and a disruption budget.',
   description: [
-    'Creates and keeps a Memcached deployment per `Memcached` resource: the pods, a headless Service',
-    'clients find them by, and a PodDisruptionBudget. `spec.size` scales it (also with `kubectl scale`);',
-    'changing the image or the memory rolls the pods one at a time. The status lists the ready pods',
-    'and says, in Available, Progressing and Degraded conditions, what the operator is waiting for.',
+    'Creates and keeps a Memcached deployment per `Memcached` resource: pods with stable names',
+    '(`<name>-0`, `<name>-1`, …) from a StatefulSet, a headless Service that gives each a DNS name, the',
+    'ordered server list in `status.servers` and in the ConfigMap `<name>-servers` for consistent-hashing',
+    'clients, and a PodDisruptionBudget. `spec.size` scales it at the highest ordinal (also with',
+    '`kubectl scale` or a HorizontalPodAutoscaler); changing the image or the memory rolls the pods one at',
+    'a time. The status says, in Available, Progressing and Degraded conditions, what the operator is',
+    'waiting for.',
     '',
     'The Memcached guide in the repository (docs/memcached) covers configuration, operations and',
     'troubleshooting.',
   ].join('\n'),
-  // Seamless Upgrades: a new operator version takes over the same Deployments, and an image change
+  // Seamless Upgrades: a new operator version takes over the same StatefulSets (and moves a Memcached
+  // off an older version's Deployment once its StatefulSet serves, ADR 0404), and an image change
   // rolls the pods without downtime beyond the disruption budget. Nothing further: Memcached keeps
   // no data worth a backup, and there is no operand metrics exporter for Deep Insights (ADR 0013).
   capability: 'Seamless Upgrades',
@@ -36,7 +40,12 @@ export const memcachedOlm: OlmListing = {
         resourcesField,
         field('nodeSelector', 'Node selector', widget.nodeSelector, widget.advanced),
       ],
-      statusDescriptors: [field('readyReplicas', 'Ready pods'), field('nodes', 'Pods'), conditionsField],
+      statusDescriptors: [
+        field('readyReplicas', 'Ready pods'),
+        field('nodes', 'Pods'),
+        field('servers', 'Servers'),
+        conditionsField,
+      ],
     },
   ],
   operandImages: [

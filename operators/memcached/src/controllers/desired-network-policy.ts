@@ -2,7 +2,7 @@
 import type { V1LabelSelector, V1NetworkPolicyPeer } from '@kubernetes/client-node';
 import type { NetworkPolicy } from '@homeostat/reconcile';
 import { exporterPort } from '../api/memcached-schema.ts';
-import { exporterRuns } from './desired-deployment.ts';
+import { exporterRuns } from './desired-statefulset.ts';
 import type { Memcached } from '../api/memcached-types.ts';
 import { ownedObjectMeta, selectorLabels } from './operand-labels.ts';
 

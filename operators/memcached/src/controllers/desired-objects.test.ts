@@ -5,7 +5,7 @@ import { exporterPort, loopbackStatsPort } from '../api/memcached-schema.ts';
 import type { Memcached, MemcachedSpecFields } from '../api/memcached-types.ts';
 import { defaultedSpec } from '../test-support/memcached-fixtures.ts';
 import { restartedAtAnnotation } from '@homeostat/operator-kit';
-import { desiredDeployment, secretRevisionAnnotation } from './desired-deployment.ts';
+import { desiredStatefulSet, secretRevisionAnnotation } from './desired-statefulset.ts';
 import { desiredNetworkPolicy } from './desired-network-policy.ts';
 import { desiredService } from './desired-service.ts';
 
@@ -24,7 +24,7 @@ describe('a Memcached on the metrics port (stored before the API server refused 
   });
 
   it('gets no sidecar: no two containers listen on one port', () => {
-    const containers = desiredDeployment(clash, images).spec?.template.spec?.containers ?? [];
+    const containers = desiredStatefulSet(clash, images).spec?.template.spec?.containers ?? [];
     expect(containers.map((c) => c.name)).toEqual(['memcached']);
   });
 
@@ -38,20 +38,32 @@ describe('a Memcached on the metrics port (stored before the API server refused 
   });
 });
 
-describe('topology spread of the Deployment', () => {
-  it('spreads each ReplicaSet on its own (matchLabelKeys pod-template-hash), so a rollout is not counted twice', () => {
-    const spread = desiredDeployment(
+describe('the StatefulSet', () => {
+  it('names its pods through the headless Service of the same name, and starts and stops them in parallel', () => {
+    const spec = desiredStatefulSet(cache({ size: 3 }), images).spec;
+    expect(spec).toMatchObject({
+      replicas: 3,
+      serviceName: 'sessions',
+      podManagementPolicy: 'Parallel',
+      updateStrategy: { type: 'RollingUpdate' },
+    });
+    expect(desiredService(cache()).metadata?.name).toBe('sessions');
+    expect(desiredService(cache()).spec?.clusterIP).toBe('None');
+  });
+
+  it('spreads each revision on its own (matchLabelKeys controller-revision-hash), so a rollout is not counted twice', () => {
+    const spread = desiredStatefulSet(
       cache({ spread: { policy: 'Required', topologyKey: 'topology.kubernetes.io/zone' } }),
       images,
     ).spec?.template.spec?.topologySpreadConstraints;
-    expect(spread?.[0]?.matchLabelKeys).toEqual(['pod-template-hash']);
+    expect(spread?.[0]?.matchLabelKeys).toEqual(['controller-revision-hash']);
   });
 });
 
 describe('the pod of a Memcached with spec.tls and spec.sasl', () => {
   const secured = cache({ tls: { secretName: 'cache-tls' }, sasl: { secretName: 'cache-sasl' } });
   const pod = (memcached: Memcached, secrets = {}) =>
-    desiredDeployment(memcached, images, secrets).spec?.template;
+    desiredStatefulSet(memcached, images, secrets).spec?.template;
   const container = (memcached: Memcached, name: string, secrets = {}) =>
     [
       ...(pod(memcached, secrets)?.spec?.initContainers ?? []),
@@ -129,7 +141,7 @@ describe('the pod of a Memcached with spec.tls and spec.sasl', () => {
   });
 
   it('holds no secret value: only Secret names and file paths, the password read from a file', () => {
-    const text = JSON.stringify(desiredDeployment(secured, images, { revision: 'tls=u1/7,sasl=u2/9' }));
+    const text = JSON.stringify(desiredStatefulSet(secured, images, { revision: 'tls=u1/7,sasl=u2/9' }));
     expect(text).not.toMatch(/secretKeyRef|envFrom|stringData/);
     const init = container(secured, 'sasl-database');
     expect(init?.env?.map((e) => e.name)).toEqual(['CREDENTIALS_DIR', 'SASL_DIR']);
@@ -161,9 +173,9 @@ describe('a restart request (homeostat.dev/restartedAt on the Memcached)', () =>
     };
   };
   const template = (memcached: Memcached, secrets = {}) =>
-    desiredDeployment(memcached, images, secrets).spec?.template;
+    desiredStatefulSet(memcached, images, secrets).spec?.template;
 
-  it('goes into the pod template, so the Deployment rolls its pods; a new value rolls them again', () => {
+  it('goes into the pod template, so the StatefulSet rolls its pods; a new value rolls them again', () => {
     expect(template(asked('2026-11-28T01:00:00Z'))?.metadata?.annotations).toEqual({
       'homeostat.dev/restartedAt': '2026-11-28T01:00:00Z',
     });

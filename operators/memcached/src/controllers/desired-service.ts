@@ -1,7 +1,7 @@
 // The Service in front of one Memcached's pods.
 import type { V1Service } from '@kubernetes/client-node';
 import { exporterPort } from '../api/memcached-schema.ts';
-import { exporterRuns } from './desired-deployment.ts';
+import { exporterRuns } from './desired-statefulset.ts';
 import type { Memcached } from '../api/memcached-types.ts';
 import { ownedObjectMeta, selectorLabels } from './operand-labels.ts';
 

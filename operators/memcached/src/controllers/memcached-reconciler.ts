@@ -1,9 +1,10 @@
-// The Memcached reconciler, in two phases: converge the objects (Deployment, headless Service and
-// PodDisruptionBudget by server-side apply, Events on scaling), then report (status from the
-// Deployment and its pods). The Deployment waits while a Secret it names is missing or incomplete:
+// The Memcached reconciler, in two phases: converge the objects (StatefulSet, headless Service,
+// server-list ConfigMap, PodDisruptionBudget and NetworkPolicy by server-side apply, Events on
+// scaling; a Deployment an older operator made is deleted once the StatefulSet serves), then report
+// (status from the StatefulSet and its pods). The StatefulSet waits while a Secret it names is missing or incomplete:
 // that is reported, with a Warning Event, and looked at again shortly. A refused write backs off on
 // its own (ctx.writes, ADR 0603): it is reported, not thrown.
-import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import {
   WriteFailure,
   assertOwnedOrAbsent,
@@ -22,10 +23,12 @@ import {
 } from '@homeostat/reconcile';
 import { restartedAtAnnotation } from '@homeostat/operator-kit';
 import { memcacheds, type Memcached } from '../api/memcached-types.ts';
-import { desiredDeployment, type DefaultImages } from './desired-deployment.ts';
+import { desiredStatefulSet, type DefaultImages } from './desired-statefulset.ts';
 import { desiredNetworkPolicy } from './desired-network-policy.ts';
 import { desiredPodDisruptionBudget } from './desired-pdb.ts';
+import { desiredServersConfigMap } from './memcached-servers.ts';
 import { desiredService } from './desired-service.ts';
+import { replaceOldDeployment } from './old-deployment.ts';
 import { memcachedStatus } from './memcached-status.ts';
 import { checkReferencedSecrets, type ReferencedSecrets, type SecretProblem } from './referenced-secrets.ts';
 import type { CacheGauges } from '../metrics/cache-gauges.ts';
@@ -42,21 +45,26 @@ export interface MemcachedReconcilerOptions {
   readonly gauges?: CacheGauges;
 }
 
-/** What converging the objects left: the Deployment as now known, and a write refused on the way. */
+/** What converging the objects left: the StatefulSet as now known, and a write refused on the way. */
 interface Converged {
-  readonly deployment: V1Deployment | undefined;
+  readonly statefulSet: V1StatefulSet | undefined;
   readonly failure?: WriteFailure;
-  /** Why the Deployment was left as it is: a Secret it names cannot be used. */
+  /** Why the StatefulSet was left as it is: a Secret it names cannot be used. */
   readonly secretProblem?: SecretProblem;
 }
 
 export class MemcachedReconciler implements Reconciler<Memcached> {
   readonly #pods: Informer<V1Pod>;
+  readonly #configMaps: Informer<V1ConfigMap>;
   readonly #options: MemcachedReconcilerOptions;
 
-  /** `pods`: the operator's label-selected pod informer (never every pod in the cluster). */
-  constructor(pods: Informer<V1Pod>, options: MemcachedReconcilerOptions) {
+  /**
+   * `pods`, `configMaps`: the operator's label-selected informers (never every pod or ConfigMap in
+   * the cluster).
+   */
+  constructor(pods: Informer<V1Pod>, configMaps: Informer<V1ConfigMap>, options: MemcachedReconcilerOptions) {
     this.#pods = pods;
+    this.#configMaps = configMaps;
     this.#options = options;
   }
 
@@ -91,8 +99,8 @@ export class MemcachedReconciler implements Reconciler<Memcached> {
   }
 
   /**
-   * Deployment, Service and PodDisruptionBudget; a refusal stops here and is reported. Without
-   * `secrets` (a named Secret cannot be used) the Deployment is left as it is.
+   * StatefulSet, Service, ConfigMap, PodDisruptionBudget and NetworkPolicy; a refusal stops here
+   * and is reported. Without `secrets` (a named Secret cannot be used) the StatefulSet is left as it is.
    */
   async convergeObjects(
     memcached: Memcached,
@@ -100,7 +108,10 @@ export class MemcachedReconciler implements Reconciler<Memcached> {
     secrets: ReferencedSecrets | undefined,
   ): Promise<Converged> {
     try {
-      return { deployment: await applyObjects(memcached, ctx, this.#options.defaultImages, secrets) };
+      const statefulSet = await applyObjects(memcached, ctx, this.#options.defaultImages, secrets);
+      await applyServersConfigMap(memcached, ctx, this.#configMaps);
+      await replaceOldDeployment(memcached, ctx, statefulSet);
+      return { statefulSet };
     } catch (error) {
       if (!(error instanceof WriteFailure)) throw error;
       // Once per refusal: none while it waits out its backoff or while Degraded already says it.
@@ -108,14 +119,14 @@ export class MemcachedReconciler implements Reconciler<Memcached> {
       const said = (await conditionAsWritten(ctx.client, memcacheds, memcached, 'Degraded'))?.message ?? '';
       await warnRefusedWrites(ctx.events, memcached, [error], said);
       const { name = '', namespace = 'default' } = memcached.metadata ?? {};
-      return { deployment: ctx.cache.get(builtin.deployments, name, namespace), failure: error };
+      return { statefulSet: ctx.cache.get(builtin.statefulSets, name, namespace), failure: error };
     }
   }
 
-  /** Status from the Deployment and the pods, with the refused write if there was one. */
+  /** Status from the StatefulSet and the pods, with the refused write if there was one. */
   async report(
     memcached: Memcached,
-    { deployment, failure, secretProblem }: Converged,
+    { statefulSet, failure, secretProblem }: Converged,
     ctx: ReconcileContext,
   ): Promise<void> {
     const { name = '', namespace = 'default' } = memcached.metadata ?? {};
@@ -123,7 +134,7 @@ export class MemcachedReconciler implements Reconciler<Memcached> {
       .byIndex('namespace', namespace)
       .filter((p) => p.metadata?.labels?.['app.kubernetes.io/instance'] === name);
     const status = memcachedStatus(memcached, {
-      deployment,
+      statefulSet,
       pods,
       ...(failure ? { writeError: { reason: failure.reason, message: failure.message } } : {}),
       ...(secretProblem ? { secretProblem } : {}),
@@ -134,7 +145,7 @@ export class MemcachedReconciler implements Reconciler<Memcached> {
 }
 
 /**
- * Applies the Deployment (its Events; only given `secrets`), the Service, the PodDisruptionBudget
+ * Applies the StatefulSet (its Events; only given `secrets`), the Service, the PodDisruptionBudget
  * and the NetworkPolicy; throws a WriteFailure.
  */
 async function applyObjects(
@@ -142,16 +153,21 @@ async function applyObjects(
   ctx: ReconcileContext,
   images: DefaultImages,
   secrets: ReferencedSecrets | undefined,
-): Promise<V1Deployment | undefined> {
+): Promise<V1StatefulSet | undefined> {
   const name = memcached.metadata?.name ?? '';
   const namespace = memcached.metadata?.namespace ?? 'default';
   const { cache, client, writes } = ctx;
 
-  const currentDeployment = cache.get(builtin.deployments, name, namespace);
-  assertOwnedOrAbsent(currentDeployment, memcached, 'Deployment');
-  const deployment = secrets
-    ? await applyDeployment(memcached, ctx, desiredDeployment(memcached, images, secrets), currentDeployment)
-    : currentDeployment;
+  const currentStatefulSet = cache.get(builtin.statefulSets, name, namespace);
+  assertOwnedOrAbsent(currentStatefulSet, memcached, 'StatefulSet');
+  const statefulSet = secrets
+    ? await applyStatefulSet(
+        memcached,
+        ctx,
+        desiredStatefulSet(memcached, images, secrets),
+        currentStatefulSet,
+      )
+    : currentStatefulSet;
 
   const service = desiredService(memcached);
   const currentService = cache.get(builtin.services, name, namespace);
@@ -168,28 +184,47 @@ async function applyObjects(
     deletedReason: 'NetworkPolicyDeleted',
     deletedBecause: 'spec.networkPolicy is unset, every pod may reach the cache',
   });
-  return deployment;
+  return statefulSet;
 }
 
-/** Applies `deployment`, with an Event saying what changed; throws a WriteFailure. */
-async function applyDeployment(
+/**
+ * Applies the server-list ConfigMap; throws a WriteFailure. Only labelled ConfigMaps are cached, so
+ * one missing there is looked up: a ConfigMap of that name someone else made is never taken over.
+ */
+async function applyServersConfigMap(
+  memcached: Memcached,
+  { client, writes }: ReconcileContext,
+  configMaps: Informer<V1ConfigMap>,
+): Promise<void> {
+  const desired = desiredServersConfigMap(memcached);
+  const { name = '', namespace = 'default' } = desired.metadata ?? {};
+  const current =
+    configMaps.store.get(`${namespace}/${name}`) ?? (await client.find(builtin.configMaps, name, namespace));
+  assertOwnedOrAbsent(current, memcached, 'ConfigMap');
+  await writes.step(`applying ConfigMap ${name}`, () =>
+    client.applyIfChanged(builtin.configMaps, desired, current),
+  );
+}
+
+/** Applies `statefulSet`, with an Event saying what changed; throws a WriteFailure. */
+async function applyStatefulSet(
   memcached: Memcached,
   { client, events, writes }: ReconcileContext,
-  deployment: V1Deployment,
-  currentDeployment: V1Deployment | undefined,
-): Promise<V1Deployment | undefined> {
+  statefulSet: V1StatefulSet,
+  current: V1StatefulSet | undefined,
+): Promise<V1StatefulSet | undefined> {
   const name = memcached.metadata?.name ?? '';
-  const applied = await writes.step(`applying Deployment ${name}`, () =>
-    client.applyIfChanged(builtin.deployments, deployment, currentDeployment),
+  const applied = await writes.step(`applying StatefulSet ${name}`, () =>
+    client.applyIfChanged(builtin.statefulSets, statefulSet, current),
   );
   if (applied.written) {
-    const before = currentDeployment?.spec?.replicas;
+    const before = current?.spec?.replicas;
     if (before === undefined) {
       await events.normal(
         memcached,
-        'DeploymentCreated',
+        'StatefulSetCreated',
         'Create',
-        `created Deployment ${name} with ${memcached.spec.size} pods`,
+        `created StatefulSet ${name} with ${memcached.spec.size} pods`,
       );
     } else if (before !== memcached.spec.size) {
       await events.normal(
@@ -198,23 +233,23 @@ async function applyDeployment(
         'Scale',
         `scaled from ${before} to ${memcached.spec.size} pods`,
       );
-    } else if (restartAsked(deployment) !== restartAsked(currentDeployment)) {
+    } else if (restartAsked(statefulSet) !== restartAsked(current)) {
       await events.normal(
         memcached,
         'RestartRequested',
         'Restart',
-        `rolling the pods of Deployment ${name} as its strategy allows (${restartedAtAnnotation}=${restartAsked(deployment) ?? 'none'})`,
+        `rolling the pods of StatefulSet ${name} one at a time (${restartedAtAnnotation}=${restartAsked(statefulSet) ?? 'none'})`,
       );
     } else {
-      await events.normal(memcached, 'DeploymentUpdated', 'Update', `updated Deployment ${name}`);
+      await events.normal(memcached, 'StatefulSetUpdated', 'Update', `updated StatefulSet ${name}`);
     }
   }
   return applied.object;
 }
 
-/** The restart request a Deployment's pod template carries. */
-const restartAsked = (deployment: V1Deployment | undefined): string | undefined =>
-  deployment?.spec?.template.metadata?.annotations?.[restartedAtAnnotation];
+/** The restart request a StatefulSet's pod template carries. */
+const restartAsked = (statefulSet: V1StatefulSet | undefined): string | undefined =>
+  statefulSet?.spec?.template.metadata?.annotations?.[restartedAtAnnotation];
 
 /**
  * An object the spec may ask for or not (the PodDisruptionBudget, the NetworkPolicy): applied when

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { V1Deployment } from '@kubernetes/client-node';
+import type { V1StatefulSet } from '@kubernetes/client-node';
 import { findCondition } from '@homeostat/reconcile';
 import type { Memcached } from '../api/memcached-types.ts';
 import { memcachedStatus, minimumAvailable } from './memcached-status.ts';
@@ -9,13 +9,13 @@ const memcached = (size: number, maxUnavailable = 1): Memcached => ({
   metadata: { name: 'm', namespace: 'ns', generation: 4 },
   spec: defaultedSpec({ size, podDisruptionBudget: { enabled: true, maxUnavailable } }),
 });
-const deployment = (status: NonNullable<V1Deployment['status']>): V1Deployment => ({
+const statefulSet = (status: NonNullable<V1StatefulSet['status']>): V1StatefulSet => ({
   metadata: { generation: 2 },
   status: { observedGeneration: 2, ...status },
 });
-const reasons = (m: Memcached, d: V1Deployment | undefined, writeError?: string) => {
+const reasons = (m: Memcached, d: V1StatefulSet | undefined, writeError?: string) => {
   const status = memcachedStatus(m, {
-    deployment: d,
+    statefulSet: d,
     pods: [],
     ...(writeError ? { writeError: { reason: 'ApplyFailed', message: writeError } } : {}),
   });
@@ -33,7 +33,7 @@ describe('Memcached status', () => {
   });
 
   it('is not available at size 0, and says so', () => {
-    expect(reasons(memcached(0), deployment({ replicas: 0 }))).toEqual([
+    expect(reasons(memcached(0), statefulSet({ replicas: 0 }))).toEqual([
       'False/ScaledToZero',
       'False/Complete',
       'False/AsExpected',
@@ -41,26 +41,25 @@ describe('Memcached status', () => {
   });
 
   it('reports scaling down while extra pods still exist', () => {
-    expect(reasons(memcached(2), deployment({ replicas: 4, readyReplicas: 4, updatedReplicas: 4 }))).toEqual([
-      'True/MinimumPodsReady',
-      'True/ScalingDown',
-      'False/AsExpected',
-    ]);
+    expect(reasons(memcached(2), statefulSet({ replicas: 4, readyReplicas: 4, updatedReplicas: 4 }))).toEqual(
+      ['True/MinimumPodsReady', 'True/ScalingDown', 'False/AsExpected'],
+    );
   });
 
-  it('is Degraded when a write failed or pods cannot be created', () => {
-    expect(reasons(memcached(1), undefined, 'applying Deployment m: forbidden')).toEqual([
+  it('is Degraded when a write failed', () => {
+    expect(reasons(memcached(1), undefined, 'applying StatefulSet m: forbidden')).toEqual([
       'False/NotEnoughPodsReady',
       'True/Creating',
       'True/ApplyFailed',
     ]);
-    const quota = deployment({
-      replicas: 0,
-      conditions: [
-        { type: 'ReplicaFailure', status: 'True', reason: 'FailedCreate', message: 'exceeded quota' },
-      ],
+  });
+
+  it('publishes every server the spec asks for, in ordinal order, ready or not', () => {
+    const status = memcachedStatus(memcached(3), {
+      statefulSet: statefulSet({ replicas: 1, readyReplicas: 0 }),
+      pods: [],
     });
-    expect(reasons(memcached(1), quota)[2]).toBe('True/PodCreationFailed');
+    expect(status.servers).toEqual(['m-0.m.ns.svc:11211', 'm-1.m.ns.svc:11211', 'm-2.m.ns.svc:11211']);
   });
 
   it('is Degraded while a named Secret cannot be used, a refused write said first', () => {
@@ -68,10 +67,11 @@ describe('Memcached status', () => {
       reason: 'SecretMissing',
       message: 'Secret c-tls (spec.tls.secretName) does not exist',
     };
-    const ready = deployment({ replicas: 1, readyReplicas: 1, updatedReplicas: 1 });
+    const ready = statefulSet({ replicas: 1, readyReplicas: 1, updatedReplicas: 1 });
     const degraded = (observed: { writeError?: { reason: string; message: string } }) =>
       findCondition(
-        memcachedStatus(memcached(1), { deployment: ready, pods: [], secretProblem, ...observed }).conditions,
+        memcachedStatus(memcached(1), { statefulSet: ready, pods: [], secretProblem, ...observed })
+          .conditions,
         'Degraded',
       );
     expect(degraded({})).toMatchObject({ status: 'True', ...secretProblem });
@@ -83,7 +83,7 @@ describe('Memcached status', () => {
   });
 
   it('stamps every condition with the generation it describes', () => {
-    const status = memcachedStatus(memcached(1), { deployment: undefined, pods: [] });
+    const status = memcachedStatus(memcached(1), { statefulSet: undefined, pods: [] });
     expect(status.observedGeneration).toBe(4);
     expect(status.conditions?.every((c) => c.observedGeneration === 4)).toBe(true);
   });

@@ -1,16 +1,17 @@
-// Status of a Memcached, computed from its Deployment, its pods and what the last write attempt said.
-import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
+// Status of a Memcached, computed from its StatefulSet, its pods and what the last write attempt said.
+import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { isPodReady, setCondition, type ConditionInput } from '@homeostat/reconcile';
 import { conditionTypes, type Memcached, type MemcachedStatusFields } from '../api/memcached-types.ts';
 import { maxUnavailable } from './desired-pdb.ts';
+import { memcachedServers } from './memcached-servers.ts';
 import { selectorString } from './operand-labels.ts';
 
 export interface Observed {
-  deployment: V1Deployment | undefined;
+  statefulSet: V1StatefulSet | undefined;
   pods: readonly V1Pod[];
   /** Why writing the desired state failed in this reconcile, if it did (a sentence for users). */
   writeError?: { reason: string; message: string };
-  /** Why the Deployment was left as it is: a Secret spec.tls or spec.sasl names cannot be used. */
+  /** Why the StatefulSet was left as it is: a Secret spec.tls or spec.sasl names cannot be used. */
   secretProblem?: { reason: string; message: string };
 }
 
@@ -18,10 +19,6 @@ export interface Observed {
 export function minimumAvailable(memcached: Memcached): number {
   const size = memcached.spec.size;
   return size <= 1 ? size : Math.max(1, size - maxUnavailable(memcached));
-}
-
-function deploymentCondition(deployment: V1Deployment | undefined, type: string) {
-  return deployment?.status?.conditions?.find((c) => c.type === type);
 }
 
 function available(memcached: Memcached, ready: number): ConditionInput {
@@ -48,20 +45,20 @@ function available(memcached: Memcached, ready: number): ConditionInput {
 function progressing(memcached: Memcached, observed: Observed): ConditionInput {
   const type = conditionTypes.progressing;
   const size = memcached.spec.size;
-  const deployment = observed.deployment;
-  if (!deployment) {
-    return { type, status: 'True', reason: 'Creating', message: 'creating the Deployment' };
+  const statefulSet = observed.statefulSet;
+  if (!statefulSet) {
+    return { type, status: 'True', reason: 'Creating', message: 'creating the StatefulSet' };
   }
-  const status = deployment.status ?? {};
-  const replicas = status.replicas ?? 0;
-  const ready = status.readyReplicas ?? 0;
-  const updated = status.updatedReplicas ?? 0;
-  if ((status.observedGeneration ?? 0) < (deployment.metadata?.generation ?? 0)) {
+  const status = statefulSet.status;
+  const replicas = status?.replicas ?? 0;
+  const ready = status?.readyReplicas ?? 0;
+  const updated = status?.updatedReplicas ?? 0;
+  if ((status?.observedGeneration ?? 0) < (statefulSet.metadata?.generation ?? 0)) {
     return {
       type,
       status: 'True',
       reason: 'RollingOut',
-      message: 'the Deployment has not seen the latest change yet',
+      message: 'the StatefulSet has not seen the latest change yet',
     };
   }
   if (replicas > size) {
@@ -93,28 +90,10 @@ function degraded(observed: Observed): ConditionInput {
     const { reason, message } = observed.secretProblem;
     return { type, status: 'True', reason, message };
   }
-  const stalled = deploymentCondition(observed.deployment, 'Progressing');
-  if (stalled?.status === 'False' && stalled.reason === 'ProgressDeadlineExceeded') {
-    return {
-      type,
-      status: 'True',
-      reason: 'RolloutStalled',
-      message: stalled.message ?? 'the rollout made no progress',
-    };
-  }
-  const failure = deploymentCondition(observed.deployment, 'ReplicaFailure');
-  if (failure?.status === 'True') {
-    return {
-      type,
-      status: 'True',
-      reason: 'PodCreationFailed',
-      message: failure.message ?? 'pods cannot be created',
-    };
-  }
   return { type, status: 'False', reason: 'AsExpected', message: '' };
 }
 
-/** The status to write: counts and pod names from what is observed, and the three conditions. */
+/** The status to write: counts and pod names from what is observed, the server list, and the three conditions. */
 export function memcachedStatus(
   memcached: Memcached,
   observed: Observed,
@@ -122,7 +101,7 @@ export function memcachedStatus(
 ): MemcachedStatusFields {
   const generation = memcached.metadata?.generation;
   const name = memcached.metadata?.name ?? '';
-  const ready = observed.deployment?.status?.readyReplicas ?? 0;
+  const ready = observed.statefulSet?.status?.readyReplicas ?? 0;
   let conditions = memcached.status?.conditions;
   for (const condition of [
     available(memcached, ready),
@@ -133,13 +112,14 @@ export function memcachedStatus(
   }
   return {
     ...(generation === undefined ? {} : { observedGeneration: generation }),
-    replicas: observed.deployment?.status?.replicas ?? 0,
+    replicas: observed.statefulSet?.status?.replicas ?? 0,
     readyReplicas: ready,
     nodes: observed.pods
       .filter(isPodReady)
       .map((p) => p.metadata?.name ?? '')
       .sort(),
     selector: selectorString(name),
+    servers: memcachedServers(memcached),
     conditions: conditions ?? [],
   };
 }

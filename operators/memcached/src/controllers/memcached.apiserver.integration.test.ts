@@ -1,9 +1,9 @@
 // Runs the Memcached operator against a real kube-apiserver + etcd. There is no kubelet and no
-// kube-controller-manager: the tests write Deployment and pod status themselves, and check what
+// kube-controller-manager: the tests write StatefulSet and pod status themselves, and check what
 // the operator makes of it.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { V1Deployment } from '@kubernetes/client-node';
+import type { V1StatefulSet } from '@kubernetes/client-node';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,13 +11,21 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { binaryPath, consistently, installCrds, waitUntil } from '@homeostat/testing';
 import { sharedKubeConfig, sharedKubeconfigPath } from '@homeostat/testing/shared';
-import { builtin, findCondition, KubeClient, type Condition, type Manager } from '@homeostat/reconcile';
+import {
+  builtin,
+  controllerReference,
+  findCondition,
+  KubeClient,
+  type Condition,
+  type Manager,
+} from '@homeostat/reconcile';
 import { restartedAtAnnotation } from '@homeostat/operator-kit';
 import { memcachedCrd } from '../api/memcached-crd.ts';
 import { memcacheds, type Memcached } from '../api/memcached-types.ts';
 import { memcachedOperator } from '../operator.ts';
 import { createMemcached, createOperandPod, eventsAbout } from '../test-support/memcached-fixtures.ts';
 import { tlsSecretData } from '../test-support/pod-memcached.ts';
+import { operandLabels, selectorLabels } from './operand-labels.ts';
 import { memoryLogger } from '@homeostat/reconcile/testing';
 import { testOperatorConfig } from '../test-support/test-operator-config.ts';
 
@@ -38,9 +46,24 @@ const operatorImage = 'registry.example.test/memcached:1.6-test';
 const poll = { timeoutMs: 30_000 };
 
 const get = (name: string) => client.get(memcacheds, name, namespace);
-const deploymentOf = (name: string) => client.find(builtin.deployments, name, namespace);
+const statefulSetOf = (name: string) => client.find(builtin.statefulSets, name, namespace);
 const condition = (m: Memcached | undefined, type: string): Condition | undefined =>
   findCondition(m?.status?.conditions, type);
+
+/**
+ * Writes the status the StatefulSet controller would (none runs here): `size` pods of the latest
+ * generation, `ready` of them Ready.
+ */
+async function writeStatefulSetReady(name: string, size: number, ready: number) {
+  const generation = (await statefulSetOf(name))?.metadata?.generation;
+  return client.patchStatus(builtin.statefulSets, name, namespace, {
+    observedGeneration: generation,
+    replicas: size,
+    updatedReplicas: size,
+    readyReplicas: ready,
+    availableReplicas: ready,
+  });
+}
 
 describe('Memcached operator on a real kube-apiserver + etcd', () => {
   const { log, lines } = memoryLogger();
@@ -64,15 +87,16 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     client.close();
   });
 
-  it('creates a Deployment, a Service and a PDB owned by the Memcached, with the right replicas', async () => {
+  it('creates a StatefulSet, a headless Service, a server-list ConfigMap and a PDB owned by the Memcached', async () => {
     const created = await createMemcached(client, 'alpha', namespace, { size: 3, memoryLimitMB: 128 });
     expect(created.spec).toMatchObject({ size: 3, port: 11211, memoryLimitMB: 128 }); // API server defaults
     await waitUntil(
-      'alpha Deployment, Service and PDB',
+      'alpha StatefulSet, Service, ConfigMap and PDB',
       async () =>
         Boolean(
-          (await deploymentOf('alpha')) &&
+          (await statefulSetOf('alpha')) &&
           (await client.find(builtin.services, 'alpha', namespace)) &&
+          (await client.find(builtin.configMaps, 'alpha-servers', namespace)) &&
           (await client.find(builtin.podDisruptionBudgets, 'alpha', namespace)),
         ),
       poll,
@@ -86,10 +110,15 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
       blockOwnerDeletion: true,
     };
 
-    const deployment = (await deploymentOf('alpha')) as V1Deployment;
-    expect(deployment.metadata?.ownerReferences).toEqual([owner]);
-    expect(deployment.spec?.replicas).toBe(3);
-    const pod = deployment.spec?.template.spec;
+    const statefulSet = (await statefulSetOf('alpha')) as V1StatefulSet;
+    expect(statefulSet.metadata?.ownerReferences).toEqual([owner]);
+    // Pods alpha-0 … alpha-2, each with a DNS name through the headless Service alpha.
+    expect(statefulSet.spec).toMatchObject({
+      replicas: 3,
+      serviceName: 'alpha',
+      podManagementPolicy: 'Parallel',
+    });
+    const pod = statefulSet.spec?.template.spec;
     const container = pod?.containers[0];
     expect(container?.image).toBe(operatorImage);
     expect(container?.args).toEqual(['-p', '11211', '-U', '0', '-m', '128']);
@@ -114,23 +143,30 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     expect(service.metadata?.ownerReferences).toEqual([owner]);
     expect(service.spec?.clusterIP).toBe('None');
     expect(service.spec?.ports?.[0]).toMatchObject({ port: 11211, targetPort: 'memcached' });
-    expect(service.spec?.selector).toEqual(deployment.spec?.selector.matchLabels);
+    expect(service.spec?.selector).toEqual(statefulSet.spec?.selector.matchLabels);
 
     const pdb = await client.get(builtin.podDisruptionBudgets, 'alpha', namespace);
     expect(pdb.metadata?.ownerReferences).toEqual([owner]);
     expect(pdb.spec?.maxUnavailable).toBe(1);
-    expect(pdb.spec?.selector?.matchLabels).toEqual(deployment.spec?.selector.matchLabels);
+    expect(pdb.spec?.selector?.matchLabels).toEqual(statefulSet.spec?.selector.matchLabels);
 
-    const events = await eventsAbout(client, namespace, 'alpha', 'DeploymentCreated');
+    const servers = [0, 1, 2].map((i) => `alpha-${i}.alpha.${namespace}.svc:11211`);
+    const configMap = await client.get(builtin.configMaps, 'alpha-servers', namespace);
+    expect(configMap.metadata?.ownerReferences).toEqual([owner]);
+    expect(configMap.data).toEqual({ servers: servers.join(','), 'servers.json': JSON.stringify(servers) });
+    await waitUntil('status.servers', async () => (await get('alpha')).status?.servers !== undefined, poll);
+    expect((await get('alpha')).status?.servers).toEqual(servers);
+
+    const events = await eventsAbout(client, namespace, 'alpha', 'StatefulSetCreated');
     expect(events[0]).toMatchObject({ type: 'Normal', reportingController: 'memcached-operator' });
   });
 
   it('makes no PDB for a single pod, and takes spec.image over the default', async () => {
     await createMemcached(client, 'solo', namespace, { image: 'example.test/memcached:custom' });
-    await waitUntil('solo Deployment', async () => (await deploymentOf('solo')) !== undefined, poll);
-    const deployment = await deploymentOf('solo');
-    expect(deployment?.spec?.replicas).toBe(1);
-    expect(deployment?.spec?.template.spec?.containers[0]?.image).toBe('example.test/memcached:custom');
+    await waitUntil('solo StatefulSet', async () => (await statefulSetOf('solo')) !== undefined, poll);
+    const statefulSet = await statefulSetOf('solo');
+    expect(statefulSet?.spec?.replicas).toBe(1);
+    expect(statefulSet?.spec?.template.spec?.containers[0]?.image).toBe('example.test/memcached:custom');
     await waitUntil('solo status', async () => (await get('solo')).status?.observedGeneration === 1, poll);
     expect(await client.find(builtin.podDisruptionBudgets, 'solo', namespace)).toBeUndefined();
   });
@@ -154,8 +190,8 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     };
     expect(scale.spec.replicas).toBe(5);
     await waitUntil(
-      'Deployment scaled to 5',
-      async () => (await deploymentOf('scaled'))?.spec?.replicas === 5,
+      'StatefulSet scaled to 5',
+      async () => (await statefulSetOf('scaled'))?.spec?.replicas === 5,
       poll,
     );
     await waitUntil(
@@ -181,8 +217,8 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
 
     await client.patch(memcacheds, 'scaled', namespace, { spec: { replicas: 1 } }, { subresource: 'scale' });
     await waitUntil(
-      'Deployment scaled to 1',
-      async () => (await deploymentOf('scaled'))?.spec?.replicas === 1,
+      'StatefulSet scaled to 1',
+      async () => (await statefulSetOf('scaled'))?.spec?.replicas === 1,
       poll,
     );
     await waitUntil(
@@ -195,9 +231,84 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     );
   });
 
-  it('turns the Deployment status and its pods into the Memcached status and conditions', async () => {
+  it('publishes the ordered server list, growing and shrinking at the highest ordinal only', async () => {
+    await createMemcached(client, 'listed', namespace, { size: 3, port: 11511 });
+    const address = (i: number) => `listed-${i}.listed.${namespace}.svc:11511`;
+    const published = async () => ({
+      status: (await get('listed')).status?.servers,
+      configMap: (await client.find(builtin.configMaps, 'listed-servers', namespace))?.data?.['servers'],
+    });
+    let last = {};
+    const publishes = (size: number) =>
+      waitUntil(
+        `${size} servers published`,
+        async () => {
+          const { status, configMap } = (last = await published());
+          const expected = Array.from({ length: size }, (_, i) => address(i));
+          return JSON.stringify(status) === JSON.stringify(expected) && configMap === expected.join(',');
+        },
+        { ...poll, describe: () => JSON.stringify(last) },
+      );
+    await publishes(3);
+    await client.patch(memcacheds, 'listed', namespace, { spec: { replicas: 4 } }, { subresource: 'scale' });
+    await publishes(4);
+    await client.patch(memcacheds, 'listed', namespace, { spec: { size: 2 } });
+    await publishes(2);
+    expect((await statefulSetOf('listed'))?.spec?.replicas).toBe(2);
+  });
+
+  it('moves a Memcached off the Deployment an older operator made, deleting it only once the StatefulSet serves', async () => {
+    const created = await createMemcached(client, 'upgraded', namespace, { size: 2 });
+    // What the operator before ADR 0404 left: a Deployment of the same name that it controls.
+    const labels = operandLabels('upgraded');
+    await client.create(builtin.deployments, {
+      metadata: {
+        name: 'upgraded',
+        namespace,
+        labels,
+        ownerReferences: [controllerReference(created)],
+      },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: selectorLabels('upgraded') },
+        template: {
+          metadata: { labels },
+          spec: { containers: [{ name: 'memcached', image: operatorImage }] },
+        },
+      },
+    });
+    await waitUntil(
+      'the StatefulSet beside it',
+      async () => (await statefulSetOf('upgraded')) !== undefined,
+      poll,
+    );
+    const oldDeployment = () => client.find(builtin.deployments, 'upgraded', namespace);
+    // No StatefulSet pod is Ready yet: the Deployment's pods keep serving.
+    await consistently('the Deployment kept', async () => (await oldDeployment()) !== undefined, {
+      forMs: 2000,
+    });
+    const writeStatefulSetStatus = (ready: number) => writeStatefulSetReady('upgraded', 2, ready);
+    await writeStatefulSetStatus(1);
+    await consistently(
+      'the Deployment kept at 1 of 2 Ready',
+      async () => (await oldDeployment()) !== undefined,
+      {
+        forMs: 2000,
+      },
+    );
+    await writeStatefulSetStatus(2);
+    await waitUntil('the Deployment deleted', async () => (await oldDeployment()) === undefined, poll);
+    await waitUntil(
+      'DeploymentReplaced announced',
+      async () => (await eventsAbout(client, namespace, 'upgraded', 'DeploymentReplaced')).length > 0,
+      poll,
+    );
+    expect((await statefulSetOf('upgraded'))?.spec?.replicas).toBe(2);
+  });
+
+  it('turns the StatefulSet status and its pods into the Memcached status and conditions', async () => {
     await createMemcached(client, 'status', namespace, { size: 3 });
-    await waitUntil('status Deployment', async () => (await deploymentOf('status')) !== undefined, poll);
+    await waitUntil('status StatefulSet', async () => (await statefulSetOf('status')) !== undefined, poll);
     await waitUntil(
       'status written',
       async () => condition(await get('status'), 'Progressing') !== undefined,
@@ -213,20 +324,12 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     expect(condition(memcached, 'Progressing')).toMatchObject({ status: 'True', reason: 'RollingOut' });
     expect(condition(memcached, 'Degraded')).toMatchObject({ status: 'False', reason: 'AsExpected' });
 
-    const generation = (await deploymentOf('status'))?.metadata?.generation;
-    const writeDeploymentStatus = (ready: number) =>
-      client.patchStatus(builtin.deployments, 'status', namespace, {
-        observedGeneration: generation,
-        replicas: 3,
-        updatedReplicas: 3,
-        readyReplicas: ready,
-        availableReplicas: ready,
-      });
+    const writeStatefulSetStatus = (ready: number) => writeStatefulSetReady('status', 3, ready);
 
     // One of three ready: with maxUnavailable 1, two are needed.
     await createOperandPod(client, 'status', namespace, 'status-b', true);
     await createOperandPod(client, 'status', namespace, 'status-a', false);
-    await writeDeploymentStatus(1);
+    await writeStatefulSetStatus(1);
     await waitUntil('readyReplicas 1', async () => (await get('status')).status?.readyReplicas === 1, poll);
     memcached = await get('status');
     expect(memcached.status).toMatchObject({ replicas: 3, readyReplicas: 1, nodes: ['status-b'] });
@@ -244,7 +347,7 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     await client.patchStatus(builtin.pods, 'status-a', namespace, {
       conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date().toISOString() }],
     });
-    await writeDeploymentStatus(3);
+    await writeStatefulSetStatus(3);
     await waitUntil(
       'Available',
       async () => condition(await get('status'), 'Available')?.status === 'True',
@@ -256,29 +359,6 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     expect(await cacheGauge(manager, 'memcached_cache_pods_ready', 'status')).toBe(3);
     expect(condition(memcached, 'Available')).toMatchObject({ reason: 'MinimumPodsReady' });
     expect(condition(memcached, 'Progressing')).toMatchObject({ status: 'False', reason: 'Complete' });
-
-    // A stalled rollout (the Deployment controller's verdict) makes the Memcached Degraded.
-    await client.patchStatus(builtin.deployments, 'status', namespace, {
-      conditions: [
-        {
-          type: 'Progressing',
-          status: 'False',
-          reason: 'ProgressDeadlineExceeded',
-          message: 'ReplicaSet "status-abc" has timed out progressing.',
-          lastUpdateTime: new Date().toISOString(),
-          lastTransitionTime: new Date().toISOString(),
-        },
-      ],
-    });
-    await waitUntil(
-      'Degraded',
-      async () => condition(await get('status'), 'Degraded')?.status === 'True',
-      poll,
-    );
-    expect(condition(await get('status'), 'Degraded')).toMatchObject({
-      reason: 'RolloutStalled',
-      message: 'ReplicaSet "status-abc" has timed out progressing.',
-    });
   });
 
   it('causes no writes once converged, however often it reconciles', async () => {
@@ -320,7 +400,7 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
       poll,
     );
     const templateAnnotations = async () =>
-      (await deploymentOf('restarted'))?.spec?.template.metadata?.annotations;
+      (await statefulSetOf('restarted'))?.spec?.template.metadata?.annotations;
     const annotate = (annotations: Record<string, string | null>) =>
       client.patch(memcacheds, 'restarted', namespace, { metadata: { annotations } });
     expect(await templateAnnotations()).toBeUndefined();
@@ -355,20 +435,20 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
       tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'cache', effect: 'NoSchedule' }],
     });
     const podSpec = async () =>
-      (await client.find(builtin.deployments, 'placed', namespace))?.spec?.template.spec;
+      (await client.find(builtin.statefulSets, 'placed', namespace))?.spec?.template.spec;
     await waitUntil(
-      'placement reaches the Deployment',
+      'placement reaches the StatefulSet',
       async () => (await podSpec())?.nodeSelector?.['disk'] === 'ssd',
       poll,
     );
     expect((await podSpec())?.tolerations).toEqual([
       { key: 'dedicated', operator: 'Equal', value: 'cache', effect: 'NoSchedule' },
     ]);
-    // The Deployment still holds every field the new desired one sets: only field ownership shows
+    // The StatefulSet still holds every field the new desired one sets: only field ownership shows
     // that the two the user removed must go.
     await client.patch(memcacheds, 'placed', namespace, { spec: { nodeSelector: null, tolerations: null } });
     await waitUntil(
-      'placement removed from the Deployment',
+      'placement removed from the StatefulSet',
       async () => {
         const spec = await podSpec();
         return spec?.nodeSelector === undefined && spec?.tolerations === undefined;
@@ -437,7 +517,8 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     expect(await rejection('9lives', {})).toContain(
       'metadata.name: Invalid value: metadata.name must be lowercase letters, digits and "-", starting with a letter',
     );
-    expect(await rejection('x'.repeat(64), {})).toContain('metadata.name: Too long: may not be more than 63');
+    // The StatefulSet labels its pods <name>-<revision hash>: a longer name would make no pods.
+    expect(await rejection('x'.repeat(53), {})).toContain('metadata.name: Too long: may not be more than 52');
     expect(await rejection('pdb', { podDisruptionBudget: { maxUnavailable: 0 } })).toContain(
       'spec.podDisruptionBudget.maxUnavailable in body should be greater than or equal to 1',
     );
@@ -518,7 +599,7 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     expect(condition(await get('secured'), 'Degraded')?.message).toBe(
       `Secret secured-tls (spec.tls.secretName) does not exist in namespace ${namespace}; the pods are left as they are until it does`,
     );
-    expect(await deploymentOf('secured')).toBeUndefined();
+    expect(await statefulSetOf('secured')).toBeUndefined();
     await waitUntil(
       'SecretMissing event',
       async () => (await eventsAbout(client, namespace, 'secured', 'SecretMissing')).length > 0,
@@ -546,7 +627,7 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     expect(condition(await get('secured'), 'Degraded')?.message).toBe(
       'Secret secured-sasl (spec.sasl.secretName) has no password (or an empty one); it needs username and password. The pods are left as they are until it does',
     );
-    expect(await deploymentOf('secured')).toBeUndefined();
+    expect(await statefulSetOf('secured')).toBeUndefined();
 
     await client.patch(
       builtin.secrets,
@@ -556,13 +637,13 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
       { patchType: 'merge' },
     );
     await touch(66);
-    await waitUntil('Deployment created', async () => (await deploymentOf('secured')) !== undefined, poll);
+    await waitUntil('StatefulSet created', async () => (await statefulSetOf('secured')) !== undefined, poll);
     await waitUntil(
       'Degraded cleared',
       async () => condition(await get('secured'), 'Degraded')?.status === 'False',
       poll,
     );
-    const template = (await deploymentOf('secured'))?.spec?.template;
+    const template = (await statefulSetOf('secured'))?.spec?.template;
     const revision = template?.metadata?.annotations?.['cache.homeostat.dev/secret-revision'] ?? '';
     expect(revision).toMatch(/^tls=[-0-9a-f]+\/\S+,sasl=[-0-9a-f]+\/\S+$/);
     expect(template?.spec?.containers[0]?.args).toEqual(expect.arrayContaining(['-Z', '-S']));
@@ -579,7 +660,7 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     await waitUntil(
       'secret revision moved',
       async () =>
-        ((await deploymentOf('secured'))?.spec?.template.metadata?.annotations?.[
+        ((await statefulSetOf('secured'))?.spec?.template.metadata?.annotations?.[
           'cache.homeostat.dev/secret-revision'
         ] ?? revision) !== revision,
       poll,
@@ -598,10 +679,10 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     );
     await waitUntil(
       'plain pods',
-      async () => (await deploymentOf('secured'))?.spec?.template.spec?.volumes === undefined,
+      async () => (await statefulSetOf('secured'))?.spec?.template.spec?.volumes === undefined,
       poll,
     );
-    const plain = (await deploymentOf('secured'))?.spec?.template;
+    const plain = (await statefulSetOf('secured'))?.spec?.template;
     expect(plain?.spec?.containers[0]?.args).not.toContain('-Z');
     expect(plain?.spec?.initContainers).toBeUndefined();
     expect(plain?.metadata?.annotations?.['cache.homeostat.dev/secret-revision']).toBeUndefined();
@@ -662,8 +743,8 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
 
   it('runs the metrics sidecar in every pod and publishes its port, unless exporter.enabled is false', async () => {
     await createMemcached(client, 'metered', namespace, { size: 1, port: 11411 });
-    const podSpec = async () => (await deploymentOf('metered'))?.spec?.template.spec;
-    await waitUntil('the Deployment', async () => (await podSpec()) !== undefined, poll);
+    const podSpec = async () => (await statefulSetOf('metered'))?.spec?.template.spec;
+    await waitUntil('the StatefulSet', async () => (await podSpec()) !== undefined, poll);
     const exporter = (await podSpec())?.containers.find((c) => c.name === 'exporter');
     expect(exporter).toMatchObject({
       image: 'example.test/memcached-exporter:test',
@@ -702,8 +783,8 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
       shutdown: { drainSeconds: 8 },
       spread: { policy: 'Required', topologyKey: 'topology.kubernetes.io/zone' },
     });
-    const podSpec = async () => (await deploymentOf('graceful'))?.spec?.template.spec;
-    await waitUntil('the Deployment', async () => (await podSpec()) !== undefined, poll);
+    const podSpec = async () => (await statefulSetOf('graceful'))?.spec?.template.spec;
+    await waitUntil('the StatefulSet', async () => (await podSpec()) !== undefined, poll);
     const spec = await podSpec();
     expect(spec?.terminationGracePeriodSeconds).toBe(18);
     expect(spec?.containers[0]?.lifecycle).toEqual({ preStop: { sleep: { seconds: 8 } } });
@@ -713,7 +794,7 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
         topologyKey: 'topology.kubernetes.io/zone',
         whenUnsatisfiable: 'DoNotSchedule',
         nodeTaintsPolicy: 'Honor',
-        matchLabelKeys: ['pod-template-hash'],
+        matchLabelKeys: ['controller-revision-hash'],
         labelSelector: {
           matchLabels: { 'app.kubernetes.io/name': 'memcached', 'app.kubernetes.io/instance': 'graceful' },
         },
@@ -735,7 +816,7 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
   });
 
   it('reports what the API server refused as a Degraded condition and a Warning Event, without crashing', async () => {
-    // affinity is passed through as written; the Deployment's own validation refuses this one.
+    // affinity is passed through as written; the StatefulSet's own validation refuses this one.
     await createMemcached(client, 'refused', namespace, {
       affinity: {
         nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [] } },
@@ -748,7 +829,7 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     );
     const degraded = condition(await get('refused'), 'Degraded');
     expect(degraded?.status).toBe('True');
-    expect(degraded?.message).toMatch(/^applying Deployment refused: .*nodeSelectorTerms/);
+    expect(degraded?.message).toMatch(/^applying StatefulSet refused: .*nodeSelectorTerms/);
     await waitUntil(
       'ApplyFailed event',
       async () => (await eventsAbout(client, namespace, 'refused', 'ApplyFailed')).length > 0,
@@ -771,7 +852,7 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
       async () => condition(await get('refused'), 'Degraded')?.status === 'False',
       poll,
     );
-    expect(await deploymentOf('refused')).toBeDefined();
+    expect(await statefulSetOf('refused')).toBeDefined();
   });
 
   it('never adopts an object of the same name that it does not own', async () => {
@@ -802,6 +883,22 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     );
     const service = await client.get(builtin.services, 'squatter', namespace);
     expect(service.metadata?.ownerReferences).toBeUndefined();
+
+    // A ConfigMap is cached only when the operator labelled it: an unlabelled one is looked up.
+    await client.create(builtin.configMaps, {
+      metadata: { name: 'lodger-servers', namespace },
+      data: { servers: 'mine' },
+    });
+    await createMemcached(client, 'lodger', namespace);
+    await waitUntil(
+      'Degraded on the ConfigMap',
+      async () => condition(await get('lodger'), 'Degraded')?.reason === 'NameTaken',
+      poll,
+    );
+    expect(condition(await get('lodger'), 'Degraded')?.message).toContain('ConfigMap lodger-servers');
+    const configMap = await client.get(builtin.configMaps, 'lodger-servers', namespace);
+    expect(configMap.metadata?.ownerReferences).toBeUndefined();
+    expect(configMap.data).toEqual({ servers: 'mine' });
   });
 
   it('leaves nothing behind that garbage collection cannot explain when a Memcached is deleted', async () => {
@@ -832,11 +929,17 @@ describe('Memcached operator on a real kube-apiserver + etcd', () => {
     // controller (so a cluster's garbage collector deletes it), and none may be new.
     const selector = 'app.kubernetes.io/instance=doomed';
     const left = [
-      ...(await client.list(builtin.deployments, { namespace, labelSelector: selector })).items,
+      ...(await client.list(builtin.statefulSets, { namespace, labelSelector: selector })).items,
+      ...(await client.list(builtin.configMaps, { namespace, labelSelector: selector })).items,
       ...(await client.list(builtin.services, { namespace, labelSelector: selector })).items,
       ...(await client.list(builtin.podDisruptionBudgets, { namespace, labelSelector: selector })).items,
     ];
-    expect(left.map((o) => o.kind).sort()).toEqual(['Deployment', 'PodDisruptionBudget', 'Service']);
+    expect(left.map((o) => o.kind).sort()).toEqual([
+      'ConfigMap',
+      'PodDisruptionBudget',
+      'Service',
+      'StatefulSet',
+    ]);
     for (const object of left) {
       expect(object.metadata?.ownerReferences).toEqual([
         expect.objectContaining({ uid: created.metadata?.uid, controller: true, blockOwnerDeletion: true }),

@@ -5,7 +5,7 @@ import type { Memcached } from '../api/memcached-types.ts';
 /** The field manager, event reporter and `app.kubernetes.io/managed-by` value of this operator. */
 export const operatorName = 'memcached-operator';
 
-/** Labels that pick one Memcached's pods: the Deployment selector and the Service selector. */
+/** Labels that pick one Memcached's pods: the StatefulSet selector and the Service selector. */
 export function selectorLabels(name: string): Record<string, string> {
   return { 'app.kubernetes.io/name': 'memcached', 'app.kubernetes.io/instance': name };
 }
@@ -27,8 +27,8 @@ export function selectorString(name: string): string {
     .join(',');
 }
 
-/** Label selector of the pod informer: only pods this operator's Deployments made. */
-export const managedPodsSelector = `app.kubernetes.io/name=memcached,app.kubernetes.io/managed-by=${operatorName}`;
+/** Label selector of the pod and ConfigMap informers: only what this operator (or its workloads) made. */
+export const managedObjectsSelector = `app.kubernetes.io/name=memcached,app.kubernetes.io/managed-by=${operatorName}`;
 
 /** Metadata of an object owned by `memcached`: same name and namespace, operand labels, controller reference. */
 export function ownedObjectMeta(memcached: Memcached) {

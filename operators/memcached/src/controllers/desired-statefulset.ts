@@ -1,10 +1,10 @@
-// The Deployment that runs one Memcached's pods, as the operator wants it.
+// The StatefulSet that runs one Memcached's pods under stable names (ADR 0404), as the operator wants it.
 import type {
   V1Affinity,
   V1Container,
-  V1Deployment,
   V1EnvVar,
   V1ResourceRequirements,
+  V1StatefulSet,
   V1Toleration,
   V1Volume,
   V1VolumeMount,
@@ -158,14 +158,14 @@ function saslDatabaseContainer(memcached: Memcached, image: string): V1Container
 }
 
 /**
- * The desired Deployment for `memcached` (read from the API, so it has a uid). `secrets`: what the
+ * The desired StatefulSet for `memcached` (read from the API, so it has a uid). `secrets`: what the
  * reconciler found in the Secrets spec.tls and spec.sasl name.
  */
-export function desiredDeployment(
+export function desiredStatefulSet(
   memcached: Memcached,
   images: DefaultImages,
   secrets: ReferencedSecrets = {},
-): V1Deployment {
+): V1StatefulSet {
   const name = memcached.metadata?.name ?? '';
   const { spec } = memcached;
   const labels = operandLabels(name);
@@ -176,15 +176,15 @@ export function desiredDeployment(
     spec.affinity && Object.keys(spec.affinity).length
       ? (spec.affinity as V1Affinity)
       : defaultAffinity(name);
-  // Each ReplicaSet spread on its own: during a rollout the old one's pods are leaving.
-  const spread = topologySpreadConstraints(spec.spread, selectorLabels(name), ['pod-template-hash']);
+  // Each revision spread on its own: during a rollout the old revision's pods are leaving.
+  const spread = topologySpreadConstraints(spec.spread, selectorLabels(name), ['controller-revision-hash']);
   const { drainSeconds } = spec.shutdown;
   const image = spec.image ?? images.memcached;
   const volumes = securityVolumes(memcached);
   const mounts = memcachedMounts(memcached);
   const env = asEnv(memcachedEnv(spec, podLayout));
-  // A restart request (`kubectl homeostat restart`) changes the template, so the Deployment rolls
-  // its pods with its own surge and the pods' drain. None asked: no annotation, so that an upgraded
+  // A restart request (`kubectl homeostat restart`) changes the template, so the StatefulSet rolls
+  // its pods one at a time, each after its drain. None asked: no annotation, so that an upgraded
   // operator rolls nothing.
   const annotations = {
     ...(secrets.revision ? { [secretRevisionAnnotation]: secrets.revision } : {}),
@@ -192,10 +192,16 @@ export function desiredDeployment(
   };
   return {
     apiVersion: 'apps/v1',
-    kind: 'Deployment',
+    kind: 'StatefulSet',
     metadata: ownedObjectMeta(memcached),
     spec: {
       replicas: spec.size,
+      // Pod DNS names <pod>.<Service> come from the headless Service of the same name.
+      serviceName: name,
+      // Pods hold nothing another pod needs first: start and stop them all at once, and keep
+      // scaling to the highest ordinals (what the StatefulSet does whatever the policy).
+      podManagementPolicy: 'Parallel',
+      updateStrategy: { type: 'RollingUpdate' },
       revisionHistoryLimit: 3,
       selector: { matchLabels: selectorLabels(name) },
       template: {
