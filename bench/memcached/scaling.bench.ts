@@ -2,12 +2,14 @@
 // Scaling without a miss storm: how many reads still hit right after a memcached
 // cache's server set changes, with modulo hashing against consistent (ketama) hashing, measured
 // with the same client (memjs) against the same real memcached servers in one run. Four server
-// slots with stable names (memcached-0..3) and fixed loopback ports stand for the pods of a
-// StatefulSet-like set, whose ordered list the operator would publish. Per hashing:
+// slots on fixed loopback ports stand for the pods of a Memcached `cache` in namespace `bench`, each
+// named by the address the operator publishes for it (status.servers, the ConfigMap cache-servers:
+// cache-0.cache.bench.svc:11211 …), built by the operator's own serverAddresses; the ketama ring is
+// keyed by those strings, as a client reading the published list keys it. Per hashing:
 //   3 → 4: three empty servers are warmed with N keys (default 100000; 2000 under BENCH_SMOKE=1)
-//          and read back (every key must hit), memcached-3 is added empty, and every key is read
+//          and read back (every key must hit), cache-3 is added empty, and every key is read
 //          once through a client over the four;
-//   4 → 3: four empty servers are warmed and read back the same way, memcached-3 is stopped (a pod
+//   4 → 3: four empty servers are warmed and read back the same way, cache-3 is stopped (a pod
 //          removed takes its items with it), and every key is read once through the three.
 // Each change starts from servers warmed at the "before" set only: a copy left over from before a
 // scale-up would count as a hit on the way back down although it says nothing about remapping (and
@@ -19,6 +21,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { serverAddresses } from '@homeostat/memcached-operator';
 import { sized } from '../support/bench-size.ts';
 import { loadAverage } from '../support/load-average.ts';
 import { Teardown } from '../support/teardown.ts';
@@ -62,9 +65,15 @@ try {
   teardown.add('remove the logs', () => rm(logDir, { recursive: true, force: true }));
   // Room for every key on one server, twice over: an eviction would read as a remapping miss.
   const memoryMb = Math.max(64, Math.ceil((2 * keyCount * (valueBytes + 100)) / (1024 * 1024)));
+  // What the operator publishes at size 4, and at size 3: the same list without its last entry.
+  const cache = { name: 'cache', namespace: 'bench', port: 11211 };
+  const published = serverAddresses({ ...cache, size: 4 });
+  if (serverAddresses({ ...cache, size: 3 }).join() !== published.slice(0, 3).join()) {
+    throw new Error('the published list at size 3 is not the list at size 4 without its last server');
+  }
   const slots: MemcachedServer[] = [];
-  for (let i = 0; i < 4; i++) {
-    const slot = await memcachedServer({ name: `memcached-${i}`, logDir, memoryMb });
+  for (const name of published) {
+    const slot = await memcachedServer({ name, logDir, memoryMb });
     teardown.add(`stop ${slot.name}`, () => slot.stop());
     slots.push(slot);
   }
@@ -117,7 +126,7 @@ try {
 
   const results: Record<Hashing, ChangeFigures[]> = { modulo: [], ketama: [] };
   for (const hashing of hashings) {
-    // 3 → 4: memcached-3 joins empty, as a new pod does.
+    // 3 → 4: cache-3 joins empty, as a new pod does.
     await freshServers(three);
     const beforeUp = open(three, hashing);
     const warmUp = await warm(beforeUp);
@@ -127,7 +136,7 @@ try {
     beforeUp.close();
     afterUp.close();
 
-    // 4 → 3: memcached-3 leaves with everything it held.
+    // 4 → 3: cache-3 leaves with everything it held.
     await freshServers(four);
     const beforeDown = open(four, hashing);
     const warmDown = await warm(beforeDown);
@@ -163,6 +172,7 @@ try {
       keys_written: keyCount * 2 * hashings.length,
       client: 'memjs',
       ring: 'hashring (ketama)',
+      ring_keys: published,
       results,
       seconds: round(seconds, 1),
       load_average: loadAverage(),

@@ -7,5 +7,6 @@ export {
   type MemcachedSpecFields,
 } from './api/memcached-types.ts';
 export { memcachedOperator } from './operator.ts';
+export { serverAddresses, type ServerSet } from './controllers/memcached-servers.ts';
 export { readConfig, type OperatorConfig } from './config/operator-config.ts';
 export { defaultMemcachedImage } from './config/default-image.ts';
