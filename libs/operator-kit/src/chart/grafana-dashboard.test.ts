@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { grafanaDashboard, operatorRow, type OperatorDashboard } from './grafana-dashboard.ts';
 
 type Panel = { id: number; type: string; gridPos: { x: number; y: number; w: number; h: number } };
-type Variable = { name: string };
+type Variable = { name: string; label: string; definition?: string };
 
 const operatorOnly: OperatorDashboard = { title: 'T', uid: 't', controller: 'widget', rows: [] };
 const own: OperatorDashboard = {
@@ -43,5 +43,17 @@ describe('grafanaDashboard', () => {
       ((grafanaDashboard(d)['templating'] as { list: Variable[] }).list ?? []).map((v) => v.name);
     expect(names(own)).toEqual(['datasource', 'job', 'namespace', 'cluster']);
     expect(names(operatorOnly)).toEqual(['datasource', 'job']);
+  });
+
+  it('lists the resources by the label the operator names them with (clusterLabel), cluster by default', () => {
+    const cluster = (d: OperatorDashboard) =>
+      (grafanaDashboard(d)['templating'] as { list: Variable[] }).list.find((v) => v.name === 'cluster');
+    expect(cluster(own)?.label).toBe('Cluster');
+    expect(cluster(own)?.definition).toBe(
+      'label_values(widget_ready{job="$job", namespace=~"$namespace"}, cluster)',
+    );
+    const caches = cluster({ ...own, clusterLabel: 'cache' });
+    expect(caches?.label).toBe('Cache');
+    expect(caches?.definition).toBe('label_values(widget_ready{job="$job", namespace=~"$namespace"}, cache)');
   });
 });

@@ -51,6 +51,11 @@ export interface OperatorDashboard {
    * variables list its values. Absent when the operator exports no per-resource series.
    */
   clusterMetric?: string;
+  /**
+   * The label of `clusterMetric` that names one resource (default `cluster`): the `cluster` variable
+   * lists its values, shown as this label capitalised (e.g. `cache` → "Cache").
+   */
+  clusterLabel?: string;
   /** The operator's own rows, above the shared operator row. */
   rows: readonly DashboardRow[];
 }
@@ -280,6 +285,7 @@ export function grafanaDashboard(dashboard: OperatorDashboard): Json {
     ),
   ];
   if (dashboard.clusterMetric) {
+    const label = dashboard.clusterLabel ?? 'cluster';
     variables.push(
       queryVariable(
         'namespace',
@@ -289,8 +295,8 @@ export function grafanaDashboard(dashboard: OperatorDashboard): Json {
       ),
       queryVariable(
         'cluster',
-        'Cluster',
-        `label_values(${dashboard.clusterMetric}{job="$job", namespace=~"$namespace"}, cluster)`,
+        `${label.charAt(0).toUpperCase()}${label.slice(1)}`,
+        `label_values(${dashboard.clusterMetric}{job="$job", namespace=~"$namespace"}, ${label})`,
         true,
       ),
     );

@@ -1,7 +1,7 @@
 // The checks every operator chart's Grafana dashboard passes: the committed JSON parses, its panel
 // ids and titles are unique, every panel reads the chosen data source, every variable a query uses
 // is defined, every query (panels and variables) reads only metrics the operator, built as it
-// runs, registers (or `up`), and a misspelled one is caught; the `job` variable names a controller
+// runs, registers, or its operand's exporter serves (or `up`), and a misspelled one is caught; the `job` variable names a controller
 // the operator has; and the real helm renders no ConfigMap by default and, when asked, one that
 // carries the JSON, the sidecar's label and the user's annotations, in the namespace asked for.
 // (kubeconform checks that ConfigMap in the chart-conventions suite's value sets.)
@@ -23,6 +23,11 @@ import { helmTemplate, renderedObjects, type RenderedObject } from './helm-chart
 export interface GrafanaDashboardOptions {
   /** The operator built as it runs (not started): its registry and its controllers. */
   operator: () => Pick<Manager, 'metrics' | 'controllerNamed'>;
+  /**
+   * The names the operand's own exporter serves (from a real scrape), for dashboards with panels
+   * on its series; without it, panels may read only the operator's metrics.
+   */
+  operandMetrics?: () => Promise<ReadonlySet<string>>;
 }
 
 const release = 'dash';
@@ -80,8 +85,11 @@ export function describeGrafanaDashboard(chart: OperatorChart, options: GrafanaD
       expect(options.operator().controllerNamed(controller), `controller ${controller}`).toBeDefined();
     });
 
-    it('queries only metrics the operator exports (and catches one it does not)', async () => {
-      const exported = await exportedMetricNames(options.operator().metrics.registry);
+    it(`queries only metrics the operator${options.operandMetrics ? ' or its operand' : ''} exports (and catches one neither does)`, async () => {
+      const exported = new Set([
+        ...(await exportedMetricNames(options.operator().metrics.registry)),
+        ...((await options.operandMetrics?.()) ?? []),
+      ]);
       const unexported = (queries: DashboardQuery[]) =>
         queries.flatMap((q) =>
           dashboardMetricNames(q.expr)
