@@ -1,9 +1,11 @@
 // Runs against the cluster in KUBECONFIG (kind, the local cluster, any other): the Memcached
 // operator installed from its Helm chart, as a user installs it, into a namespace that enforces
-// the `restricted` Pod Security Standard; then a Memcached's whole life: pods Ready, every pod
-// replaced by `kubectl homeostat restart`, a value stored and read through its Service, scaled
-// 3 → 1 → 2, a second one with TLS and SASL that answers only authenticated TLS clients, deleted
-// and garbage-collected, and the chart uninstalled. The operator's image is the one built from operators/Dockerfile.
+// the `restricted` Pod Security Standard; then a Memcached's whole life: pods Ready, the published
+// server list equal to the pods and each address answering, every pod replaced by `kubectl homeostat
+// restart` while a client keeps working through the Service without one error, a value stored and
+// read through its Service, scaled 3 → 4 keeping the first three pods and names, then 4 → 1 → 2, a
+// second one with TLS and SASL that answers only authenticated TLS clients, a third one scaled by a
+// HorizontalPodAutoscaler, deleted and garbage-collected, and the chart uninstalled. The operator's image is the one built from operators/Dockerfile.
 import { randomBytes } from 'node:crypto';
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { waitUntil } from '@homeostat/testing';
@@ -12,6 +14,7 @@ import { operandImages } from '../images/image-names.ts';
 import { apply, getObject, kubectl, listObjects } from '../harness/cluster-access.ts';
 import { createCertificateAuthority, issueCertificate } from '@homeostat/operator-kit/tls';
 import { memcachedMetrics, memcachedSetGet } from '../harness/memcached-client.ts';
+import { startMemcachedLoad } from '../harness/memcached-load.ts';
 import { memcachedSecuredSession } from '../harness/memcached-secured-client.ts';
 import { operatorCharts } from '../harness/operator-charts.ts';
 import { installOperator, type OperatorRelease } from '../harness/operator-release.ts';
@@ -42,6 +45,7 @@ interface MemcachedObject {
     readyReplicas?: number;
     nodes?: string[];
     selector?: string;
+    servers?: string[];
     observedGeneration?: number;
     conditions?: Condition[];
   };
@@ -165,6 +169,26 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
     expect(await eventReasons()).toContain('StatefulSetCreated');
   });
 
+  it('publishes one address per pod, in ordinal order, in status and in a ConfigMap; each answers', async () => {
+    const names = (await pods()).map((p) => p.metadata?.name ?? '').sort();
+    expect(names).toEqual([0, 1, 2].map((i) => `${cacheName}-${i}`));
+    const servers = names.map((name) => `${name}.${cacheName}.${ns}.svc:11211`);
+    expect((await memcached())?.status?.servers).toEqual(servers);
+    const configMap = await getObject<{ data: Record<string, string> }>(
+      'configmap',
+      `${cacheName}-servers`,
+      ns,
+    );
+    expect(configMap?.data['servers']).toBe(servers.join(','));
+    expect(JSON.parse(configMap?.data['servers.json'] ?? '[]')).toEqual(servers);
+    // Without the cluster domain: the client pod's resolver completes the name.
+    for (const server of servers) {
+      const host = server.replace(/:11211$/, '');
+      const session = await memcachedSetGet({ namespace: ns, host, image: operandImages.memcached });
+      expect(session.lines, `client pod (${session.phase}) talking to ${host}`).toEqual(session.expected);
+    }
+  });
+
   it('kubectl homeostat status: every Homeostat resource in the namespace, and the Memcached at a glance', async () => {
     expect(await kubectlHomeostat(['-n', ns, 'status'])).toMatch(
       new RegExp(`^KIND +NAME +PHASE\nMemcached +${cacheName}\\b`),
@@ -175,8 +199,22 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
     expect(status).toMatch(/\n {2}readyReplicas +3\n/);
   });
 
-  it('kubectl homeostat restart: every pod replaced, new and Ready, the Memcached Available', async () => {
+  it('the load client counts a round that gets no answer (a port nobody listens on) as a failure', async () => {
+    const load = await startMemcachedLoad({
+      namespace: ns,
+      host: cacheName,
+      port: 11299,
+      image: operandImages.memcached,
+    });
+    const counted = await load.stop();
+    expect(counted.ops).toBe(0);
+    expect(counted.errors[0]).toMatch(/^error 1: no connection$/);
+  });
+
+  it('kubectl homeostat restart: every pod replaced under its name, a client through the Service seeing no error meanwhile', async () => {
     const before = new Set((await pods()).map((p) => p.metadata?.uid));
+    // A new connection per set and get through the Service's name, as pods leave and come back.
+    const load = await startMemcachedLoad({ namespace: ns, host: cacheName, image: operandImages.memcached });
     const output = await kubectlHomeostat([
       '-n',
       ns,
@@ -189,10 +227,18 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
       new RegExp(`^Memcached ${cacheName}: rolling restart requested \\(homeostat.dev/restartedAt=`),
     );
     expect(output).toMatch(/every pod restarted and Ready \(3\), Available$/m);
+    const counted = await load.stop();
+    // A figure, not a bound: how much the client did while the pods were replaced.
+    console.warn(
+      `e2e: ${counted.ops} set/get rounds through the Service during the restart, ${counted.errors.length} failed`,
+    );
+    expect(counted.errors).toEqual([]);
+    expect(counted.phase).toBe('Succeeded');
+    expect(counted.ops).toBeGreaterThan(0);
     const requestedAt = /homeostat\.dev\/restartedAt=([^)]+)\)/.exec(output)?.[1];
     // The plugin has waited: no pod of before is left, and every one carries the request.
     const after = (await pods()).filter((p) => !p.metadata?.deletionTimestamp);
-    expect(after).toHaveLength(3);
+    expect(after.map((p) => p.metadata?.name).sort()).toEqual([0, 1, 2].map((i) => `${cacheName}-${i}`));
     for (const pod of after) {
       expect(before.has(pod.metadata?.uid)).toBe(false);
       expect(isPodReady(pod)).toBe(true);
@@ -226,7 +272,26 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
     expect(sum('memcached_commands_total{command="get",status="miss"}')).toBeGreaterThanOrEqual(2);
   });
 
-  it('scales 3 → 1 through the scale subresource, dropping the PodDisruptionBudget', async () => {
+  it('scales 3 → 4 through the scale subresource: a fourth pod and address, the first three untouched', async () => {
+    const before = (await pods()).map((p) => `${p.metadata?.name}/${p.metadata?.uid}`).sort();
+    const serversBefore = (await memcached())?.status?.servers ?? [];
+    expect(serversBefore).toHaveLength(3);
+    await kubectl(['-n', ns, 'scale', `memcached/${cacheName}`, '--replicas=4']);
+    const status = await waitForReadySize(4);
+    expect(status.status?.servers).toEqual([...serversBefore, `${cacheName}-3.${cacheName}.${ns}.svc:11211`]);
+    const configMap = await getObject<{ data: Record<string, string> }>(
+      'configmap',
+      `${cacheName}-servers`,
+      ns,
+    );
+    expect(configMap?.data['servers']).toBe(status.status?.servers?.join(','));
+    // The same three pods (same uids) and a new cache-3: no key of theirs moved or was dropped.
+    const after = (await pods()).map((p) => `${p.metadata?.name}/${p.metadata?.uid}`).sort();
+    expect(after.slice(0, 3)).toEqual(before);
+    expect(after[3]).toMatch(new RegExp(`^${cacheName}-3/`));
+  });
+
+  it('scales 4 → 1 through the scale subresource, dropping the PodDisruptionBudget', async () => {
     await kubectl(['-n', ns, 'scale', `memcached/${cacheName}`, '--replicas=1']);
     expect((await memcached())?.spec.size).toBe(1);
     await waitForReadySize(1);
@@ -315,6 +380,63 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
     expect(metrics.series.get(ip)?.get('memcached_up')).toBe(1);
 
     await kubectl(['-n', ns, 'delete', 'memcached', sealed, '--wait=true', '--timeout=120s']);
+  });
+
+  it('follows a HorizontalPodAutoscaler through the scale subresource: size 2 raised to minReplicas 3', async () => {
+    const scaled = 'autoscaled';
+    let last: MemcachedObject | undefined;
+    const reaches = (size: number) =>
+      waitUntil(
+        `Memcached ${ns}/${scaled} at ${size} ready pods and servers`,
+        async () => {
+          last = await getObject<MemcachedObject>('memcached', scaled, ns);
+          return (
+            last?.spec.size === size &&
+            last.status?.readyReplicas === size &&
+            last.status.servers?.length === size
+          );
+        },
+        { timeoutMs: 240_000, intervalMs: 1000, describe: () => JSON.stringify(last) },
+      );
+    await apply([
+      {
+        apiVersion: 'cache.homeostat.dev/v1alpha1',
+        kind: 'Memcached',
+        metadata: { name: scaled, namespace: ns },
+        spec: { size: 2, memoryLimitMB: 16 },
+      },
+    ]);
+    await reaches(2);
+    await apply([
+      {
+        apiVersion: 'autoscaling/v2',
+        kind: 'HorizontalPodAutoscaler',
+        metadata: { name: scaled, namespace: ns },
+        spec: {
+          scaleTargetRef: { apiVersion: 'cache.homeostat.dev/v1alpha1', kind: 'Memcached', name: scaled },
+          minReplicas: 3,
+          maxReplicas: 5,
+          // No metrics source is needed for this: below minReplicas the HPA scales up before it
+          // reads any metric.
+          metrics: [
+            {
+              type: 'Resource',
+              resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 80 } },
+            },
+          ],
+        },
+      },
+    ]);
+    await reaches(3);
+    expect(last?.status?.servers).toEqual([0, 1, 2].map((i) => `${scaled}-${i}.${scaled}.${ns}.svc:11211`));
+    const hpa = await getObject<{ status?: { desiredReplicas?: number } }>(
+      'horizontalpodautoscaler.autoscaling',
+      scaled,
+      ns,
+    );
+    expect(hpa?.status?.desiredReplicas).toBe(3);
+    await kubectl(['-n', ns, 'delete', 'horizontalpodautoscaler.autoscaling', scaled, '--wait=true']);
+    await kubectl(['-n', ns, 'delete', 'memcached', scaled, '--wait=true', '--timeout=120s']);
   });
 
   it('leaves nothing behind when the Memcached is deleted: the garbage collector removes what it owned', async () => {
