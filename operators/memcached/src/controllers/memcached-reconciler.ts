@@ -1,9 +1,9 @@
 // The Memcached reconciler, in two phases: converge the objects (StatefulSet, headless Service,
 // server-list ConfigMap, PodDisruptionBudget and NetworkPolicy by server-side apply, Events on
 // scaling; a Deployment an older operator made is deleted once the StatefulSet serves), then report
-// (status from the StatefulSet and its pods). The StatefulSet waits while a Secret it names is missing or incomplete:
-// that is reported, with a Warning Event, and looked at again shortly. A refused write backs off on
-// its own (ctx.writes, ADR 0603): it is reported, not thrown.
+// (status from the StatefulSet and its pods). The StatefulSet waits while a Secret it names is
+// missing or incomplete: that is reported, with a Warning Event, and looked at again shortly. A
+// refused write backs off on its own (ctx.writes, ADR 0603): it is reported, not thrown.
 import type { V1ConfigMap, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import {
   WriteFailure,
