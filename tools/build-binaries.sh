@@ -49,6 +49,7 @@ local_path_version="$(module_version "$here/local-path-provisioner" github.com/r
 helm_version="$(module_version "$here/helm" helm.sh/helm/v3)"
 kubeconform_version="$(module_version "$here/helm" github.com/yannh/kubeconform)"
 promtool_version="$(module_version "$here/prometheus" github.com/prometheus/prometheus)"
+prometheus_operator_version="$(module_version "$here/prometheus-operator" github.com/prometheus-operator/prometheus-operator)"
 kind_version="$(module_version "$here/kind" sigs.k8s.io/kind)"
 cni_plugins_version="$(module_version "$here/cni-plugins" github.com/containernetworking/plugins)"
 versitygw_version="$(module_version "$here/versitygw" github.com/versity/versitygw)"
@@ -139,14 +140,25 @@ resolve_component() { # resolve_component <component[@minor]>: sets component, w
       out="$HOMEOSTAT_CACHE_DIR/bin/kubeconform-$kubeconform_version"
       ldflags="-s -w -X main.version=$kubeconform_version"
       ;;
-    promtool) # checks and unit-tests the charts' alerting rules
+    promtool | prometheus) # promtool checks and unit-tests the charts' alerting rules; the server scrapes them in e2e
       wrapper="$here/prometheus"
-      pkg="github.com/prometheus/prometheus/cmd/promtool"
+      pkg="github.com/prometheus/prometheus/cmd/$component"
       out="$HOMEOSTAT_CACHE_DIR/bin/prometheus-$promtool_version"
-      # The stamp upstream's promu sets; without it `promtool --version` prints no version. The
-      # module's v0.316.0 is the release 3.16.0.
+      # The stamp upstream's promu sets; without it `--version` prints no version. The module's
+      # v0.316.0 is the release 3.16.0.
       local release="${promtool_version#v0.}"
       ldflags="-s -w -X github.com/prometheus/common/version.Version=${release:0:1}.${release:1}"
+      # The server finds its targets only through Kubernetes (the Prometheus Operator writes
+      # kubernetes_sd_configs); upstream's tags leave the other service discoveries out.
+      if [[ "$component" == prometheus ]]; then tags="remove_all_sd,enable_kubernetes_sd"; fi
+      ;;
+    prometheus-operator | prometheus-config-reloader) # the monitoring e2e suite's addon (ADR 0016)
+      wrapper="$here/prometheus-operator"
+      pkg="github.com/prometheus-operator/prometheus-operator/cmd/$component"
+      if [[ "$component" == prometheus-operator ]]; then pkg="${pkg%/*}/operator"; fi
+      out="$HOMEOSTAT_CACHE_DIR/bin/prometheus-operator-$prometheus_operator_version"
+      # The stamp upstream's Makefile sets (the operator logs it and reports it as a metric).
+      ldflags="-s -w -X github.com/prometheus/common/version.Version=${prometheus_operator_version#v}"
       ;;
     olm-validate) # runs operator-framework/api's validators on the OLM bundles; its main.go is ours, so it keys it too
       wrapper="$here/olm-validate"
@@ -211,6 +223,15 @@ build_one() { # build_one <component>
   (cd "$wrapper" && CGO_ENABLED=$cgo GOFLAGS=-mod=readonly nice -n 10 go build -trimpath ${tags:+-tags "$tags"} \
     -ldflags "$ldflags" -o "$out/$component.partial" "$pkg")
   mv "$out/$component.partial" "$out/$component"
+  if [[ "$component" == prometheus-operator ]]; then
+    # Its CRDs come with the binary, from the same module version in Go's module cache (the
+    # addon applies them from here); never copied into the repository by hand.
+    local module_dir
+    module_dir="$(cd "$wrapper" && go list -m -f '{{.Dir}}' github.com/prometheus-operator/prometheus-operator)"
+    rm -rf "$out/crds.partial" && mkdir -p "$out/crds.partial"
+    cp "$module_dir"/example/prometheus-operator-crd/*.yaml "$out/crds.partial/"
+    chmod -R u+w "$out/crds.partial" && rm -rf "$out/crds" && mv "$out/crds.partial" "$out/crds"
+  fi
   if [[ "$component" == bench-widget-operator || "$component" == olm-validate || "$component" == memcached-exporter ]]; then
     # Keyed by its sources, it would otherwise leave one stale build per edit.
     find "${out%/*}" -maxdepth 1 -name "$component-*" ! -path "$out" -exec rm -rf {} +
