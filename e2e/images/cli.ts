@@ -1,16 +1,21 @@
-// `npm run images`: builds every image in images.json offline (skipping unchanged ones) and,
+// `npm run images`: builds every image in images.json (but the monitoring addon's) offline (skipping unchanged ones) and,
 // when the local cluster is up, imports them into its containerd.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { paths, stateDir } from '../cluster/layout.ts';
 import { note, step } from '../cluster/progress.ts';
 import { ensureImages } from './build-images.ts';
+import { imageRecipes } from './image-recipes.ts';
+import { monitoringImages } from './image-names.ts';
 
-const refs = process.argv.slice(2);
+// By default every image but the monitoring addon's, which only its suite needs (ADR 0016).
+const named = process.argv.slice(2);
+const addon = new Set<string>(Object.values(monitoringImages));
+const refs = named.length ? named : imageRecipes.map((r) => r.ref).filter((ref) => !addon.has(ref));
 const clusterUp = existsSync(paths.ready);
 await step(`images: build${clusterUp ? ' and import into the local cluster' : ''}`, () =>
   ensureImages({
-    ...(refs.length ? { refs } : {}),
+    refs,
     ...(clusterUp
       ? {
           containerd: {

@@ -20,6 +20,15 @@ export const clusterImages: { pause: string; coredns: string; localPathProvision
 /** Images the e2e suites run themselves: the S3-compatible server backups are written to. */
 export const suiteImages: { s3: string } = catalogue.suites;
 /**
+ * The monitoring addon's images (Prometheus, the Prometheus Operator and its config reloader):
+ * built and imported only when the monitoring suite installs the addon, never with the others.
+ */
+export const monitoringImages: {
+  prometheus: string;
+  prometheusOperator: string;
+  prometheusConfigReloader: string;
+} = catalogue.monitoring;
+/**
  * Operator images by workspace folder under operators/, each built from operators/Dockerfile
  * with that folder as OPERATOR: each chart's default image. An operator joins by a line in images.json.
  */

@@ -6,7 +6,14 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { binaryPath, cacheDir, etcdBinaryPath, etcdVersion, type EtcdComponent } from '@homeostat/testing';
 import { run } from '../cluster/run-command.ts';
-import { baseImages, clusterImages, operandImages, operatorImages, suiteImages } from './image-names.ts';
+import {
+  baseImages,
+  clusterImages,
+  monitoringImages,
+  operandImages,
+  operatorImages,
+  suiteImages,
+} from './image-names.ts';
 import type { DebianSuite } from './debian-rootfs.ts';
 
 const imagesDir = dirname(fileURLToPath(import.meta.url));
@@ -69,12 +76,7 @@ export const imageRecipes: readonly ImageRecipe[] = [
   },
   { ref: operandImages.memcached, kind: 'dockerfile', dir: 'memcached', base: baseImages.debianForky },
   // The Memcached pods' metrics sidecar, built from operators/memcached/exporter (ADR 0402).
-  {
-    ref: operandImages.memcachedExporter,
-    kind: 'dockerfile',
-    dir: 'memcached-exporter',
-    extraFiles: async () => ({ 'memcached-exporter': await builtComponent('memcached-exporter') }),
-  },
+  goBinaryRecipe(operandImages.memcachedExporter, 'memcached-exporter'),
   // One image per pinned etcd minor: the operator's rolling upgrades go from one to the next.
   etcdRecipe(operandImages.etcd),
   etcdRecipe(operandImages.etcd37),
@@ -89,6 +91,10 @@ export const imageRecipes: readonly ImageRecipe[] = [
     base: baseImages.debian,
     extraFiles: async () => ({ versitygw: await builtBinary('versitygw') }),
   },
+  // The monitoring addon (ADR 0016): each a static binary from the Go module proxy on an empty image.
+  goBinaryRecipe(monitoringImages.prometheus, 'prometheus'),
+  goBinaryRecipe(monitoringImages.prometheusOperator, 'prometheus-operator'),
+  goBinaryRecipe(monitoringImages.prometheusConfigReloader, 'prometheus-config-reloader'),
   {
     ref: baseImages.node,
     kind: 'dockerfile',
@@ -124,6 +130,16 @@ function etcdRecipe(ref: string): ImageRecipe {
       etcdctl: await built('etcdctl'),
       etcdutl: await built('etcdutl'),
     }),
+  };
+}
+
+// An image of one binary tools/build-binaries.sh builds: its folder and the binary share the name.
+function goBinaryRecipe(ref: string, component: string): ImageRecipe {
+  return {
+    ref,
+    kind: 'dockerfile',
+    dir: component,
+    extraFiles: async () => ({ [component]: await builtComponent(component) }),
   };
 }
 
