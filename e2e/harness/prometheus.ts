@@ -30,7 +30,6 @@ export interface ScrapeTarget {
 
 export interface ActiveAlert {
   labels: Record<string, string> & { alertname: string };
-  annotations: Record<string, string>;
   state: 'pending' | 'firing';
   activeAt: string;
 }

@@ -250,12 +250,9 @@ describe('Prometheus scrapes the operators and evaluates their alerts, on the cl
           ]),
       },
       ...[operatorCharts.etcd, operatorCharts.postgres].map((chart) => ({
-        // The operator scaled to no pod: its target is gone, so no `up` of its job is 1. The
-        // alert is `absent(…)` of a comparison, which carries no label of the series: only its
-        // description names the operator's namespace.
+        // The operator scaled to no pod: its target is gone, so no `up` of its job is 1.
         alert: chart === operatorCharts.etcd ? 'EtcdOperatorDown' : 'PostgresOperatorDown',
-        matches: (a: ActiveAlert) =>
-          a.annotations['description']?.includes(`(${chart.name} in namespace ${ns})`) ?? false,
+        matches: (a: ActiveAlert) => a.labels['namespace'] === ns && a.labels['job'] === job(chart),
         start: async () => kubectl(['-n', ns, 'scale', await deploymentOf(chart), '--replicas=0']),
         end: async () => kubectl(['-n', ns, 'scale', await deploymentOf(chart), '--replicas=1']),
       })),

@@ -34,11 +34,15 @@ spec:
     - name: {{ include "homeostat-operator.fullname" $ }}.operator
       rules:
         - alert: {{ .alertPrefix }}Down
-          # No target of the job up (or none at all: no pod, no endpoint) for 5 minutes.
+          # No target of the job up (or none at all: no pod, no endpoint) for 5 minutes. absent()
+          # of a comparison keeps no label, so the alert names the job and namespace itself (the
+          # other alerts carry them from their series), for routing by namespace.
           expr: absent(up{ {{- $scope -}} } == 1)
           for: 5m
           labels:
             severity: critical
+            job: {{ include "homeostat-operator.fullname" $ }}-metrics
+            namespace: {{ $.Release.Namespace }}
           annotations:
             summary: The {{ .operator }} operator is down
             description: >-
