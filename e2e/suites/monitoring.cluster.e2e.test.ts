@@ -200,7 +200,11 @@ describe('Prometheus scrapes the operators and evaluates their alerts, on the cl
       );
     }
 
-    const [cachePod] = await listObjects<V1Pod>('pods', ns, 'app.kubernetes.io/name=memcached');
+    const [cachePod] = await listObjects<V1Pod>(
+      'pods',
+      ns,
+      'app.kubernetes.io/name=memcached,app.kubernetes.io/instance=sessions',
+    );
     const pod = cachePod?.metadata?.name ?? '';
     // The sidecar scraped directly, through the API server's proxy: what it serves now.
     const served = metricNamesInExposition(
