@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds pinned Kubernetes, etcd, containerd, CoreDNS, local-path-provisioner, helm, kubeconform,
+# Builds pinned Kubernetes, etcd, containerd, CoreDNS, local-path-provisioner, kube-router, helm, kubeconform,
 # promtool, olm-validate, kind and versitygw binaries, and the benchmark's controller-runtime operator, from the Go module proxy
 # into the version-keyed cache; and the Memcached metrics exporter from its sources in this repository.
 # Usage: tools/build-binaries.sh [component[@minor]...]   (default: what the test suites need)
@@ -46,6 +46,7 @@ default_minor="$(kube_minor "${HOMEOSTAT_KUBERNETES_VERSION:-}")"
 containerd_version="$(module_version "$here/containerd" github.com/containerd/containerd/v2)"
 coredns_version="$(module_version "$here/coredns" github.com/coredns/coredns)"
 local_path_version="$(module_version "$here/local-path-provisioner" github.com/rancher/local-path-provisioner)"
+kube_router_version="$(module_version "$here/kube-router" github.com/cloudnativelabs/kube-router/v2)"
 helm_version="$(module_version "$here/helm" helm.sh/helm/v3)"
 kubeconform_version="$(module_version "$here/helm" github.com/yannh/kubeconform)"
 promtool_version="$(module_version "$here/prometheus" github.com/prometheus/prometheus)"
@@ -126,6 +127,13 @@ resolve_component() { # resolve_component <component[@minor]>: sets component, w
       pkg="github.com/rancher/local-path-provisioner"
       out="$HOMEOSTAT_CACHE_DIR/bin/local-path-provisioner-$local_path_version"
       ldflags="-s -w"
+      ;;
+    kube-router) # the local cluster's NetworkPolicy enforcement (e2e/cluster, ADR 0504)
+      wrapper="$here/kube-router"
+      pkg="github.com/cloudnativelabs/kube-router/v2/cmd/kube-router"
+      out="$HOMEOSTAT_CACHE_DIR/bin/kube-router-$kube_router_version"
+      # Upstream's Makefile stamps the version; without it kube-router logs an empty one.
+      ldflags="-s -w -X github.com/cloudnativelabs/kube-router/v2/pkg/version.Version=$kube_router_version"
       ;;
     helm)
       wrapper="$here/helm"

@@ -3,14 +3,15 @@
 # otherwise says which package to install. Usage: tools/require-packages.sh <set>...
 #   base     every job: Go (the pinned binaries build from the Go module proxy), openssl, util-linux
 #   test     npm test: shellcheck (lints the PostgreSQL entrypoint), PostgreSQL 15 (its tests run it),
-#            pgBackRest (the PostgreSQL backup engine's tests run it), iproute2 and iptables (the local
-#            cluster's iptables cleanup is tested in a network namespace), memcached (the scaling
+#            pgBackRest (the PostgreSQL backup engine's tests run it), iproute2, iptables, nftables and
+#            ipset (the local cluster's cleanup is tested in a network namespace), memcached (the scaling
 #            benchmark's tests run it), sasl2-bin and libsasl2-modules (the Memcached operator's
 #            SASL tests build a database with saslpasswd2 and authenticate with PLAIN)
 #   bench-backup  bench/postgres/backup-tools.bench.ts: pgBackRest and Barman Cloud side by side
 #   bench-memcached  bench/memcached/scaling.bench.ts: memcached
-#   cluster  the local cluster: iproute2, iptables, conntrack, runc, CNI plugins (containerd 2 is
-#            built from the Go module proxy: Debian's 1.6 is too old for kubelet >= 1.36)
+#   cluster  the local cluster: iproute2, iptables, nftables (the egress guard), ipset (kube-router's
+#            policies), conntrack, runc, CNI plugins (containerd 2 is built from the Go module proxy:
+#            Debian's 1.6 is too old for kubelet >= 1.36)
 #   images   offline image builds: debootstrap, Docker
 #   kind     the offline kind cluster (e2e/kind): Docker, runc, jq
 # Jobs on a cluster of their own (npm start --current-kubeconfig, e2e with KUBECONFIG) need only base.
@@ -50,6 +51,8 @@ for set in "$@"; do
       require_command pgbackrest pgbackrest
       require_command ip iproute2
       require_command iptables iptables
+      require_command nft nftables
+      require_command ipset ipset
       require_command memcached memcached
       require_command saslpasswd2 sasl2-bin
       require_command "/usr/lib/$(uname -m)-linux-gnu/sasl2/libplain.so" libsasl2-modules
@@ -65,6 +68,8 @@ for set in "$@"; do
     cluster)
       require_command ip iproute2
       require_command iptables iptables
+      require_command nft nftables
+      require_command ipset ipset
       require_command conntrack conntrack
       require_command runc runc
       require_command /usr/lib/cni/bridge containernetworking-plugins

@@ -14,7 +14,9 @@ import {
   unmountAll,
 } from './host-leftovers.ts';
 import { interfaceNames, readMachineBefore, removeBridge, restoreSysctls } from './host-network.ts';
+import { egressGuardPresent, egressGuardTable, removeEgressGuard } from './egress-guard.ts';
 import { removeClusterChains } from './iptables-chains.ts';
+import { kubeRouterIpsets, removeKubeRouterIpsets } from './kube-router-ipsets.ts';
 import { iptablesChanges, iptablesSnapshot } from './iptables-snapshot.ts';
 import { network, runDir, stateDir } from './layout.ts';
 import { note, step } from './progress.ts';
@@ -28,6 +30,8 @@ export interface Leftovers {
   interfaces: string[];
   iptablesAdded: string[];
   iptablesRemoved: string[];
+  ipsets: string[];
+  nftablesTables: string[];
   paths: string[];
 }
 
@@ -36,7 +40,10 @@ export async function clusterDown(): Promise<Leftovers> {
   const before = readMachineBefore();
   await step('stopping the node components', async () => {
     await Promise.all(
-      ['kube-proxy', 'kube-scheduler', 'kube-controller-manager', 'kubelet'].map((n) => stopDaemon(n)),
+      // kube-router first among them: running, it would write back the chains removed below.
+      ['kube-router', 'kube-proxy', 'kube-scheduler', 'kube-controller-manager', 'kubelet'].map((n) =>
+        stopDaemon(n),
+      ),
     );
   });
   await step('stopping the pods', async () => {
@@ -66,6 +73,8 @@ export async function clusterDown(): Promise<Leftovers> {
     await unmountAll();
     await removeBridge(before);
     await removeClusterChains();
+    await removeKubeRouterIpsets();
+    await removeEgressGuard();
     removePodCgroups();
     if (before) {
       restoreSysctls(before);
@@ -94,9 +103,11 @@ async function findLeftovers(before: ReturnType<typeof readMachineBefore>): Prom
       : interfacesNow.filter((i) => i === network.bridge || i.startsWith('veth')),
     iptablesAdded: before ? iptables.added : iptables.added.filter((l) => /KUBE-|CNI-|HOMEOSTAT-/.test(l)),
     iptablesRemoved: iptables.removed,
+    ipsets: await kubeRouterIpsets(),
+    nftablesTables: (await egressGuardPresent()) ? [`ip ${egressGuardTable}`] : [],
     paths: [],
   };
-  for (const name of ['etcd', 'kube-apiserver', 'containerd', 'kubelet', 'kube-proxy']) {
+  for (const name of ['etcd', 'kube-apiserver', 'containerd', 'kubelet', 'kube-proxy', 'kube-router']) {
     if (daemonRunning(name)) leftovers.processes.push(`${name} (pid file)`);
   }
   return leftovers;
@@ -111,7 +122,11 @@ export function reportLeftovers(leftovers: Leftovers): boolean {
     note(`left behind (${what}):`);
     for (const item of items) note(`  ${item}`);
   }
-  if (clean) note('nothing left behind: no cluster process, mount, cgroup, interface or iptables change');
+  if (clean) {
+    note(
+      'nothing left behind: no cluster process, mount, cgroup, interface, iptables change, ipset or nftables table',
+    );
+  }
   return clean;
 }
 

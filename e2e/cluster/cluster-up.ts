@@ -24,7 +24,7 @@ import { defaultStorageClass, localPathObjects } from './local-path-addon.ts';
 import { daemonDied, daemonRunning, logFile, startDaemon } from './daemons.ts';
 import { clusterDown, reportLeftovers } from './cluster-down.ts';
 import { recordMachineBefore, setUpBridge } from './host-network.ts';
-import { ensureEgressGuard } from './iptables-chains.ts';
+import { ensureEgressGuard } from './egress-guard.ts';
 import { apiServerUrl, network, paths, ports, runDir, stateDir } from './layout.ts';
 import { note, step } from './progress.ts';
 import { requireHostPackages } from './host-packages.ts';
@@ -43,6 +43,7 @@ const neededBinaries = [
   'ctr',
   'coredns',
   'local-path-provisioner',
+  'kube-router',
 ];
 
 /** The order components start in; each waits for the ones before it. */
@@ -61,7 +62,7 @@ export interface LocalCluster {
 /** Starts the local cluster (or reuses a healthy one) and returns its kubeconfig. */
 export async function clusterUp(): Promise<LocalCluster> {
   if (process.getuid?.() !== 0) throw new Error('the local cluster needs root (network, mounts, cgroups)');
-  await step('host packages (runc, CNI plugins, iptables, conntrack, iproute2)', () =>
+  await step('host packages (runc, CNI plugins, iptables, nftables, ipset, conntrack, iproute2)', () =>
     requireHostPackages('cluster'),
   );
   await step(`building the Kubernetes ${kubernetesVersion} binaries and containerd not cached yet`, () =>
@@ -121,8 +122,8 @@ export async function clusterUp(): Promise<LocalCluster> {
     }
   }
   await step(`node ${network.nodeName} Ready`, waitForNodeReady);
-  // kube-proxy prepends its own FORWARD rules when it starts; ours must stay first.
-  await ensureEgressGuard();
+  // kube-router finds its node by name at start and exits when the kubelet has not registered it.
+  await step('starting kube-router (NetworkPolicies)', () => startAndWait('kube-router', all));
   await applyAddons();
   const ready: ReadyRecord = { version: kubernetesVersion, containerd: toolVersion('containerd') };
   await writeFile(paths.ready, JSON.stringify({ ...ready, at: new Date().toISOString() }));
@@ -236,6 +237,7 @@ async function healthProblem(): Promise<string | undefined> {
     'kube-scheduler',
     'kubelet',
     'kube-proxy',
+    'kube-router',
   ]) {
     if (!daemonRunning(name)) return `${name} is not running`;
   }
@@ -262,6 +264,7 @@ async function checkPortsFree(): Promise<void> {
     ['kubelet healthz', '127.0.0.1', ports.kubeletHealthz],
     ['kube-proxy healthz', '127.0.0.1', ports.kubeProxyHealthz],
     ['kube-proxy metrics', '127.0.0.1', ports.kubeProxyMetrics],
+    ['kube-router healthz', '127.0.0.1', ports.kubeRouterHealthz],
   ];
   for (const [what, host, port] of checks) {
     if (await listening(host, port)) {

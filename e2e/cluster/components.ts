@@ -155,6 +155,32 @@ export function components(pki: ControlPlanePki, kubeconfig: string): Record<str
       },
       ready: async () => (await httpGet(`http://127.0.0.1:${ports.kubeProxyHealthz}/healthz`)).status === 200,
     },
+    // The cluster's NetworkPolicy implementation (ADR 0504): kube-router's network policy controller
+    // alone, in iptables and ipsets beside kube-proxy's; its routing, service proxy and CNI stay
+    // off (the bridge plugin and kube-proxy do those jobs here).
+    'kube-router': {
+      spec: {
+        name: 'kube-router',
+        command: binaryPath('kube-router'),
+        args: [
+          `--kubeconfig=${kubeconfig}`,
+          `--hostname-override=${network.nodeName}`,
+          '--run-firewall=true',
+          '--run-router=false',
+          '--run-service-proxy=false',
+          '--run-loadbalancer=false',
+          '--enable-cni=false',
+          '--enable-ipv6=false',
+          `--service-cluster-ip-range=${network.serviceCidr}`,
+          `--health-port=${ports.kubeRouterHealthz}`,
+          '--v=1',
+        ],
+        // ipset, iptables-save and iptables-restore from the machine.
+        env,
+      },
+      ready: async () =>
+        (await httpGet(`http://127.0.0.1:${ports.kubeRouterHealthz}/healthz`)).status === 200,
+    },
   };
 }
 

@@ -67,8 +67,8 @@ async function iptables(namespace: string, family: Family, ...args: string[]): P
 }
 
 /**
- * Chains and rules of the kind the kubelet, kube-proxy (both families) and the bridge CNI plugin
- * write, loaded the way kube-proxy loads them (`iptables-restore --noflush`), in filter, nat and
+ * Chains and rules of the kind the kubelet, kube-proxy, kube-router (both families) and the bridge
+ * CNI plugin write, loaded the way kube-proxy loads them (`iptables-restore --noflush`), in filter, nat and
  * mangle, with jumps from built-in chains and a quoted comment like the CNI plugin's.
  */
 function clusterRules(family: Family): string {
@@ -78,10 +78,17 @@ function clusterRules(family: Family): string {
     ':KUBE-FIREWALL - [0:0]',
     ':KUBE-FORWARD - [0:0]',
     ':KUBE-KUBELET-CANARY - [0:0]',
+    ':KUBE-ROUTER-FORWARD - [0:0]',
+    ':HOMEOSTAT-EGRESS - [0:0]',
     '-A INPUT -j KUBE-FIREWALL',
     '-A OUTPUT -j KUBE-FIREWALL',
+    '-A FORWARD -m comment --comment "kube-router netpol" -j KUBE-ROUTER-FORWARD',
     '-A FORWARD -m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD',
+    // The iptables egress guard of clusters brought up before it moved to nftables.
+    '-A FORWARD -i homeostat0 -m comment --comment "homeostat: pods stay on this machine" -j HOMEOSTAT-EGRESS',
     '-A KUBE-FORWARD -m mark --mark 0x4000/0x4000 -j ACCEPT',
+    '-A KUBE-ROUTER-FORWARD -m mark --mark 0x20000/0x20000 -j ACCEPT',
+    '-A HOMEOSTAT-EGRESS -o homeostat0 -j RETURN',
     'COMMIT',
     '*nat',
     ':KUBE-SERVICES - [0:0]',
@@ -102,14 +109,13 @@ function clusterRules(family: Family): string {
   ].join('\n');
 }
 
-/** What the cluster's components and `up` do to iptables. */
+/** What the cluster's components do to iptables. */
 async function addClusterChains(namespace: string): Promise<void> {
   for (const family of iptablesFamilies) {
     await run('ip', ['netns', 'exec', namespace, `${family}-restore`, '--noflush'], {
       input: clusterRules(family),
     });
   }
-  await inNamespace(namespace, './iptables-chains.ts', 'ensureEgressGuard');
 }
 
 const removeClusterChains = (namespace: string) =>
@@ -175,5 +181,29 @@ describe.skipIf(!isRoot)('iptables leftovers, judged in a fresh network namespac
       ].sort(),
     );
     expect(changes.removed).toEqual(['iptables filter -A INPUT -p udp -m udp --dport 53 -j ACCEPT']);
+  });
+
+  it('keeps the egress guard as one nftables table, replaced in place, and removes it', async () => {
+    const namespace = await freshNamespace();
+    await inNamespace(namespace, './egress-guard.ts', 'ensureEgressGuard');
+    await inNamespace(namespace, './egress-guard.ts', 'ensureEgressGuard');
+    const ruleset = await run('ip', ['netns', 'exec', namespace, 'nft', 'list', 'ruleset']);
+    expect(ruleset.match(/^table /gm), 'one table after two ensures').toEqual(['table ']);
+    expect(ruleset).toContain('iifname "homeostat0" oifname != "homeostat0"');
+    expect(await inNamespace(namespace, './egress-guard.ts', 'egressGuardPresent')).toBe(true);
+
+    await inNamespace(namespace, './egress-guard.ts', 'removeEgressGuard');
+    expect(await inNamespace(namespace, './egress-guard.ts', 'egressGuardPresent')).toBe(false);
+    expect(await run('ip', ['netns', 'exec', namespace, 'nft', 'list', 'ruleset'])).toBe('');
+  });
+
+  it("destroys kube-router's ipsets and keeps everyone else's", async () => {
+    const namespace = await freshNamespace();
+    const ipset = (...args: string[]) => run('ip', ['netns', 'exec', namespace, 'ipset', ...args]);
+    await ipset('create', 'KUBE-SRC-ABCDEFGHIJKLMNOP', 'hash:ip');
+    await ipset('create', 'inet6:KUBE-DST-ABCDEFGHIJKLMNOP', 'hash:ip', 'family', 'inet6');
+    await ipset('create', 'SSH-BLOCKLIST', 'hash:ip');
+    await inNamespace(namespace, './kube-router-ipsets.ts', 'removeKubeRouterIpsets');
+    expect((await ipset('list', '-name')).trim().split('\n')).toEqual(['SSH-BLOCKLIST']);
   });
 });

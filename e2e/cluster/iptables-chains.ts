@@ -1,43 +1,13 @@
-// iptables housekeeping for the cluster: the egress guard that keeps pod traffic on this
-// machine, and removal of every chain the cluster's components made (KUBE-*, CNI-*, ours),
-// rule by rule, without touching anyone else's rules.
-import { chainPrefix, network } from './layout.ts';
+// iptables housekeeping for the cluster: removal of every chain the cluster's components made
+// (KUBE-*, CNI-*, and the HOMEOSTAT-EGRESS guard of clusters from before egress-guard.ts), rule by
+// rule, without touching anyone else's rules.
+import { chainPrefix } from './layout.ts';
 import { iptablesFamilies } from './iptables-snapshot.ts';
 import { run, tryRun } from './run-command.ts';
 
 const tables = ['filter', 'nat', 'mangle', 'raw'] as const;
-/** Chains created by kube-proxy and the kubelet (KUBE-), the CNI plugins (CNI-) and this launcher. */
-const clusterChain = /^(KUBE-|CNI-|HOMEOSTAT-)/;
-
-export const egressChain = `${chainPrefix}EGRESS`;
-const egressJump = [
-  '-i',
-  network.bridge,
-  '-m',
-  'comment',
-  '--comment',
-  'homeostat: pods stay on this machine',
-  '-j',
-  egressChain,
-];
-
-/**
- * Makes sure pod traffic can only go to other pods or to this machine: anything entering from
- * the bridge and leaving through another interface is rejected. Our jump is kept first in
- * FORWARD so kube-proxy's ACCEPT rules (which it prepends) cannot let such traffic past.
- */
-export async function ensureEgressGuard(): Promise<void> {
-  const chains = await run('iptables', ['-S', '-t', 'filter']);
-  if (!chains.split('\n').includes(`-N ${egressChain}`)) {
-    await run('iptables', ['-N', egressChain]);
-    await run('iptables', ['-A', egressChain, '-o', network.bridge, '-j', 'RETURN']);
-    await run('iptables', ['-A', egressChain, '-j', 'REJECT', '--reject-with', 'icmp-net-prohibited']);
-  }
-  while ((await tryRun('iptables', ['-D', 'FORWARD', ...egressJump])).ok) {
-    // Remove every copy, then insert one at the top.
-  }
-  await run('iptables', ['-I', 'FORWARD', '1', ...egressJump]);
-}
+/** Chains created by kube-proxy, kube-router and the kubelet (KUBE-), the CNI plugins (CNI-) and this launcher. */
+const clusterChain = new RegExp(`^(KUBE-|CNI-|${chainPrefix})`);
 
 /** Removes every KUBE-*, CNI-* and HOMEOSTAT-* chain and every rule that jumps to one. */
 export async function removeClusterChains(): Promise<void> {

@@ -59,6 +59,8 @@ export const ports = {
   kubeletHealthz: 10248,
   kubeProxyHealthz: 10256,
   kubeProxyMetrics: 10249,
+  /** kube-router's health endpoint; it binds every address (it has no flag for one). */
+  kubeRouterHealthz: 20244,
 };
 
 /** Prefix of the iptables chains this launcher creates itself. */

@@ -7,10 +7,19 @@ import { runClientPod, type ClientPodResult } from './workloads.ts';
 /** The memcache user of the official image (and of our stand-in). */
 export const memcacheUid = 11211;
 
-// Over bash's /dev/tcp. Prints every reply line, so the test sees exactly what came back.
-function clientScript(host: string, port: number, key: string, value: string): string {
+// Over bash's /dev/tcp. Prints every reply line, so the test sees exactly what came back. bash's
+// connect has no timeout of its own; with one given, a first connection under `timeout` ends a
+// session whose packets are dropped in that many seconds instead of TCP's two minutes.
+function clientScript(
+  host: string,
+  port: number,
+  key: string,
+  value: string,
+  connectTimeout?: number,
+): string {
   return [
     'set -eu',
+    ...(connectTimeout ? [`timeout ${connectTimeout} bash -c 'exec 3<>/dev/tcp/${host}/${port}'`] : []),
     `exec 3<>/dev/tcp/${host}/${port}`,
     `printf 'set ${key} 0 0 ${value.length}\\r\\n${value}\\r\\n' >&3`,
     'IFS= read -r -t 10 reply <&3; echo "set: ${reply%$\'\\r\'}"',
@@ -35,6 +44,10 @@ export async function memcachedSetGet(options: {
   host: string;
   port?: number;
   image: string;
+  /** The client pod's labels. */
+  labels?: Readonly<Record<string, string>>;
+  /** Seconds a connection may take before the session fails (default: TCP's own, minutes). */
+  connectTimeoutSeconds?: number;
 }): Promise<SetGetResult> {
   const key = `e2e-${randomBytes(4).toString('hex')}`;
   const value = randomBytes(8).toString('hex');
@@ -42,8 +55,13 @@ export async function memcachedSetGet(options: {
     namespace: options.namespace,
     name: `client-${randomBytes(3).toString('hex')}`,
     image: options.image,
-    command: ['bash', '-c', clientScript(options.host, options.port ?? 11211, key, value)],
+    command: [
+      'bash',
+      '-c',
+      clientScript(options.host, options.port ?? 11211, key, value, options.connectTimeoutSeconds),
+    ],
     runAsUser: memcacheUid,
+    ...(options.labels ? { labels: options.labels } : {}),
   });
   return {
     ...result,

@@ -90,6 +90,8 @@ export async function runClientPod(options: {
   secret?: { name: string; mountPath: string };
   /** The container's memory limit (default 64Mi; a `node` client needs more). */
   memoryLimit?: string;
+  /** The pod's labels (what a NetworkPolicy's podSelector picks clients by). */
+  labels?: Readonly<Record<string, string>>;
 }): Promise<ClientPodResult> {
   const volumeMounts = [
     ...(options.claim ? [{ name: 'claim', mountPath: options.claim.mountPath }] : []),
@@ -102,7 +104,11 @@ export async function runClientPod(options: {
   const pod = {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name: options.name, namespace: options.namespace },
+    metadata: {
+      name: options.name,
+      namespace: options.namespace,
+      ...(options.labels ? { labels: { ...options.labels } } : {}),
+    },
     spec: {
       restartPolicy: 'Never',
       containers: [

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operandImages } from '../images/image-names.ts';
 import { apply, getObject, kubectl, listObjects } from '../harness/cluster-access.ts';
 import { createCertificateAuthority, issueCertificate } from '@homeostat/operator-kit/tls';
-import { memcachedMetrics, memcachedSetGet } from '../harness/memcached-client.ts';
+import { memcachedMetrics, memcachedSetGet, type SetGetResult } from '../harness/memcached-client.ts';
 import { startMemcachedLoad } from '../harness/memcached-load.ts';
 import { memcachedSecuredSession } from '../harness/memcached-secured-client.ts';
 import { operatorCharts } from '../harness/operator-charts.ts';
@@ -21,6 +21,7 @@ import { installOperator, type OperatorRelease } from '../harness/operator-relea
 import { kubectlHomeostat } from '../harness/kubectl-homeostat.ts';
 import { createTestNamespace, type TestNamespace } from '../harness/test-namespace.ts';
 import { isPodReady } from '../harness/workloads.ts';
+import { kindClusterUnderTest } from '../harness/kind-nodes.ts';
 
 const cacheName = 'cache';
 const podSelector = `app.kubernetes.io/name=memcached,app.kubernetes.io/instance=${cacheName}`;
@@ -381,6 +382,102 @@ describe('Memcached operator from its Helm chart, on the cluster in KUBECONFIG',
 
     await kubectl(['-n', ns, 'delete', 'memcached', sealed, '--wait=true', '--timeout=120s']);
   });
+
+  // The offline kind cluster's pod network (ptp routes, no policy agent) enforces no NetworkPolicy;
+  // the local cluster's kube-router does (ADR 0504), as does any cluster whose network plugin does.
+  it.skipIf(kindClusterUnderTest() !== undefined)(
+    'with spec.networkPolicy, admits only the clients it names: an unlabelled client is refused until the field is removed',
+    async () => {
+      const guarded = 'guarded';
+      const clientLabels = { role: 'cache-client' };
+      const session = (labels?: Readonly<Record<string, string>>) =>
+        memcachedSetGet({
+          namespace: ns,
+          host: guarded,
+          image: operandImages.memcached,
+          // A refused connection fails at once; this bounds one whose packets are dropped.
+          connectTimeoutSeconds: 3,
+          ...(labels ? { labels } : {}),
+        });
+      const works = (result: SetGetResult | undefined) =>
+        result?.phase === 'Succeeded' && result.lines.join('\n') === result.expected.join('\n');
+      const spec = { size: 1, memoryLimitMB: 16 };
+      await apply([
+        {
+          apiVersion: 'cache.homeostat.dev/v1alpha1',
+          kind: 'Memcached',
+          metadata: { name: guarded, namespace: ns },
+          spec: { ...spec, networkPolicy: { clients: [{ podSelector: { matchLabels: clientLabels } }] } },
+        },
+      ]);
+      await waitUntil(
+        `Memcached ${ns}/${guarded} Ready with its NetworkPolicy`,
+        async () =>
+          (await getObject<MemcachedObject>('memcached', guarded, ns))?.status?.readyReplicas === 1 &&
+          (await getObject('networkpolicy.networking.k8s.io', guarded, ns)) !== undefined,
+        { timeoutMs: 240_000, intervalMs: 1000 },
+      );
+
+      // The policy takes effect when the cluster's policy agent has seen it: until then an
+      // unlabelled client still gets through, so wait for its first refusal.
+      const created = Date.now();
+      let unlabelled: SetGetResult | undefined;
+      await waitUntil('an unlabelled client refused', async () => !works((unlabelled = await session())), {
+        timeoutMs: 60_000,
+        intervalMs: 500,
+        describe: () => JSON.stringify(unlabelled),
+      });
+      // A figure, not a bound: how long the policy agent took to enforce a new policy.
+      console.warn(`NetworkPolicy in force ${((Date.now() - created) / 1000).toFixed(1)} s after it existed`);
+      expect(unlabelled?.phase).toBe('Failed');
+      expect(unlabelled?.lines).not.toContain('set: STORED');
+
+      // A labelled client may start before the agent has its address among the allowed sources;
+      // it is retried until that happens, and must then store and read a value.
+      let labelled: SetGetResult | undefined;
+      await waitUntil(
+        'a labelled client stores and reads a value',
+        async () => works((labelled = await session(clientLabels))),
+        {
+          timeoutMs: 60_000,
+          intervalMs: 500,
+          describe: () => JSON.stringify(labelled),
+        },
+      );
+      expect(labelled?.lines).toEqual(labelled?.expected);
+      // With the policy in force, once more unlabelled: refused, not a timing accident of the first.
+      const again = await session();
+      expect(again.phase, again.logs).toBe('Failed');
+
+      // Without the field the policy goes, and the same unlabelled client gets through: the
+      // refusals above were the policy's doing.
+      await apply([
+        {
+          apiVersion: 'cache.homeostat.dev/v1alpha1',
+          kind: 'Memcached',
+          metadata: { name: guarded, namespace: ns },
+          spec,
+        },
+      ]);
+      await waitUntil(
+        `NetworkPolicy ${ns}/${guarded} removed`,
+        async () => (await getObject('networkpolicy.networking.k8s.io', guarded, ns)) === undefined,
+        { timeoutMs: 60_000, intervalMs: 500 },
+      );
+      let freed: SetGetResult | undefined;
+      await waitUntil(
+        'the unlabelled client served once the policy is gone',
+        async () => works((freed = await session())),
+        {
+          timeoutMs: 60_000,
+          intervalMs: 500,
+          describe: () => JSON.stringify(freed),
+        },
+      );
+      expect(freed?.lines).toEqual(freed?.expected);
+      await kubectl(['-n', ns, 'delete', 'memcached', guarded, '--wait=true', '--timeout=120s']);
+    },
+  );
 
   it('follows a HorizontalPodAutoscaler through the scale subresource: size 2 raised to minReplicas 3', async () => {
     const scaled = 'autoscaled';

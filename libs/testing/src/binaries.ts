@@ -94,6 +94,7 @@ export type ToolComponent =
   | 'ctr'
   | 'coredns'
   | 'local-path-provisioner'
+  | 'kube-router'
   | 'helm'
   | 'kubeconform'
   | 'promtool'
@@ -108,6 +109,7 @@ const toolModules: Record<ToolComponent, [wrapper: string, modulePath: string, f
   ctr: ['containerd', 'github.com/containerd/containerd/v2', 'containerd'],
   coredns: ['coredns', 'github.com/coredns/coredns'],
   'local-path-provisioner': ['local-path-provisioner', 'github.com/rancher/local-path-provisioner'],
+  'kube-router': ['kube-router', 'github.com/cloudnativelabs/kube-router/v2'],
   helm: ['helm', 'helm.sh/helm/v3'],
   kubeconform: ['helm', 'github.com/yannh/kubeconform'],
   promtool: ['prometheus', 'github.com/prometheus/prometheus', 'prometheus'],
