@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startS3Server, type S3TestServer } from '@homeostat/testing/s3';
 import { waitUntil } from '@homeostat/testing';
 import { withConnection, defaultConnectOptions } from '../instance/instance.ts';
+import { switchAndAwaitArchive } from '../instance/archive-position.ts';
 import { PlainPostgresBed, trustSuperuser, type PlainInstance } from '../test-support/plain-postgres.ts';
 import { pgBackRestRepository, type RepositoryFixture } from '../test-support/pgbackrest-fixture.ts';
 import { ensureStanza, takeBaseBackup } from './base-backup.ts';
@@ -27,23 +28,7 @@ const sql = <T>(instance: PlainInstance, work: (c: pg.Client) => Promise<T>) =>
 
 /** Switches to a new segment and waits until the archiver has pushed the one it closed. */
 async function archiveCurrentSegment(instance: PlainInstance): Promise<void> {
-  const closed = await sql(instance, async (c) => {
-    const r = await c.query<{ walfile: string }>('SELECT pg_walfile_name(pg_switch_wal()) AS walfile');
-    return r.rows[0]?.walfile ?? '';
-  });
-  await waitUntil(
-    `segment ${closed} archived`,
-    async () => {
-      const last = await sql(instance, async (c) => {
-        const r = await c.query<{ last: string | null }>(
-          'SELECT last_archived_wal AS last FROM pg_stat_archiver',
-        );
-        return r.rows[0]?.last ?? '';
-      });
-      return last >= closed;
-    },
-    { timeoutMs: 60_000, intervalMs: 200 },
-  );
+  await switchAndAwaitArchive(instance, trustSuperuser, defaultConnectOptions, 60_000);
 }
 
 async function insert(instance: PlainInstance, label: string): Promise<void> {

@@ -44,6 +44,13 @@ export async function primaryBeforeCount(
  * Ends the primary's current WAL segment (pg_switch_wal) and waits until its archiver has stored
  * that segment: then every position written before the call is in the archive. Returns the
  * segment; throws naming it when `timeoutMs` passes first.
+ *
+ * Archived means no status file of that segment or an earlier one is still `.ready` (a segment is
+ * marked so when it is finished, before pg_switch_wal returns). pg_stat_archiver's
+ * last_archived_wal cannot say it: pg_backup_stop switches segments before it writes the backup's
+ * history file (<older segment>.<offset>.backup), so the archiver may store the new segment first
+ * and that file last, and last_archived_wal then names the older segment for as long as nothing
+ * else is archived.
  */
 export async function switchAndAwaitArchive(
   primary: InstanceEndpoint,
@@ -58,20 +65,23 @@ export async function switchAndAwaitArchive(
   });
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    // Segment names order as positions do, timelines first.
-    const archived = await withConnection(primary, credentials, connect, async (c) => {
-      const { rows } = await c.query<{ wal: string | null }>(
-        'SELECT last_archived_wal AS wal FROM pg_stat_archiver',
+    const archiver = await withConnection(primary, credentials, connect, async (c) => {
+      // Segment names order as positions do, timelines first; a history file's name starts with
+      // its segment's.
+      const { rows } = await c.query<{ waiting: string[]; failed: string | null }>(
+        `SELECT coalesce((SELECT array_agg(name ORDER BY name) FROM pg_ls_archive_statusdir()
+                           WHERE name ~ '^[0-9A-F]{24}.*[.]ready$' AND left(name, 24) <= $1), '{}') AS waiting,
+                (SELECT last_failed_wal FROM pg_stat_archiver) AS failed`,
+        [segment],
       );
-      // A backup's history file (<segment>.<offset>.backup) names the segment it lies in.
-      return /^[0-9A-F]{24}/.exec(rows[0]?.wal ?? '')?.[0] ?? '';
+      return { waiting: rows[0]?.waiting ?? [], failed: rows[0]?.failed ?? null };
     }).catch((error: unknown) => {
       throw new Error(`reading ${primary.name}'s archiver: ${errorMessage(error)}`);
     });
-    if (archived && archived >= segment) return segment;
+    if (archiver.waiting.length === 0) return segment;
     if (Date.now() >= deadline)
       throw new Error(
-        `${primary.name} had not archived WAL segment ${segment} after ${timeoutMs} ms (last archived: ${archived || 'none'})`,
+        `${primary.name} had not archived WAL segment ${segment} after ${timeoutMs} ms (still to archive: ${archiver.waiting.map((n) => n.replace(/[.]ready$/, '')).join(', ')}${archiver.failed ? `; last failed: ${archiver.failed}` : ''})`,
       );
     await new Promise((resolve) => setTimeout(resolve, pollMs));
   }

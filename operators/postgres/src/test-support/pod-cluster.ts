@@ -94,7 +94,7 @@ export function clusterReader(
   const logTail = () =>
     lines
       .slice(-30)
-      .map((l) => `${String(l['msg'])} ${String(l['err'] ?? '')}`)
+      .map((l) => `${String(l['controller'] ?? '')} ${String(l['msg'])} ${String(l['err'] ?? '')}`.trim())
       .join('\n');
   const get = async () => {
     const found = await client.get(postgresClusters, cluster, namespace);

@@ -10,7 +10,8 @@
 // next scheduled backup expires it.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitUntil } from '@homeostat/testing';
+import { join } from 'node:path';
+import { logTail, waitUntil } from '@homeostat/testing';
 import { sharedKubeConfig } from '@homeostat/testing/shared';
 import { scheduleDecision, scheduledName } from '@homeostat/operator-kit/schedule';
 import { builtin, findCondition, KubeClient, type Condition } from '@homeostat/reconcile';
@@ -272,9 +273,11 @@ describe('scheduled PostgreSQLBackups and retention: real API server, PostgreSQL
       'a drill pod, held unstarted',
       async () => {
         drilled = (await livePodNaming())[0] ?? '';
+        if (drilled === '') await get(); // the status a failed wait prints, as of now
         return drilled !== '';
       },
-      slow,
+      // A drill waits for the source's counts first: the primary's log says how its archiving went.
+      { ...slow, describe: () => `${slow.describe()}\n${logTail(join(pods.bed.root, 'orders-0.log'), 40)}` },
     );
     // The drill takes the newest backup never drilled: the newest scheduled one.
     expect(drilled).toBe((await scheduledObjects()).at(-1));

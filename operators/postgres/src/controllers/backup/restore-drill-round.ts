@@ -271,6 +271,7 @@ export class DrillRound {
       endLsn ? parseLsn(endLsn) : undefined,
       this.#deps.countBounds,
       this.#ctx.signal,
+      (step) => this.#ctx.log.info({ backup: restored.label }, `restore drill: ${step}`),
     );
     if (!source.compared) this.#ctx.log.info({ reason: source.reason }, 'restore drill counts not compared');
     await this.#client

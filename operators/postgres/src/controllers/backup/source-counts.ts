@@ -45,6 +45,8 @@ export async function countSource(
   replayedAtLeast: Lsn | undefined,
   bounds: SourceCountBounds,
   signal?: AbortSignal,
+  /** Told as each step that may wait begins: a drill that stalls says where in its log. */
+  progress: (step: string) => void = () => {},
 ): Promise<SourceCounts> {
   const status = cluster.status;
   const primary = status?.currentPrimary;
@@ -73,6 +75,7 @@ export async function countSource(
       `every standby (${standbys.join(', ')}) is one commits wait to be applied on (synchronous_commit = remote_apply): pausing it would hold them`,
     );
   try {
+    progress(`counting on standby ${standby}, once it has replayed past ${primary}'s position`);
     const counts = await countAtPausedReplay({
       endpoint: access.endpointOf(standby),
       credentials: access.credentials,
@@ -82,6 +85,7 @@ export async function countSource(
       timeoutMs: bounds.countTimeoutMs,
       ...(signal ? { signal } : {}),
     });
+    progress(`counted on ${standby} at ${counts.lsn}; waiting for ${primary} to archive that position`);
     await switchAndAwaitArchive(
       access.endpointOf(primary),
       access.credentials,
