@@ -143,8 +143,8 @@ export async function kindClusterUp(options: KindClusterOptions): Promise<KindCl
       );
     }
   });
-  await step('kind: images for the suites (built where stale, loaded into every node pods run on)', () =>
-    loadSuiteImages(kind, kubeconfig, options.nodeImage),
+  await step('kind: images for the suites (built where stale, loaded into every node)', () =>
+    loadSuiteImages(kind, options.nodeImage),
   );
   return { name: kindClusterName, kubeconfig, dockerHost };
 }
@@ -269,7 +269,7 @@ async function waitForNodes(kubeconfig: string, count: number, timeoutMs: number
 // The same images the local cluster imports, built offline by `npm run images`' recipes and loaded
 // from their archives. With internet the nodes pull the operands themselves, and only the operator
 // images are built (from operators/Dockerfile, FROM the official Node image) and loaded.
-async function loadSuiteImages(kind: string, kubeconfig: string, source: KindNodeImageSource): Promise<void> {
+async function loadSuiteImages(kind: string, source: KindNodeImageSource): Promise<void> {
   if (source === 'kind') {
     for (const [operator, ref] of Object.entries(operatorImages)) {
       await run(
@@ -288,7 +288,7 @@ async function loadSuiteImages(kind: string, kubeconfig: string, source: KindNod
   const ids = await ensureImages({ refs, log: note });
   const saved = (await tryRun('cat', [loadedRecord()])).stdout;
   const loaded: Record<string, string> = saved ? (JSON.parse(saved) as Record<string, string>) : {};
-  const nodes = await workloadNodes(kubeconfig);
+  const nodes = (await run(kind, ['get', 'nodes', '--name', kindClusterName])).trim().split('\n');
   for (const ref of refs) {
     if (loaded[ref] === ids[ref]) continue;
     const started = Date.now();
@@ -297,25 +297,8 @@ async function loadSuiteImages(kind: string, kubeconfig: string, source: KindNod
     await Promise.all(nodes.map((node) => importIntoNode(node, imageArchive(ref))));
     loaded[ref] = ids[ref] ?? '';
     await writeFile(loadedRecord(), JSON.stringify(loaded, null, 2));
-    note(`${ref} loaded into ${nodes.join(', ')} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+    note(`${ref} loaded into every node (${((Date.now() - started) / 1000).toFixed(1)} s)`);
   }
-}
-
-/**
- * The nodes a suite's pod can land on: those with no NoSchedule or NoExecute taint. The control
- * plane of a cluster with workers keeps kubeadm's taint and never runs a suite's image, so loading
- * it there only took a quarter of the time (kind's node containers are named as the nodes).
- */
-async function workloadNodes(kubeconfig: string): Promise<string[]> {
-  const kubectl = await builtComponent('kubectl');
-  const list = JSON.parse(await run(kubectl, ['--kubeconfig', kubeconfig, 'get', 'nodes', '-o', 'json'])) as {
-    items: { metadata: { name: string }; spec?: { taints?: { effect: string }[] } }[];
-  };
-  const nodes = list.items
-    .filter((n) => !(n.spec?.taints ?? []).some((t) => t.effect === 'NoSchedule' || t.effect === 'NoExecute'))
-    .map((n) => n.metadata.name);
-  if (nodes.length === 0) throw new Error(`no node of ${kindClusterName} takes pods: every one is tainted`);
-  return nodes;
 }
 
 /** Streams an image archive into a node's containerd (`ctr import` in the node, reading stdin). */
