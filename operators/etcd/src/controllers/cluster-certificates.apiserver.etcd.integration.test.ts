@@ -109,7 +109,12 @@ describe('generated certificates of a running EtcdCluster, on a real kube-apiser
         },
         poll,
       );
-      expect((await eventsAbout(client, namespace, name, 'CertificatesRenewed')).length).toBeGreaterThan(0);
+      // The Event is written once the Secrets are: wait for it rather than read it at once.
+      await waitUntil(
+        'the CertificatesRenewed Event',
+        async () => (await eventsAbout(client, namespace, name, 'CertificatesRenewed')).length > 0,
+        poll,
+      );
 
       // The members serve the renewed certificates, on their client and their peer ports.
       const peer = renewed['peer'] as V1Secret;
