@@ -54,6 +54,12 @@ nap() { # nap <seconds>: a sleep a trapped signal cuts short
   wait "$!" || true
 }
 
+# Fencing on request (ADR 0223): PG_FENCE_FILE is the pod's postgres.homeostat.dev/fenced
+# annotation, which the kubelet keeps current in a downward API volume. While it says `true`, the
+# self-fence container stops PostgreSQL (a fast shutdown: the standbys get the last WAL) and the
+# entrypoint neither starts it nor touches the data; the pod stays, never Ready.
+fenced_on_request() { [[ -n "${PG_FENCE_FILE:-}" && "$(cat "$PG_FENCE_FILE" 2>/dev/null)" == "true" ]]; }
+
 # Self-fencing, run as `homeostat-instance self-fence` by a second container of the instance pod
 # (same network, process and run-directory namespaces, the same data volume). A primary that can
 # reach neither the API server nor any other instance for PG_SELF_FENCE_MS is cut off: it is
@@ -150,6 +156,14 @@ self_fence_watch() {
   stop_on_signal self-fence
   local checked_at
   while nap 0.25; do
+    if fenced_on_request; then
+      since=""
+      if pg_ctl status -D "$PGDATA" >/dev/null 2>&1; then
+        log "fenced on request: stopping PostgreSQL (fast shutdown); it stays stopped until the instance is unfenced"
+        pg_ctl stop -D "$PGDATA" -m fast -w -t 60 >/dev/null 2>&1 || true
+      fi
+      continue
+    fi
     checked_at="$(now_ms)" # a failed check counts from when it began
     if [[ ! -s "$PGDATA/PG_VERSION" || -e "$PGDATA/standby.signal" ]] || reachable; then
       since=""
@@ -552,6 +566,15 @@ fi
 # Until `exec postgres` (which resets the trap), a pod deleted while this script waits (for its
 # primary, for the network after a self-fence) ends the script at once.
 stop_on_signal entrypoint
+
+# Before anything touches the data: a fenced instance's volume stays exactly as it was fenced.
+# Unfenced, the start goes on from here in the same container: ending it would put its restart
+# behind the kubelet's back-off (10 s and more), and an unfenced primary is back within seconds.
+if fenced_on_request; then
+  log "fenced on request: PostgreSQL is not started and the data is left as it is until the instance is unfenced"
+  while fenced_on_request; do nap 1; done
+  log "unfenced: starting the instance"
+fi
 
 require PGDATA
 require INSTANCE_NAME

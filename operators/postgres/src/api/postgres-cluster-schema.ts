@@ -311,7 +311,7 @@ export const InstanceStatus = Type.Object({
     [Type.Literal('primary'), Type.Literal('replica'), Type.Literal('fenced'), Type.Literal('unknown')],
     {
       description:
-        'primary: accepts writes and is routed to; replica: in recovery; fenced: kept from taking writes during a failover or switchover; unknown: not reachable.',
+        'primary: accepts writes and is routed to; replica: in recovery; fenced: kept from taking writes during a failover or switchover, or fenced on request (then `fenced` is true); unknown: not reachable.',
     },
   ),
   ready: Type.Boolean({ description: 'Answers SQL in its role (a replica: streaming from the primary).' }),
@@ -330,6 +330,12 @@ export const InstanceStatus = Type.Object({
       minimum: 0,
       description:
         "WAL bytes this replica's replication slot keeps on the primary. Bounded by max_slot_wal_keep_size: past it the slot is invalidated and the replica must be re-cloned.",
+    }),
+  ),
+  fenced: Type.Optional(
+    Type.Boolean({
+      description:
+        'Fenced on request (the cluster annotation postgres.homeostat.dev/fencedInstances): PostgreSQL is stopped in its pod, which stays with its volume, never Ready; no Service routes to it and no failover promotes it.',
     }),
   ),
   formerDataKeptAside: Type.Optional(

@@ -107,3 +107,58 @@ describe('the timeline in status', () => {
     expect(status.timeline).toBe(4);
   });
 });
+
+describe('instances fenced on request', () => {
+  const cluster = storedCluster('db', 'shop', { instances: 2 });
+  const primary: PrimaryStatus = {
+    name: 'db-0',
+    reachable: true,
+    role: 'primary',
+    timeline: 1,
+    synchronousStandbyNames: '',
+    currentLsn: 100n,
+    standbys: [],
+  };
+  const observation = (
+    fenced: string[],
+    view = clusterView([primary, streamingReplica]),
+  ): ClusterObservation => ({
+    state: settledState('db-0'),
+    pods: new Map([
+      ['db-0', { metadata: { name: 'db-0' } }],
+      ['db-1', { metadata: { name: 'db-1' } }],
+    ]),
+    view,
+    restartPending: [],
+    fenced: new Set(fenced),
+  });
+
+  it('shows a fenced replica as fenced and not ready, whatever a probe caught, and the cluster Degraded', () => {
+    const status = clusterStatus(cluster, observation(['db-1']));
+    expect(status.instanceStatuses?.find((i) => i.name === 'db-1')).toEqual({
+      name: 'db-1',
+      role: 'fenced',
+      ready: false,
+      fenced: true,
+    });
+    expect(findCondition(status.conditions, 'Degraded')).toMatchObject({
+      status: 'True',
+      reason: 'InstancesFenced',
+      message: 'fenced on request: db-1; 1 of 2 instances ready',
+    });
+    expect(findCondition(status.conditions, 'Available')).toMatchObject({ status: 'True' });
+  });
+
+  it('says a fenced primary takes no writes, and why', () => {
+    const unreachable = { name: 'db-0', reachable: false as const, error: 'connection refused' };
+    const status = clusterStatus(
+      cluster,
+      observation(['db-0'], clusterView([unreachable, streamingReplica])),
+    );
+    expect(findCondition(status.conditions, 'Available')).toMatchObject({
+      status: 'False',
+      reason: 'PrimaryFenced',
+    });
+    expect(status.phase).toBe('Unavailable');
+  });
+});

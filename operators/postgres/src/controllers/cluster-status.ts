@@ -14,6 +14,7 @@ import type { ClusterView } from '../failover/cluster-view.ts';
 import type { FailoverState } from '../failover/failover-state.ts';
 import { formatLsn } from '../instance/lsn.ts';
 import type { ArchivingReport } from './archiving-status.ts';
+import { fencedInstancesAnnotation } from '../api/fencing-request.ts';
 import { describeFailures, type InstanceFailure } from './instance-failures.ts';
 import { instanceSelectorString } from './operand-labels.ts';
 
@@ -41,6 +42,10 @@ export interface ClusterObservation {
   readonly bootstrapWaiting?: string;
   /** WAL archiving (spec.backup), as the primary's archiver reported it. */
   readonly archiving?: ArchivingReport;
+  /** The instances fenced on request (fenced-instances.ts). */
+  readonly fenced?: ReadonlySet<string>;
+  /** Why the fencing request is not (wholly) followed, when it is not. */
+  readonly fencingProblem?: string;
 }
 
 type Phase = NonNullable<PostgresClusterStatusFields['phase']>;
@@ -52,6 +57,8 @@ function instanceStatuses(cluster: PostgresCluster, observed: ClusterObservation
   ]);
   const fenced = new Set(observed.state?.operation?.fenced ?? []);
   return [...names].sort().map((name) => {
+    // Stopped on purpose, whatever a probe caught while it was stopping.
+    if (observed.fenced?.has(name)) return { name, role: 'fenced', ready: false, fenced: true };
     const view = observed.view?.instances.find((i) => i.status.name === name);
     const status = view?.status;
     if (!status?.reachable) {
@@ -127,6 +134,14 @@ function available(observed: ClusterObservation, primaryUp: boolean, readOnly: b
       message: `${observed.state.operation.kind} in progress: ${observed.state.operation.reason}`,
     };
   }
+  if (primary && observed.fenced?.has(primary)) {
+    return {
+      type,
+      status: 'False',
+      reason: 'PrimaryFenced',
+      message: `the primary ${primary} is fenced on request (${fencedInstancesAnnotation}): no writes, and no failover, until it is unfenced`,
+    };
+  }
   if (readOnly) {
     return {
       type,
@@ -192,6 +207,17 @@ function degraded(cluster: PostgresCluster, observed: ClusterObservation, ready:
   }
   if (observed.failures?.length) {
     return { type, status: 'True', reason: 'InstanceFailing', message: describeFailures(observed.failures) };
+  }
+  if (observed.fencingProblem) {
+    return { type, status: 'True', reason: 'FencingRequestInvalid', message: observed.fencingProblem };
+  }
+  if (observed.fenced?.size) {
+    return {
+      type,
+      status: 'True',
+      reason: 'InstancesFenced',
+      message: `fenced on request: ${[...observed.fenced].sort().join(', ')}; ${ready} of ${cluster.spec.instances} instances ready`,
+    };
   }
   if (observed.state && ready < cluster.spec.instances) {
     return {

@@ -19,6 +19,8 @@ import { isRetainedFor, withoutOwner } from './retained-secrets.ts';
 import { desiredServices } from './desired-services.ts';
 import { markRouted, setPodRole, type PodRole } from './kubernetes-world.ts';
 import { annotationKeys, labelKeys } from './operand-labels.ts';
+import { isFencedPod } from './fenced-instances.ts';
+import { fencedInstancesAnnotation } from '../api/fencing-request.ts';
 import { assertOwnedOrAbsent } from '@homeostat/reconcile';
 
 export interface ConvergeInputs {
@@ -35,6 +37,8 @@ export interface ConvergeInputs {
   readonly image: string;
   /** Writes as the routing field manager. */
   readonly routingClient: KubeClient;
+  /** The instances fenced on request (fenced-instances.ts): their pods are fenced, and never routed. */
+  readonly fenced: ReadonlySet<string>;
 }
 
 export interface ConvergeResult {
@@ -50,7 +54,7 @@ export async function convergeObjects(
   inputs: ConvergeInputs,
   ctx: ReconcileContext,
 ): Promise<ConvergeResult> {
-  const { cluster, state, pods, claims, secrets } = inputs;
+  const { cluster, state, pods, claims, secrets, fenced: fencedOnRequest } = inputs;
   const name = cluster.metadata?.name ?? '';
   const namespace = cluster.metadata?.namespace ?? 'default';
   const { client, cache, events, writes } = ctx;
@@ -178,12 +182,18 @@ export async function convergeObjects(
       instances: cluster.spec.instances,
       retained: inputs.retained,
     };
-    const role = missingPodRole(instance, placement);
+    // A fenced instance's pod starts no PostgreSQL, so it can always be made again, in the role
+    // it holds: unfenced, it comes back as that instance, the primary included.
+    const fencedNow = fencedOnRequest.has(instance);
+    const role =
+      missingPodRole(instance, placement) ??
+      (fencedNow ? (instance === primaryOf(name, state) ? 'primary' : 'replica') : undefined);
     if (!role) continue;
     const retainedData = adopting(placement);
     const pod = desiredInstancePod(cluster, instance, {
       image: inputs.image,
       role,
+      ...(fencedNow ? { fenced: true } : {}),
       // Retained data: a primary it held must not be replaced by an empty one.
       initdb: state || retainedData ? 'refused' : 'allowed',
       ...(retainedData ? { retained: true } : {}),
@@ -196,12 +206,15 @@ export async function convergeObjects(
     await events.normal(cluster, 'InstancesCreated', 'Create', `created ${created.join(', ')}`);
   }
 
+  await convergeFencing(cluster, pods, fencedOnRequest, inputs.routingClient, ctx);
+  const unroutable = (podName: string, pod: V1Pod) => fencedOnRequest.has(podName) || isFencedPod(pod);
+
   // Routing labels, when no operation is moving them: the primary gets `primary`, the rest `replica`.
   // None while retained data is adopted: which instance is primary is not known yet, and a pod
   // labelled primary would restart as one (its role annotation follows the label).
   if (!operation && !adopting({ state, retained: inputs.retained })) {
     for (const [podName, pod] of pods) {
-      if (pod.metadata?.deletionTimestamp) continue;
+      if (pod.metadata?.deletionTimestamp || unroutable(podName, pod)) continue;
       const want: PodRole = podName === primary ? 'primary' : 'replica';
       const labels = pod.metadata?.labels;
       // A pod labelled before the -r Service selected `routed` gets it here too.
@@ -224,7 +237,8 @@ export async function convergeObjects(
   // only as the pod is now (read afresh, applied at that version): only fencing and routing unroute.
   const fenced = new Set(operation?.fenced ?? []);
   for (const [podName, pod] of pods) {
-    if (pod.metadata?.deletionTimestamp || fenced.has(podName) || !unroutedRole(pod)) continue;
+    if (pod.metadata?.deletionTimestamp || fenced.has(podName) || unroutable(podName, pod)) continue;
+    if (!unroutedRole(pod)) continue;
     await writes.attempt(`labelling Pod ${podName} routed`, async () => {
       const live = await client.find(builtin.pods, podName, namespace);
       const role = live && !live.metadata?.deletionTimestamp ? unroutedRole(live) : undefined;
@@ -240,8 +254,10 @@ export async function convergeObjects(
   }
 
   const hash = specHash(instancePodSpec(cluster, inputs.image), restartRequest(cluster));
+  // A fenced instance restarts onto the new spec once unfenced: its PostgreSQL is stopped meanwhile.
   const restartPending = [...pods.values()]
     .filter((p) => p.metadata?.annotations?.[annotationKeys.specHash] !== hash)
+    .filter((p) => !unroutable(p.metadata?.name ?? '', p))
     .map((p) => p.metadata?.name ?? '')
     .sort();
   const beyond = (instance: string) => (ordinalOf(name, instance) ?? 0) >= cluster.spec.instances;
@@ -284,6 +300,65 @@ export async function convergeObjects(
     );
   }
   return { created, restartPending, surplus: surplus.filter((instance) => !removed.includes(instance)) };
+}
+
+/**
+ * Each pod's fence as the request wants it: a pod to fence leaves every Service first (its routing
+ * labels go, ADR 0210), then gets the fence annotation its containers act on; a pod to unfence
+ * loses the annotation, and is routed again by the loops above once its instance is back. Each
+ * change only if the pod is still as read (its resourceVersion), never on a pod that is going.
+ */
+async function convergeFencing(
+  cluster: PostgresCluster,
+  pods: ReadonlyMap<string, V1Pod>,
+  fenced: ReadonlySet<string>,
+  routingClient: KubeClient,
+  { client, events, writes }: ReconcileContext,
+): Promise<void> {
+  const namespace = cluster.metadata?.namespace ?? 'default';
+  for (const [podName, pod] of pods) {
+    const want = fenced.has(podName);
+    if (pod.metadata?.deletionTimestamp) continue;
+    // Unrouted whenever it carries a role label, not only when first fenced: a failover's routing
+    // may label every instance it finds.
+    if (want && pod.metadata?.labels?.[labelKeys.role]) {
+      const annotation = pod.metadata.annotations?.[annotationKeys.instanceRole];
+      await writes.attempt(`unrouting fenced Pod ${podName}`, async () => {
+        await setPodRole(routingClient, namespace, podName, undefined, annotation);
+        return true;
+      });
+    }
+    if (want === isFencedPod(pod)) continue;
+    const done = await writes.attempt(`${want ? 'fencing' : 'unfencing'} Pod ${podName}`, async () => {
+      const live = await client.find(builtin.pods, podName, namespace);
+      if (!live || live.metadata?.deletionTimestamp) return false;
+      await client.patch(builtin.pods, podName, namespace, {
+        metadata: {
+          resourceVersion: live.metadata?.resourceVersion,
+          annotations: want
+            ? { [annotationKeys.fenced]: 'true' }
+            : { [annotationKeys.fenced]: null, [annotationKeys.unfencedAt]: new Date().toISOString() },
+        },
+      });
+      return true;
+    });
+    if (!done) continue;
+    if (want) {
+      await events.normal(
+        cluster,
+        'InstanceFenced',
+        'Fence',
+        `fenced ${podName} on request (${fencedInstancesAnnotation}): no Service routes to it, PostgreSQL stops and stays stopped, the pod and its data stay as they are`,
+      );
+    } else {
+      await events.normal(
+        cluster,
+        'InstanceUnfenced',
+        'Fence',
+        `unfenced ${podName}: PostgreSQL starts again in it, and it is routed once it is back in its role`,
+      );
+    }
+  }
 }
 
 /** The role label of a pod that has one but not `routed` beside it. */

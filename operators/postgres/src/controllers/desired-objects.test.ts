@@ -127,8 +127,44 @@ describe('the instance pod', () => {
       PG_PEERS_HOST: 'orders-instances.shop.svc',
       PG_SELF_FENCE_MS: '1000',
     });
-    expect(fence?.volumeMounts?.map((m) => m.name)).toEqual(['data', 'run', 'tmp']);
+    expect(fence?.volumeMounts?.map((m) => m.name)).toEqual(['data', 'run', 'tmp', 'pod-info']);
     expect(fence?.securityContext).toEqual(container?.securityContext);
+  });
+
+  it('gives both containers the fence annotation as a file, and keeps a fenced instance unready but alive', () => {
+    const volume = pod.spec?.volumes?.find((v) => v.name === 'pod-info');
+    expect(volume?.downwardAPI?.items).toEqual([
+      { path: 'fenced', fieldRef: { fieldPath: "metadata.annotations['postgres.homeostat.dev/fenced']" } },
+    ]);
+    for (const name of ['postgres', 'self-fence']) {
+      const c = pod.spec?.containers.find((x) => x.name === name);
+      expect(c?.env?.find((e) => e.name === 'PG_FENCE_FILE')?.value).toBe('/etc/homeostat/pod/fenced');
+      expect(c?.volumeMounts?.find((m) => m.name === 'pod-info')).toEqual({
+        name: 'pod-info',
+        mountPath: '/etc/homeostat/pod',
+        readOnly: true,
+      });
+    }
+    // Startup and liveness pass while fenced (no restart loop); readiness never does (no Service).
+    const bypass = '[[ "$(cat /etc/homeostat/pod/fenced 2>/dev/null)" == true ]] ||';
+    expect(container?.startupProbe?.exec?.command?.[2]).toContain(bypass);
+    expect(container?.livenessProbe?.exec?.command?.[2]).toContain(bypass);
+    expect(container?.readinessProbe?.exec?.command).toEqual([
+      'pg_isready',
+      '-q',
+      '-h',
+      '/var/run/postgresql',
+      '-p',
+      '5432',
+    ]);
+    expect(pod.metadata?.annotations?.['postgres.homeostat.dev/fenced']).toBeUndefined();
+    const fenced = desiredInstancePod(cluster, 'orders-1', {
+      image: 'i',
+      role: 'replica',
+      initdb: 'refused',
+      fenced: true,
+    });
+    expect(fenced.metadata?.annotations?.['postgres.homeostat.dev/fenced']).toBe('true');
   });
 
   it('spreads instances over nodes by default, and as asked otherwise', () => {

@@ -1,6 +1,7 @@
 // The pod of one PostgreSQL instance, as the operator wants it (ADR 0202).
 import { restartAnnotations, restartRequest } from '@homeostat/operator-kit';
 import { createHash } from 'node:crypto';
+import { basename, dirname } from 'node:path';
 import type {
   V1Affinity,
   V1Pod,
@@ -30,7 +31,22 @@ export const instancePaths = {
   secrets: '/etc/homeostat',
   /** The serving certificate, its key and the CA, from <cluster>-server (PG_TLS_DIR). */
   tls: '/etc/homeostat/tls',
+  /** The pod's fence annotation as a file, from the downward API (PG_FENCE_FILE; ADR 0223). */
+  fenceFile: '/etc/homeostat/pod/fenced',
 } as const;
+
+/** The downward API volume that carries the pod's fence annotation into its containers. */
+const podInfoVolume = 'pod-info';
+
+/**
+ * A probe command that passes while the instance is fenced on request, else runs `check`: a
+ * fenced instance's PostgreSQL is stopped on purpose, and a failing startup or liveness probe
+ * would have the kubelet restart the container over and over. Readiness stays plain: a fenced
+ * instance is never Ready, so no Service routes to it.
+ */
+function unlessFenced(check: string): string[] {
+  return ['bash', '-c', `[[ "$(cat ${instancePaths.fenceFile} 2>/dev/null)" == true ]] || ${check}`];
+}
 
 /**
  * Every pod of a cluster (instances, backups, drills) runs as the image's postgres user, which owns
@@ -88,6 +104,8 @@ export interface PodInputs {
    * and no primary is chosen yet: the entrypoint starts that data as a standby, as it is (ADR 0211).
    */
   readonly retained?: boolean;
+  /** Fenced on request when created: PostgreSQL does not start in it (ADR 0223). */
+  readonly fenced?: boolean;
 }
 
 function affinityOf(cluster: PostgresCluster): V1Affinity | undefined {
@@ -179,6 +197,7 @@ export function instancePodSpec(cluster: PostgresCluster, image: string): V1PodS
           { name: 'PG_APP_SECRET_DIR', value: `${paths.secrets}/app` },
           { name: 'PG_APP_DATABASE', value: spec.bootstrap.database },
           { name: 'PG_TLS_DIR', value: paths.tls },
+          { name: 'PG_FENCE_FILE', value: paths.fenceFile },
           ...(parameters ? [{ name: 'PG_PARAMETERS', value: parameters }] : []),
           ...backup.env,
         ],
@@ -189,7 +208,7 @@ export function instancePodSpec(cluster: PostgresCluster, image: string): V1PodS
         // through -rw only once the pod is Ready again, and the readiness probe waits for the
         // startup probe (at 5 s and 2 s, a SIGKILL cost writes 4.9 to 6.3 s; the budget is 5 s).
         startupProbe: {
-          exec: { command: ['pg_isready', '-q', '-h', paths.run, '-p', String(postgresPort)] },
+          exec: { command: unlessFenced(`exec pg_isready -q -h ${paths.run} -p ${postgresPort}`) },
           periodSeconds: 1,
           failureThreshold: 3600,
         },
@@ -199,7 +218,14 @@ export function instancePodSpec(cluster: PostgresCluster, image: string): V1PodS
           failureThreshold: 2,
         },
         livenessProbe: {
-          tcpSocket: { port: 'postgresql' },
+          // Whether the postmaster accepts a TCP connection at all, once there is one: an instance
+          // unfenced starts in the same container, after its startup probe, and a replica's start
+          // may take a while before PostgreSQL listens.
+          exec: {
+            command: unlessFenced(
+              `[[ ! -e ${paths.pgdata}/postmaster.pid ]] || : >/dev/tcp/127.0.0.1/${postgresPort}`,
+            ),
+          },
           periodSeconds: 10,
           failureThreshold: 3,
         },
@@ -217,6 +243,7 @@ export function instancePodSpec(cluster: PostgresCluster, image: string): V1PodS
           { name: 'operator', mountPath: `${paths.secrets}/operator`, readOnly: true },
           { name: 'app', mountPath: `${paths.secrets}/app`, readOnly: true },
           { name: tlsVolume, mountPath: paths.tls, readOnly: true },
+          { name: podInfoVolume, mountPath: dirname(paths.fenceFile), readOnly: true },
           ...backup.mounts,
         ],
       },
@@ -232,6 +259,7 @@ export function instancePodSpec(cluster: PostgresCluster, image: string): V1PodS
           { name: 'PG_RUN_DIR', value: paths.run },
           { name: 'PG_PEERS_HOST', value: `${serviceNames(name).instances}.${namespace}.svc` },
           { name: 'PG_SELF_FENCE_MS', value: String(selfFenceAfterMs) },
+          { name: 'PG_FENCE_FILE', value: paths.fenceFile },
         ],
         resources: { requests: { cpu: '5m', memory: '8Mi' }, limits: { memory: '32Mi' } },
         securityContext: restricted,
@@ -239,6 +267,7 @@ export function instancePodSpec(cluster: PostgresCluster, image: string): V1PodS
           { name: 'data', mountPath: paths.volume },
           { name: 'run', mountPath: paths.run },
           { name: 'tmp', mountPath: '/tmp' },
+          { name: podInfoVolume, mountPath: dirname(paths.fenceFile), readOnly: true },
         ],
       },
     ],
@@ -251,6 +280,19 @@ export function instancePodSpec(cluster: PostgresCluster, image: string): V1PodS
       // 0440, root's with the pod's group: PostgreSQL accepts a key file its owner is root of when
       // no one outside that group may read it.
       secretVolume(tlsVolume, tlsSecretNames(name).server, ['tls.crt', 'tls.key', 'ca.crt']),
+      {
+        // Updated in place when the annotation changes (the kubelet re-mounts it at each sync of
+        // the pod, which an annotation change starts): how a fence reaches a running pod.
+        name: podInfoVolume,
+        downwardAPI: {
+          items: [
+            {
+              path: basename(paths.fenceFile),
+              fieldRef: { fieldPath: `metadata.annotations['${annotationKeys.fenced}']` },
+            },
+          ],
+        },
+      },
       ...backup.volumes,
     ],
     ...(affinity ? { affinity } : {}),
@@ -291,6 +333,7 @@ export function desiredInstancePod(cluster: PostgresCluster, instance: string, i
         [annotationKeys.specHash]: specHash(shared, restartRequest(cluster)),
         // What `kubectl homeostat restart` waits for: every pod made under its request.
         ...restartAnnotations(cluster),
+        ...(inputs.fenced ? { [annotationKeys.fenced]: 'true' } : {}),
       },
     },
     spec: {

@@ -30,6 +30,16 @@ export const annotationKeys = {
   instanceRole: 'postgres.homeostat.dev/instance-role',
   /** A hash of the pod spec the operator wants: a pod whose hash differs needs a restart. */
   specHash: 'postgres.homeostat.dev/spec-hash',
+  /**
+   * `true` on the pod of an instance fenced on request: the pod's containers read it through the
+   * downward API; PostgreSQL is stopped and stays stopped while it is there (ADR 0223).
+   */
+  fenced: 'postgres.homeostat.dev/fenced',
+  /**
+   * When the instance was last unfenced (RFC 3339): an unfenced primary has a moment to start
+   * again before its silence counts as a failure (unfenceGraceMs).
+   */
+  unfencedAt: 'postgres.homeostat.dev/unfencedAt',
 } as const;
 
 /** Labels that pick every instance of one cluster (the selector of -r, the headless Service, the PDBs). */

@@ -11,6 +11,7 @@ import {
   type Controller,
   type Manager,
 } from '@homeostat/reconcile';
+import { fencedInstancesAnnotation } from '../api/fencing-request.ts';
 import { postgresClusters, type PostgresCluster } from '../api/postgres-cluster-types.ts';
 import { labelKeys, managedSelector } from './operand-labels.ts';
 import {
@@ -38,8 +39,14 @@ export function addPostgresClusterController(
       watch({ type: builtin.persistentVolumeClaims, labelSelector: managedSelector, map: clusterOf }),
       watch({ type: builtin.secrets, labelSelector: managedSelector, map: clusterOf }),
     ],
-    // A spec change, or a restart request (an annotation: it leaves the generation as it is).
-    predicates: [anyOf(generationChanged, annotationChanged(restartedAtAnnotation))],
+    // A spec change, a restart request or a fencing request (annotations: they leave the generation as it is).
+    predicates: [
+      anyOf(
+        generationChanged,
+        annotationChanged(restartedAtAnnotation),
+        annotationChanged(fencedInstancesAnnotation),
+      ),
+    ],
     maxConcurrentReconciles: options.maxConcurrentReconciles ?? 2,
     reconcile: new PostgresClusterReconciler(manager, options),
   });

@@ -35,6 +35,7 @@ import { instanceName, instanceNames, ordinalOf } from './cluster-names.ts';
 import { clusterStatus } from './cluster-status.ts';
 import { convergeObjects, type ConvergeInputs } from './converge-objects.ts';
 import { countsFromStatus, failoverFieldManager, stateFromStatus } from './failover-status.ts';
+import { fencedOnRequest, justUnfenced } from './fenced-instances.ts';
 import { instanceFailures, type InstanceFailure } from './instance-failures.ts';
 import { podWorld } from './kubernetes-world.ts';
 import { primaryOf } from './missing-pod-role.ts';
@@ -86,6 +87,15 @@ interface ClusterMemory {
   readOnlyNotice?: string | undefined;
   /** When each replica was first seen with its replay paused (forgotten-pauses.ts). */
   pausedSince?: Map<string, number>;
+  /** The last fencing problem reported: its Event is recorded once while it lasts. */
+  fencingProblem?: string | undefined;
+}
+
+/** The memory of cluster `key`, made on first use. */
+function clusterMemory(memories: Map<string, ClusterMemory>, key: string): ClusterMemory {
+  const found = memories.get(key) ?? {};
+  memories.set(key, found);
+  return found;
 }
 
 /**
@@ -94,6 +104,8 @@ interface ClusterMemory {
  */
 interface Observed extends Omit<ConvergeInputs, 'image' | 'routingClient'> {
   readonly key: string;
+  /** Why the fencing request is not (wholly) followed, when it is not (fenced-instances.ts). */
+  readonly fencingProblem: string | undefined;
   /** Instances whose postgres container is down after failing. */
   readonly failures: readonly InstanceFailure[];
 }
@@ -161,6 +173,7 @@ export class PostgresClusterReconciler implements Reconciler<PostgresCluster> {
       byName(ofCluster(objects).filter((o) => ordinalOf(name, o.metadata?.name ?? '') !== undefined));
     const pods = instancesOf(this.#pods.store.byIndex('namespace', namespace));
     const claims = instancesOf(this.#claims.store.byIndex('namespace', namespace));
+    const fencing = fencedOnRequest(cluster, pods);
     return {
       key: `${namespace}/${name}`,
       cluster,
@@ -171,7 +184,10 @@ export class PostgresClusterReconciler implements Reconciler<PostgresCluster> {
       retained: retainedInstances(cluster, claims).filter(
         (instance) => (ordinalOf(name, instance) ?? Infinity) < cluster.spec.instances,
       ),
-      failures: instanceFailures(pods),
+      // A fenced instance's PostgreSQL is stopped on purpose: not a failure to report or replace.
+      failures: instanceFailures(pods).filter((f) => !fencing.instances.has(f.instance)),
+      fenced: fencing.instances,
+      fencingProblem: fencing.problem,
     };
   }
 
@@ -186,9 +202,9 @@ export class PostgresClusterReconciler implements Reconciler<PostgresCluster> {
         fieldManager: routingFieldManager,
       }).withSignal(ctx.signal);
       const image = cluster.spec.image ?? this.#options.imageFor(cluster.spec.postgresVersion);
-      const { claims, secrets, retained } = seen;
+      const { claims, secrets, retained, fenced } = seen;
       ({ restartPending } = await convergeObjects(
-        { cluster, state, pods, claims, secrets, retained, image, routingClient },
+        { cluster, state, pods, claims, secrets, retained, image, routingClient, fenced },
         ctx,
       ));
     } catch (error) {
@@ -199,7 +215,8 @@ export class PostgresClusterReconciler implements Reconciler<PostgresCluster> {
     const rollout = nextRolloutStep({
       cluster: name,
       primary: primaryOf(name, state),
-      pods,
+      // A fenced instance sits the rollout out (it is never ready meanwhile); unfenced, it rolls.
+      pods: new Map([...pods].filter(([instance]) => !seen.fenced.has(instance))),
       restartPending,
       readyInstances: new Set(cluster.status?.instanceStatuses?.filter((i) => i.ready).map((i) => i.name)),
       instances: cluster.spec.instances,
@@ -230,9 +247,19 @@ export class PostgresClusterReconciler implements Reconciler<PostgresCluster> {
     if (!access) return { state: seen.state, view: undefined };
     const { cluster } = seen;
     const namespace = cluster.metadata?.namespace ?? 'default';
-    const memory = this.#memory.get(seen.key) ?? {};
-    this.#memory.set(seen.key, memory);
+    const memory = clusterMemory(this.#memory, seen.key);
     const desiredPrimary = this.desiredPrimary(seen, rolloutPrimary);
+    // A primary fenced on request is stopped on purpose, and one just unfenced is starting again:
+    // neither is failed over (the engine holds while it does not answer; ADR 0223).
+    const currentPrimary = seen.state?.currentPrimary;
+    const hold =
+      currentPrimary === undefined
+        ? undefined
+        : seen.fenced.has(currentPrimary)
+          ? `the primary ${currentPrimary} is fenced on request`
+          : justUnfenced(seen.pods.get(currentPrimary), Date.now())
+            ? `the primary ${currentPrimary} was just unfenced and is starting`
+            : undefined;
     const events: EngineEvent[] = [];
     let result: FailoverRunResult;
     try {
@@ -254,6 +281,7 @@ export class PostgresClusterReconciler implements Reconciler<PostgresCluster> {
           answers: (instance) => stillAnswers(instance, access.credentials, access.connect),
         }),
         ...(desiredPrimary === undefined ? {} : { desiredPrimary }),
+        ...(hold === undefined ? {} : { hold }),
         ...(memory.lastPrimaryLsn === undefined ? {} : { lastPrimaryLsn: memory.lastPrimaryLsn }),
         ...(memory.retainedSeen === undefined ? {} : { retainedSeen: memory.retainedSeen }),
         ...(this.#options.maxLagBytes === undefined ? {} : { maxLagBytes: this.#options.maxLagBytes }),
@@ -306,9 +334,16 @@ export class PostgresClusterReconciler implements Reconciler<PostgresCluster> {
       else await ctx.events.normal(cluster, reason, 'Archive', message);
     }
     const writeError = refusedWritesProblem(converged.refusals);
+    if (seen.fencingProblem !== clusterMemory(this.#memory, seen.key).fencingProblem) {
+      clusterMemory(this.#memory, seen.key).fencingProblem = seen.fencingProblem;
+      if (seen.fencingProblem)
+        await ctx.events.warning(cluster, 'FencingRequestInvalid', 'Fence', seen.fencingProblem);
+    }
     const status = clusterStatus(cluster, {
       state: turn.state,
       pods: seen.pods,
+      fenced: seen.fenced,
+      ...(seen.fencingProblem ? { fencingProblem: seen.fencingProblem } : {}),
       view: turn.view,
       restartPending: converged.restartPending,
       ...(writeError ? { writeError } : {}),

@@ -33,6 +33,11 @@ export interface FailoverRunInputs {
   readonly world: { readonly fencing: Fencing; readonly routing: Routing; readonly actions: InstanceActions };
   /** The instance that should be primary, when one is asked for. */
   readonly desiredPrimary?: string;
+  /**
+   * Why the engine only observes in this turn while the primary does not answer as one: no
+   * failover, no switchover (the primary fenced on request, or just unfenced and starting).
+   */
+  readonly hold?: string;
   readonly lastPrimaryLsn?: Lsn;
   /** What the previous adoption turn of a cluster made again on retained claims saw. */
   readonly retainedSeen?: SeenPositions;
@@ -125,6 +130,13 @@ export async function runFailover(inputs: FailoverRunInputs): Promise<FailoverRu
     return { state, view: clusterView(observed), lastPrimaryLsn: first.currentLsn };
   }
 
+  if (inputs.hold !== undefined && !inputs.state.operation) {
+    const observed = await observeAll(world);
+    const primary = observed.find((s) => s.name === inputs.state?.currentPrimary);
+    if (!(primary?.reachable && primary.role === 'primary')) {
+      return { state: inputs.state, view: clusterView(observed) };
+    }
+  }
   const result = await runSteps({
     world,
     store,

@@ -20,6 +20,7 @@ import {
   startTcpProxy,
   waitUntil,
   type Container,
+  type ManagedProcess,
   type Run,
   type TcpProxy,
 } from '@homeostat/testing';
@@ -62,6 +63,8 @@ export class PodProcesses {
   holdDrillPods = false;
   /** Every start: pod name, role, for assertions. */
   readonly starts: { pod: string; role: string }[] = [];
+  /** The containers of fenced pods: the real entrypoint, waiting while its instance is fenced. */
+  readonly #fencedContainers = new Map<string, ManagedProcess>();
 
   constructor(client: KubeClient, namespace: string, cluster: string, parameters?: string) {
     this.#client = client;
@@ -133,7 +136,10 @@ export class PodProcesses {
         runsToCompletion,
         createSandbox: (pod) => Promise.resolve({ startContainer: () => this.#startInstance(pod) }),
         run: (pod) => this.#runJob(pod),
-        observe: (pods) => Promise.resolve(this.#followPrimary(pods)),
+        observe: async (pods) => {
+          this.#followPrimary(pods);
+          await this.#followFences(pods);
+        },
       },
       selectors: [
         `${labelKeys.cluster}=${this.#cluster}`,
@@ -372,6 +378,63 @@ export class PodProcesses {
     await this.#bed?.cleanup();
   }
 
+  /** Where a pod's fence annotation is, as its downward API volume gives it (PG_FENCE_FILE). */
+  #fenceFile(pod: string): string {
+    return join(this.bed.root, `${pod}.fenced`);
+  }
+
+  /**
+   * Each pod's fence annotation (ADR 0223) as its containers see it: the downward API file
+   * updated, a running instance of a pod now fenced stopped fast (the self-fence container's
+   * part: pg_ctl stop -m fast), and the waiting container of a pod now unfenced ended, so that
+   * the kubelet starts the instance again (in a pod the same container goes on; the entrypoint's
+   * own test covers that).
+   */
+  async #followFences(pods: readonly V1Pod[]): Promise<void> {
+    for (const pod of pods) {
+      const name = pod.metadata?.name ?? '';
+      if (!name || runsToCompletion(pod)) continue;
+      const fenced = pod.metadata?.annotations?.[annotationKeys.fenced] === 'true';
+      const waiting = this.#fencedContainers.get(name);
+      if (fenced) {
+        writeFileSync(this.#fenceFile(name), 'true', { mode: 0o644 });
+        const running = this.#bed?.instances.get(name);
+        if (!waiting && running?.isRunning()) await running.stopFast();
+      } else {
+        if (waiting?.isRunning()) {
+          process.kill(waiting.pid, 'SIGINT');
+          await waiting.exited;
+        }
+        this.#fencedContainers.delete(name);
+        writeFileSync(this.#fenceFile(name), '', { mode: 0o644 });
+      }
+    }
+  }
+
+  /** A fenced pod's container: the entrypoint, which starts nothing while the fence lasts. */
+  async #startFenced(name: string, role: string): Promise<Container> {
+    writeFileSync(this.#fenceFile(name), 'true', { mode: 0o644 });
+    const waiting = await this.bed.runEntrypoint(name, {
+      role: role === 'primary' ? 'primary' : 'replica',
+      env: { PG_FENCE_FILE: this.#fenceFile(name) },
+    });
+    this.#fencedContainers.set(name, waiting);
+    this.starts.push({ pod: name, role: `${role} (fenced)` });
+    return {
+      process: {
+        exited: waiting.exited,
+        isRunning: () => waiting.isRunning(),
+        stop: async () => {
+          if (waiting.isRunning()) process.kill(waiting.pid, 'SIGKILL');
+          await waiting.exited;
+        },
+      },
+      ready: () => Promise.resolve(false),
+      terminationMessage: () => Promise.resolve(this.#terminationMessage(name)),
+      podIP: '127.0.0.1',
+    };
+  }
+
   /** kube-proxy: the read-write Service follows the primary label, among running instances. */
   #followPrimary(pods: readonly V1Pod[]): void {
     const primary = pods.find(
@@ -398,6 +461,7 @@ export class PodProcesses {
     const name = pod.metadata?.name ?? '';
     const target = this.#rwTarget;
     const role = pod.metadata?.annotations?.[annotationKeys.instanceRole] ?? '';
+    if (pod.metadata?.annotations?.[annotationKeys.fenced] === 'true') return this.#startFenced(name, role);
     // What the operator decided at the pod's creation, as the container's environment gives it.
     const env = (key: string) =>
       pod.spec?.containers.find((c) => c.name === 'postgres')?.env?.find((e) => e.name === key)?.value;

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import type { V1Pod } from '@kubernetes/client-node';
+import { fencedInstancesAnnotation } from '../api/fencing-request.ts';
+import { storedCluster } from '../test-support/cluster-fixtures.ts';
+import { fencedOnRequest, justUnfenced, unfenceGraceMs } from './fenced-instances.ts';
+
+const pod = (name: string, annotations: Record<string, string> = {}): [string, V1Pod] => [
+  name,
+  { metadata: { name, annotations } },
+];
+const pods = new Map([pod('db-0'), pod('db-1', { 'postgres.homeostat.dev/fenced': 'true' }), pod('db-2')]);
+const asking = (value: string) => {
+  const cluster = storedCluster('db', 'shop', { instances: 3 });
+  cluster.metadata = { ...cluster.metadata, annotations: { [fencedInstancesAnnotation]: value } };
+  return cluster;
+};
+
+describe('which instances are fenced on request', () => {
+  it('follows the annotation: names of the cluster, or every instance', () => {
+    expect([...fencedOnRequest(asking('["db-2"]'), pods).instances]).toEqual(['db-2']);
+    expect([...fencedOnRequest(asking('["*"]'), pods).instances].sort()).toEqual(['db-0', 'db-1', 'db-2']);
+    expect(fencedOnRequest(storedCluster('db', 'shop', { instances: 3 }), pods).instances.size).toBe(0);
+  });
+
+  it('names what is not an instance of the cluster, and fences the rest', () => {
+    const read = fencedOnRequest(asking('["db-0","other-1","db-x"]'), pods);
+    expect([...read.instances]).toEqual(['db-0']);
+    expect(read.problem).toContain('names db-x, other-1, not an instance of db');
+  });
+
+  it('leaves every fence as it is when the request cannot be read', () => {
+    const read = fencedOnRequest(asking('db-2'), pods);
+    expect([...read.instances]).toEqual(['db-1']);
+    expect(read.problem).toContain('fencing is left as it is (fenced: db-1)');
+  });
+});
+
+describe('a primary just unfenced', () => {
+  const now = Date.parse('2026-11-28T08:00:00Z');
+  const unfencedAgo = (ms: number) =>
+    pod('db-0', { 'postgres.homeostat.dev/unfencedAt': new Date(now - ms).toISOString() })[1];
+  it('has unfenceGraceMs to start again, and no longer', () => {
+    expect(justUnfenced(unfencedAgo(1000), now)).toBe(true);
+    expect(justUnfenced(unfencedAgo(unfenceGraceMs), now)).toBe(false);
+    expect(justUnfenced(pod('db-0')[1], now)).toBe(false);
+  });
+});
