@@ -71,3 +71,65 @@ export async function mergePatch(
 ): Promise<void> {
   await kubectl(target, ['patch', resource, name, '--type=merge', '-p', JSON.stringify(patch)]);
 }
+
+/** Whether kubectl failed because the object changed since it was read (the API server's 409 Conflict). */
+export function isConflict(error: unknown): boolean {
+  return error instanceof KubectlError && /\(Conflict\)|the object has been modified/.test(error.stderr);
+}
+
+/** Runs `attempt` again while it fails on a conflict, at most `attempts` times in all. */
+export async function retryOnConflict<T>(attempts: number, attempt: () => Promise<T>): Promise<T> {
+  for (let tried = 1; ; tried++) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!isConflict(error)) throw error;
+      if (tried >= attempts)
+        throw new Error(`the object kept changing while it was written (${attempts} conflicts in a row)`, {
+          cause: error,
+        });
+    }
+  }
+}
+
+/** A JSON merge patch (RFC 7386): the fields it names are set, a null removes one. */
+export interface MergePatch {
+  metadata?: Record<string, unknown>;
+  [field: string]: unknown;
+}
+
+interface Versioned {
+  metadata?: { resourceVersion?: string };
+}
+
+/**
+ * Read-modify-write with optimistic concurrency: `change` computes a merge patch from the object as
+ * read (or undefined: nothing to write), and the patch carries that object's resourceVersion, so a
+ * write by anyone else in between makes the API server refuse it (409) instead of this write
+ * silently undoing theirs; then the object is read again and `change` computes anew.
+ * Resolves with the object the patch was computed from, and the patch written (if any).
+ */
+export async function patchAsRead<T extends Versioned>(
+  target: KubectlTarget,
+  resource: string,
+  name: string,
+  change: (current: T) => MergePatch | undefined,
+  attempts = 5,
+): Promise<{ read: T; written: MergePatch | undefined }> {
+  return retryOnConflict(attempts, async () => {
+    const read = await getJson<T>(target, [resource, name]);
+    if (!read) throw new Error(`${resource} ${name}: not found`);
+    const resourceVersion = read.metadata?.resourceVersion;
+    if (!resourceVersion) throw new Error(`${resource} ${name}: read without a resourceVersion`);
+    const patch = change(read);
+    if (patch === undefined) return { read, written: undefined };
+    const written = versionedPatch(resourceVersion, patch);
+    await mergePatch(target, resource, name, written);
+    return { read, written };
+  });
+}
+
+/** `patch` with `metadata.resourceVersion` set: the API server applies it only to that version. */
+export function versionedPatch(resourceVersion: string, patch: MergePatch): MergePatch {
+  return { ...patch, metadata: { ...patch.metadata, resourceVersion } };
+}

@@ -4,6 +4,7 @@
 import { parseArguments, type Invocation } from './arguments.ts';
 import { backup } from './commands/backup.ts';
 import { etcdctlPod, psqlPod, runSession } from './commands/client-session.ts';
+import { fence } from './commands/fence.ts';
 import { promote } from './commands/promote.ts';
 import { report } from './commands/report.ts';
 import { restart } from './commands/restart.ts';
@@ -16,6 +17,10 @@ const usage = `kubectl homeostat: Homeostat's custom resources at a glance, and 
   kubectl homeostat status [TYPE/]NAME        one resource: status fields, instances or members, conditions
   kubectl homeostat status                    every Homeostat resource in the namespace
   kubectl homeostat promote CLUSTER INSTANCE  PostgreSQL switchover (spec.primary), waits until it takes writes
+  kubectl homeostat fence CLUSTER INSTANCE... PostgreSQL stopped in those instances (or --all), pods and data
+                                              kept, no Service routes to them; waits until their pods are fenced
+  kubectl homeostat unfence CLUSTER INSTANCE...
+                                              PostgreSQL started again (or --all); waits until Ready and Available
   kubectl homeostat backup CLUSTER            a PostgreSQLBackup or EtcdBackup now; --wait waits for it
   kubectl homeostat restart [TYPE/]NAME       rolling restart of a Memcached, EtcdCluster or PostgreSQLCluster,
                                               the operator's safe way; waits until every pod is new and Ready
@@ -25,7 +30,7 @@ const usage = `kubectl homeostat: Homeostat's custom resources at a glance, and 
                                               Events, logs and the operators' logs; no Secret, values redacted
 
 TYPE: pgc, pgbackup, etcdc, etcdbk, memcached. kubectl's -n/--namespace, --context and --kubeconfig apply.
-Waiting: --timeout (default 300s); promote and restart wait unless --no-wait.`;
+Waiting: --timeout (default 300s); promote, fence, unfence and restart wait unless --no-wait.`;
 
 function timeout(invocation: Invocation): { timeoutMs: number } {
   return { timeoutMs: parseDuration(invocation.options.get('timeout') ?? '300s') };
@@ -44,6 +49,17 @@ async function run(invocation: Invocation): Promise<number> {
           target,
           positional[0],
           positional[1],
+          options.has('no-wait') ? undefined : timeout(invocation),
+        ),
+      );
+      return 0;
+    case 'fence':
+    case 'unfence':
+      print(
+        await fence(
+          target,
+          command,
+          { cluster: positional[0], instances: positional.slice(1), all: options.has('all') },
           options.has('no-wait') ? undefined : timeout(invocation),
         ),
       );

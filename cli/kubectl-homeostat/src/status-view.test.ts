@@ -64,6 +64,37 @@ describe('statusView (any Homeostat resource at a glance)', () => {
     ]);
   });
 
+  it('marks the instances fenced by request in a FENCED column after the name, only when one is', () => {
+    const fenced = {
+      ...accounts,
+      status: {
+        instanceStatuses: [
+          { name: 'accounts-0', role: 'primary', ready: true, fenced: false },
+          { name: 'accounts-1', role: 'unknown', ready: false, fenced: true },
+          { name: 'accounts-2', role: 'replica', ready: true },
+        ],
+      },
+    };
+    expect(statusView(fenced, now).slice(1)).toEqual([
+      '',
+      'Instance statuses:',
+      '  NAME        FENCED  ROLE     READY',
+      '  accounts-0          primary  true',
+      '  accounts-1  yes     unknown  false',
+      '  accounts-2          replica  true',
+    ]);
+    const noneFenced = {
+      ...accounts,
+      status: { instanceStatuses: [{ name: 'accounts-0', role: 'primary', ready: true, fenced: false }] },
+    };
+    expect(statusView(noneFenced, now).slice(1)).toEqual([
+      '',
+      'Instance statuses:',
+      '  NAME        ROLE     READY',
+      '  accounts-0  primary  true',
+    ]);
+  });
+
   it('says when the status describes an older spec, and when there is none yet', () => {
     const behind = { ...accounts, metadata: { ...accounts.metadata, generation: 3 } };
     expect(statusView(behind, now)[1]).toBe(

@@ -68,14 +68,17 @@ function objectLine(value: Record<string, unknown>): string {
 }
 
 function objectsTable(items: readonly Record<string, unknown>[]): string[] {
-  // The name first, whatever order the operator wrote the fields in.
+  // The name first, whatever order the operator wrote the fields in; then FENCED, only when an
+  // instance is fenced by request: the one thing about it that matters before its role or lag.
+  const fenced = (item: Record<string, unknown>) => item['fenced'] === true;
   const columns: string[] = items.some((item) => 'name' in item) ? ['name'] : [];
+  if (items.some(fenced)) columns.push('fenced');
   for (const item of items)
     for (const [key, value] of Object.entries(item))
-      if (!columns.includes(key) && !isRecord(value)) columns.push(key);
+      if (!columns.includes(key) && key !== 'fenced' && !isRecord(value)) columns.push(key);
   return table(
     columns.map((c) => title(c).toUpperCase()),
-    items.map((item) => columns.map((c) => cell(item[c]))),
+    items.map((item) => columns.map((c) => (c === 'fenced' ? (fenced(item) ? 'yes' : '') : cell(item[c])))),
   );
 }
 

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { restartedAtAnnotation as libraryKey } from '../../../../libs/operator-kit/src/restart/restart-request.ts';
 import { parseArguments } from '../arguments.ts';
 import { kindNamed, type HomeostatKind } from '../kinds.ts';
-import { podSelector, restartedAtAnnotation, restartPatch, restartProgress, type Pod } from './restart.ts';
+import { podSelector, type Pod } from '../pods.ts';
+import { restartedAtAnnotation, restartPatch, restartProgress } from './restart.ts';
 
 const at = '2026-11-28T01:40:00.123Z';
 const pod = (name: string, value: string | undefined, ready = true, going = false): Pod => ({

@@ -3,8 +3,9 @@
 // pods its own safe way. Then it waits until every pod carries that request and is Ready and the
 // resource is Available.
 import { findResource } from '../find-resource.ts';
-import { homeostatKinds, UsageError, type HomeostatKind } from '../kinds.ts';
+import { homeostatKinds, UsageError } from '../kinds.ts';
 import { getJson, mergePatch, type KubectlTarget } from '../kubectl.ts';
+import { isGoing, isReady, podName, podSelector, type Pod } from '../pods.ts';
 import { conditionsOf, type Resource } from '../status-view.ts';
 import { waitFor } from '../wait.ts';
 
@@ -19,37 +20,21 @@ export function restartPatch(requestedAt: string): { metadata: { annotations: Re
   return { metadata: { annotations: { [restartedAtAnnotation]: requestedAt } } };
 }
 
-/** The label selector of the pods `restart` waits for. */
-export function podSelector(kind: HomeostatKind, name: string): string {
-  const labels = { 'app.kubernetes.io/instance': name, ...kind.podLabels };
-  return Object.entries(labels)
-    .map(([key, value]) => `${key}=${value}`)
-    .join(',');
-}
-
-export interface Pod {
-  metadata?: { name?: string; annotations?: Record<string, string>; deletionTimestamp?: string };
-  status?: { conditions?: { type: string; status: string }[] };
-}
-
 /** true once every pod carries `requestedAt`, none is going and all are Ready, and `resource` is Available; else why not. */
 export function restartProgress(
   requestedAt: string,
   resource: Resource | undefined,
   pods: readonly Pod[],
 ): true | string {
-  const name = (pod: Pod) => pod.metadata?.name ?? '?';
   const behind = pods.filter((p) => p.metadata?.annotations?.[restartedAtAnnotation] !== requestedAt);
-  const going = pods.filter((p) => p.metadata?.deletionTimestamp);
-  const notReady = pods.filter(
-    (p) => !(p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'),
-  );
+  const going = pods.filter(isGoing);
+  const notReady = pods.filter((p) => !isReady(p));
   const available = conditionsOf(resource?.status ?? {}).find((c) => c.type === 'Available');
   const why = [
     ...(pods.length === 0 ? ['no pods'] : []),
-    ...(behind.length ? [`not restarted yet: ${behind.map(name).join(', ')}`] : []),
-    ...(going.length ? [`stopping: ${going.map(name).join(', ')}`] : []),
-    ...(notReady.length ? [`not Ready: ${notReady.map(name).join(', ')}`] : []),
+    ...(behind.length ? [`not restarted yet: ${behind.map(podName).join(', ')}`] : []),
+    ...(going.length ? [`stopping: ${going.map(podName).join(', ')}`] : []),
+    ...(notReady.length ? [`not Ready: ${notReady.map(podName).join(', ')}`] : []),
     ...(available?.status === 'True' ? [] : [`Available ${available?.status ?? 'unknown'}`]),
   ];
   return why.length === 0 ? true : why.join('; ');
