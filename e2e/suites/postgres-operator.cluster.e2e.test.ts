@@ -4,7 +4,8 @@
 // database meets: the app Secret's URI through `-rw`, reads through `-ro`; under a steady write
 // load through `-rw` (the suite's own client, recording every acknowledged row) the primary's pod
 // force-deleted, its postgres killed with SIGKILL, its network cut (never two instances accepting
-// writes), the operator killed in the middle of a failover; a switchover to a named replica;
+// writes), the operator killed in the middle of a failover; a replica and then the primary fenced on
+// request and unfenced (their pods kept, no restart loop, no failover); a switchover to a named replica;
 // scaling 3 → 5 → 2; a rolling restart for a parameter that needs one; deletion. Each failover
 // prints the seconds until writes were accepted again (the budget is 5 s) and the acknowledged
 // rows missing (none in `required` mode); the seconds are printed, never asserted.
@@ -261,6 +262,104 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
     } finally {
       rmSync(directory, { recursive: true, force: true });
     }
+  });
+
+  it('kubectl homeostat fence/unfence: PostgreSQL stopped in a replica and then the primary, their pods kept with no restart loop and no failover; unfenced, the same primary takes writes', async () => {
+    interface Pod {
+      metadata?: { uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+      status?: {
+        podIP?: string;
+        containerStatuses?: {
+          name: string;
+          restartCount: number;
+          started?: boolean;
+          state?: { running?: object };
+        }[];
+      };
+    }
+    const pod = async (name: string) => (await getObject<Pod>('pod', name, ns)) ?? {};
+    const postgresContainer = async (name: string) =>
+      (await pod(name)).status?.containerStatuses?.find((c) => c.name === 'postgres');
+    const before = (await waitHealthy(3, 'healthy before fencing')).status;
+    const primary = before?.currentPrimary ?? '';
+    const replica = before?.instanceStatuses?.find((i) => i.role === 'replica')?.name ?? '';
+    const uids = {
+      [primary]: (await pod(primary)).metadata?.uid,
+      [replica]: (await pod(replica)).metadata?.uid,
+    };
+    const restartsBefore = {
+      [primary]: (await postgresContainer(primary))?.restartCount ?? 0,
+      [replica]: (await postgresContainer(replica))?.restartCount ?? 0,
+    };
+
+    const fencedReplica = await kubectlHomeostat([
+      '-n',
+      ns,
+      'fence',
+      clusterName,
+      replica,
+      '--timeout',
+      '120s',
+    ]);
+    expect(fencedReplica).toContain(`${replica} fenced`);
+    const fencedPod = await pod(replica);
+    expect(fencedPod.metadata?.uid).toBe(uids[replica]);
+    expect(fencedPod.metadata?.labels?.['postgres.homeostat.dev/role']).toBeUndefined();
+    // No Service sends reads to it: the read-only Service's endpoints are the other replica only.
+    const readOnlyAddresses = async () =>
+      (
+        await listObjects<{ endpoints?: { addresses?: string[] }[] }>(
+          'endpointslices',
+          ns,
+          `kubernetes.io/service-name=${clusterName}-ro`,
+        )
+      ).flatMap((slice) => (slice.endpoints ?? []).flatMap((e) => e.addresses ?? []));
+    expect(await readOnlyAddresses()).not.toContain(fencedPod.status?.podIP);
+
+    await kubectlHomeostat(['-n', ns, 'fence', clusterName, primary, '--timeout', '120s']);
+    expect((await cluster())?.status?.conditions?.find((c) => c.type === 'Available')).toMatchObject({
+      status: 'False',
+      reason: 'PrimaryFenced',
+    });
+    // The fence ends each one's PostgreSQL, the container's main process: one restart, into the
+    // entrypoint's wait, which the startup probe lets through.
+    for (const name of [primary, replica]) {
+      await waitUntil(
+        `${name}'s container restarted once into its fenced wait`,
+        async () => {
+          const container = await postgresContainer(name);
+          return (
+            container?.restartCount === (restartsBefore[name] ?? 0) + 1 &&
+            container.started === true &&
+            container.state?.running !== undefined
+          );
+        },
+        { timeoutMs: 90_000, intervalMs: 1000 },
+      );
+    }
+    // Past three liveness periods (10 s each) and many times failoverDelay: the kubelet restarts
+    // no fenced container again, and nothing fails over.
+    await new Promise((resolve) => setTimeout(resolve, 35_000));
+    for (const name of [primary, replica]) {
+      expect((await pod(name)).metadata?.uid).toBe(uids[name]);
+      expect((await postgresContainer(name))?.restartCount, `${name} restarted while fenced`).toBe(
+        (restartsBefore[name] ?? 0) + 1,
+      );
+    }
+    const held = (await cluster())?.status;
+    expect(held?.currentPrimary).toBe(primary);
+    expect(held?.failovers).toBe(before?.failovers);
+    const status = await kubectlHomeostat(['-n', ns, 'status', `pgc/${clusterName}`]);
+    expect(status).toMatch(/FENCED/);
+
+    const unfenced = await kubectlHomeostat(['-n', ns, 'unfence', clusterName, '--all', '--timeout', '180s']);
+    expect(unfenced).toContain(primary);
+    const after = (await waitHealthy(3, 'healthy after unfencing')).status;
+    expect(after?.currentPrimary).toBe(primary);
+    expect(after?.failovers).toBe(before?.failovers);
+    expect(await queryOnce(await readWriteTarget(), 'SELECT pg_is_in_recovery() AS r')).toEqual([
+      { r: false },
+    ]);
   });
 
   it('fails over when the primary pod is force-deleted, losing no acknowledged write', async () => {

@@ -2,17 +2,27 @@ import { describe, expect, it } from 'vitest';
 import {
   fenceChange,
   fencedInstancesAnnotation,
+  fencedPodAnnotation,
   fencePatch,
   parseFencedInstances,
   type FenceRequest,
 } from './fence-request.ts';
 import { UsageError } from './kinds.ts';
+import { fencedInstancesAnnotation as operatorKey } from '../../../operators/postgres/src/api/fencing-request.ts';
+import { annotationKeys as operatorPodKeys } from '../../../operators/postgres/src/controllers/operand-labels.ts';
 
 const instances = ['accounts-0', 'accounts-1', 'accounts-2'];
 const fence = (...names: string[]): FenceRequest => ({ action: 'fence', instances: names });
 const unfence = (...names: string[]): FenceRequest => ({ action: 'unfence', instances: names });
 const change = (current: string | undefined, request: FenceRequest) =>
   fenceChange('accounts', current, request, instances);
+
+describe('the annotations, as the PostgreSQL operator reads and writes them', () => {
+  it("are the operator's own keys (the plugin, bundled alone, keeps copies)", () => {
+    expect(fencedInstancesAnnotation).toBe(operatorKey);
+    expect(fencedPodAnnotation).toBe(operatorPodKeys.fenced);
+  });
+});
 
 describe('parseFencedInstances (the annotation as the operator reads it)', () => {
   it('reads absent and [] as nothing fenced, names sorted once, and any "*" as every instance', () => {
