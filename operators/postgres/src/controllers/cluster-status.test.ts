@@ -36,6 +36,17 @@ const streamingReplica: ReplicaStatus = {
   walReceiver: { status: 'streaming', senderHost: 'db-0', senderPort: 5432 },
 };
 
+/** db-0, a primary taking writes on timeline 1. */
+const writablePrimary: PrimaryStatus = {
+  name: 'db-0',
+  reachable: true,
+  role: 'primary',
+  timeline: 1,
+  synchronousStandbyNames: '',
+  currentLsn: 100n,
+  standbys: [],
+};
+
 describe('a primary that refuses writes', () => {
   const cluster = storedCluster('db', 'shop', { instances: 2 });
   const replica = streamingReplica;
@@ -48,15 +59,7 @@ describe('a primary that refuses writes', () => {
     view: clusterView([primary, replica]),
     restartPending: [],
   });
-  const writable: PrimaryStatus = {
-    name: 'db-0',
-    reachable: true,
-    role: 'primary',
-    timeline: 1,
-    synchronousStandbyNames: '',
-    currentLsn: 100n,
-    standbys: [],
-  };
+  const writable = writablePrimary;
 
   it('is neither Available nor Healthy, and not ready (a quiesce whose undo failed)', () => {
     const healthy = clusterStatus(cluster, observation(writable));
@@ -110,15 +113,7 @@ describe('the timeline in status', () => {
 
 describe('instances fenced on request', () => {
   const cluster = storedCluster('db', 'shop', { instances: 2 });
-  const primary: PrimaryStatus = {
-    name: 'db-0',
-    reachable: true,
-    role: 'primary',
-    timeline: 1,
-    synchronousStandbyNames: '',
-    currentLsn: 100n,
-    standbys: [],
-  };
+  const primary = writablePrimary;
   const observation = (
     fenced: string[],
     view = clusterView([primary, streamingReplica]),
