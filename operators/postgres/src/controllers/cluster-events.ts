@@ -21,6 +21,7 @@ const eventReasons: Partial<Record<EngineEvent['type'], [string, 'Normal' | 'War
   routed: ['Routed', 'Normal'],
   'rejoin-requested': ['Rejoining', 'Normal'],
   'slots-dropped': ['ReplicationSlotsDropped', 'Normal'],
+  'slots-created': ['ReplicationSlotsCreated', 'Normal'],
   'writes-restored': ['WritesRestored', 'Normal'],
   'still-read-only': ['PrimaryStillReadOnly', 'Warning'],
 };

@@ -127,6 +127,31 @@ describe('decide', () => {
     expect(none.action).not.toHaveProperty('dropSlots');
   });
 
+  it('makes again the slot of a replica that runs without one (its creation at a failover failed), or it never streams', () => {
+    const slots = [{ name: 'homeostat_pg_1', active: true, retainedBytes: 0n }];
+    const d = decide(
+      input(settledState('pg-0'), [
+        primary('pg-0', 100n, { slots }),
+        replica('pg-1', 100n, 5432),
+        replica('pg-2', 90n),
+      ]),
+    );
+    expect(d.action).toMatchObject({ type: 'maintain', createSlots: ['pg-2'] });
+    const whole = decide(
+      input(settledState('pg-0'), [
+        primary('pg-0', 100n, {
+          slots: [...slots, { name: 'homeostat_pg_2', active: true, retainedBytes: 0n }],
+        }),
+        replica('pg-1', 100n, 5432),
+        replica('pg-2', 100n, 5432),
+      ]),
+    );
+    expect(whole.action).not.toHaveProperty('createSlots');
+    // Slots not read: nothing is known to be missing.
+    const unknown = decide(input(settledState('pg-0'), [primary('pg-0', 100n), replica('pg-2', 90n)]));
+    expect(unknown.action).not.toHaveProperty('createSlots');
+  });
+
   it('fences before electing, and records the fenced instance', () => {
     const d = decide(input(inStep('fencing'), [down('pg-0'), replica('pg-1', 100n), replica('pg-2', 100n)]));
     expect(d.action).toEqual({ type: 'fence', instance: 'pg-0' });

@@ -13,7 +13,7 @@ import type { InstanceEndpoint } from '../instance/instance.ts';
 import { formatLsn, type Lsn } from '../instance/lsn.ts';
 import type { InstanceStatus, PrimaryStatus, ReplicaStatus } from '../instance/observe.ts';
 import type { EngineEvent, RefusalCode } from './outcomes.ts';
-import { straySlots } from '../instance/slots.ts';
+import { slotName, straySlots } from '../instance/slots.ts';
 import { desiredSynchronousStandbyNames, type SynchronousReplication } from '../instance/synchronous.ts';
 import {
   observeCommitQuorums,
@@ -110,6 +110,11 @@ export type Action =
       readonly synchronousStandbyNames?: string;
       /** Replication slots of instances that are gone (scaled away): they would keep WAL forever. */
       readonly dropSlots?: readonly string[];
+      /**
+       * Running replicas whose slot the primary lacks (made at a failover's routing, which may
+       * have failed): without it a replica never streams again.
+       */
+      readonly createSlots?: readonly string[];
       /**
        * The primary refuses writes (read-only by default) with no switchover in progress: the undo
        * of a switchover's quiesce failed. Clear it and route writes to the primary again.
@@ -397,12 +402,20 @@ function maintainAction(
     primary.slots ?? [],
     input.instances.map((i) => i.name),
   );
+  const slots = primary.slots;
+  const createSlots = slots
+    ? input.observed
+        .filter(isReplica)
+        .map((s) => s.name)
+        .filter((name) => !slots.some((slot) => slot.name === slotName(name)))
+    : [];
   const action: Action = {
     type: 'maintain',
     primary: primary.name,
     repoint,
     ...(synchronousStandbyNames === undefined ? {} : { synchronousStandbyNames }),
     ...(dropSlots.length === 0 ? {} : { dropSlots }),
+    ...(createSlots.length === 0 ? {} : { createSlots }),
     // Only a switchover's quiesce sets it (users may not: it is an operator-owned parameter), so
     // outside one it is a quiesce whose undo never took; asked again on every probe until it holds.
     ...(primary.readOnly ? { giveWritesBack: true as const } : {}),

@@ -19,6 +19,8 @@ export interface EngineEvent {
     | 'synchronous-standbys'
     /** Replication slots of instances that scaling removed were dropped on the primary. */
     | 'slots-dropped'
+    /** Slots running replicas lacked on the primary were made (a failover's routing failed to). */
+    | 'slots-created'
     /** A primary left read-only by a switchover whose undo failed takes writes again. */
     | 'writes-restored'
     /**

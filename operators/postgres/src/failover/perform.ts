@@ -146,6 +146,19 @@ export async function perform(action: Action, world: EngineWorld): Promise<Actio
           );
         }
       }
+      if (action.createSlots) {
+        try {
+          await ensureSlots(control(world, action.primary), action.createSlots);
+          emit(
+            world,
+            'slots-created',
+            action.primary,
+            `made the replication slots of ${action.createSlots.join(', ')} on ${action.primary} again: they ran without one`,
+          );
+        } catch (error) {
+          emit(world, 'warning', action.primary, errorMessage(error));
+        }
+      }
       await repointAll(world, action.repoint, action.primary);
       if (action.dropSlots) {
         try {
