@@ -94,9 +94,18 @@ export async function waitForMembers(
   return last;
 }
 
+const memberTls = '/etc/etcd/tls/server';
+// etcdctl in a member's pod reaches its own member over TLS with the member's serving certificate
+// (it may act as a client).
+const memberEtcdctlFlags = [
+  '--endpoints=https://localhost:2379',
+  `--cacert=${memberTls}/ca.crt`,
+  `--cert=${memberTls}/tls.crt`,
+  `--key=${memberTls}/tls.key`,
+];
+
 /** etcdctl inside a member's pod, over TLS with the member's serving certificate (it may act as a client). */
 export function memberEtcdctl(namespace: string, member: string, args: readonly string[]): Promise<string> {
-  const tls = '/etc/etcd/tls/server';
   return kubectl([
     '-n',
     namespace,
@@ -106,11 +115,36 @@ export function memberEtcdctl(namespace: string, member: string, args: readonly 
     'etcd',
     '--',
     'etcdctl',
-    '--endpoints=https://localhost:2379',
-    `--cacert=${tls}/ca.crt`,
-    `--cert=${tls}/tls.crt`,
-    `--key=${tls}/tls.key`,
+    ...memberEtcdctlFlags,
     ...args,
+  ]);
+}
+
+/**
+ * Puts each key with its value inside a member's pod, one `etcdctl put` after another as
+ * `memberEtcdctl` would, but in one `kubectl exec`: an exec per key paid its round trips through the
+ * API server and the kubelet every time. Fails at the first put that fails.
+ */
+export async function memberPuts(
+  namespace: string,
+  member: string,
+  entries: readonly (readonly [key: string, value: string])[],
+): Promise<void> {
+  // The keys and values reach the loop as arguments, never as shell text.
+  const script = `set -e; while [ "$#" -gt 0 ]; do etcdctl ${memberEtcdctlFlags.join(' ')} put -- "$1" "$2" >/dev/null; shift 2; done`;
+  await kubectl([
+    '-n',
+    namespace,
+    'exec',
+    member,
+    '-c',
+    'etcd',
+    '--',
+    'bash',
+    '-c',
+    script,
+    'member-puts',
+    ...entries.flat(),
   ]);
 }
 

@@ -64,7 +64,9 @@ const controlPlaneTaint = 'node-role.kubernetes.io/control-plane';
 
 /**
  * What puts a pod on the kind cluster's control-plane node, which no suite stops (its spec's
- * nodeSelector and tolerations): for what a suite or benchmark needs while a worker is away.
+ * nodeSelector and tolerations): for what a suite or benchmark needs while a worker is away. The
+ * pod's image must be one of `controlPlaneImages` (e2e/kind/images-per-node.ts): only those are
+ * loaded into that node.
  */
 export function onControlPlanePlacement(): { nodeSelector: Record<string, string>; tolerations: object[] } {
   const kind = kindClusterUnderTest();
@@ -77,7 +79,7 @@ export function onControlPlanePlacement(): { nodeSelector: Record<string, string
 /**
  * Helm values (`--set` pairs) that run an operator on the kind cluster's control-plane node, which
  * no suite stops: the workers are then the database's nodes alone, and stopping one never takes
- * the operator with it.
+ * the operator with it. Operator images are loaded into that node (`controlPlaneImages`).
  */
 export function onControlPlaneValues(): Record<string, string> {
   const kind = kindClusterUnderTest();

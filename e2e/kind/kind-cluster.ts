@@ -11,12 +11,13 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cacheDir, waitUntil } from '@homeostat/testing';
 import { requireHostPackages } from '../cluster/host-packages.ts';
-import { note, step } from '../cluster/progress.ts';
+import { note, seconds, step } from '../cluster/progress.ts';
 import { run, tryRun } from '../cluster/run-command.ts';
 import { ensureImages, imageArchive } from '../images/build-images.ts';
 import { ensureDockerDaemon, stopDockerDaemon, type DockerDaemonPlace } from '../images/docker-daemon.ts';
 import { operatorImages, workloadImages } from '../images/image-names.ts';
 import { builtComponent, repositoryRoot } from '../images/image-recipes.ts';
+import { nodesPerImage, type KindNodeTaints } from './images-per-node.ts';
 import { kindClusterName, kindConfig, kindNetwork } from './kind-config.ts';
 import { ensureKindNodeImage } from './node-image.ts';
 import { removeServiceRoute, routeServicesVia } from './service-route.ts';
@@ -143,8 +144,8 @@ export async function kindClusterUp(options: KindClusterOptions): Promise<KindCl
       );
     }
   });
-  await step('kind: images for the suites (built where stale, loaded into every node)', () =>
-    loadSuiteImages(kind, options.nodeImage),
+  await step('kind: images for the suites (built where stale, loaded into the nodes that run them)', () =>
+    loadSuiteImages(kind, kubeconfig, options.nodeImage),
   );
   return { name: kindClusterName, kubeconfig, dockerHost };
 }
@@ -269,7 +270,7 @@ async function waitForNodes(kubeconfig: string, count: number, timeoutMs: number
 // The same images the local cluster imports, built offline by `npm run images`' recipes and loaded
 // from their archives. With internet the nodes pull the operands themselves, and only the operator
 // images are built (from operators/Dockerfile, FROM the official Node image) and loaded.
-async function loadSuiteImages(kind: string, source: KindNodeImageSource): Promise<void> {
+async function loadSuiteImages(kind: string, kubeconfig: string, source: KindNodeImageSource): Promise<void> {
   if (source === 'kind') {
     for (const [operator, ref] of Object.entries(operatorImages)) {
       await run(
@@ -288,17 +289,34 @@ async function loadSuiteImages(kind: string, source: KindNodeImageSource): Promi
   const ids = await ensureImages({ refs, log: note });
   const saved = (await tryRun('cat', [loadedRecord()])).stdout;
   const loaded: Record<string, string> = saved ? (JSON.parse(saved) as Record<string, string>) : {};
-  const nodes = (await run(kind, ['get', 'nodes', '--name', kindClusterName])).trim().split('\n');
+  const nodesFor = nodesPerImage(await nodeTaints(kubeconfig), refs);
+  const loadingStarted = Date.now();
   for (const ref of refs) {
     if (loaded[ref] === ids[ref]) continue;
     const started = Date.now();
+    const nodes = nodesFor.get(ref) ?? [];
+    if (nodes.length === 0)
+      throw new Error(`no node of ${kindClusterName} can run ${ref}: every one is tainted`);
     // Content only, as the node image's own images (`kind load` would unpack every image on every
     // node, most of which never run it): containerd unpacks an image where a pod first uses it.
     await Promise.all(nodes.map((node) => importIntoNode(node, imageArchive(ref))));
     loaded[ref] = ids[ref] ?? '';
     await writeFile(loadedRecord(), JSON.stringify(loaded, null, 2));
-    note(`${ref} loaded into every node (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+    note(`${ref} loaded into ${nodes.join(', ')} (${seconds(started)} s)`);
   }
+  note(`images loaded in ${seconds(loadingStarted)} s`);
+}
+
+/** Each node's name (kind names its node containers the same) and whether a taint keeps pods off it. */
+async function nodeTaints(kubeconfig: string): Promise<KindNodeTaints[]> {
+  const kubectl = await builtComponent('kubectl');
+  const list = JSON.parse(await run(kubectl, ['--kubeconfig', kubeconfig, 'get', 'nodes', '-o', 'json'])) as {
+    items: { metadata: { name: string }; spec?: { taints?: { effect: string }[] } }[];
+  };
+  return list.items.map((node) => ({
+    name: node.metadata.name,
+    tainted: (node.spec?.taints ?? []).some((t) => t.effect === 'NoSchedule' || t.effect === 'NoExecute'),
+  }));
 }
 
 /** Streams an image archive into a node's containerd (`ctr import` in the node, reading stdin). */

@@ -13,6 +13,7 @@ import {
   etcdMemberList,
   getEtcdCluster,
   memberEtcdctl,
+  memberPuts,
   memberSelector,
   memberValues,
   waitForMembers,
@@ -71,7 +72,11 @@ describe('an EtcdCluster across kind nodes, one member node stopped', () => {
     const pods = (await listObjects<V1Pod>('pods', ns, memberSelector(name))).filter(isPodReady);
     const nodeOf = new Map(pods.map((p) => [p.metadata?.name ?? '', p.spec?.nodeName ?? '']));
     expect(new Set(nodeOf.values()).size, `members on ${[...nodeOf.values()].join(', ')}`).toBe(3);
-    for (let i = 0; i < 10; i++) await memberEtcdctl(ns, `${name}-0`, ['put', `before${i}`, `v${i}`]);
+    await memberPuts(
+      ns,
+      `${name}-0`,
+      Array.from({ length: 10 }, (_, i) => [`before${i}`, `v${i}`] as const),
+    );
 
     // The operator runs on the control plane's node, which stays: this suite is about the operand.
     const [lost, lostNode] = [...nodeOf].at(-1) ?? [];

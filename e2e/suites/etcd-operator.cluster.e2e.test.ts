@@ -31,6 +31,7 @@ import {
   memberEtcdctl,
   memberSelector,
   memberHashKV,
+  memberPuts,
   memberKeyValues,
   memberValues,
   requestBackupDrill,
@@ -76,8 +77,11 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
   }
 
   async function putKeys(member: string, prefix: string, count: number, from = 0) {
-    for (let i = from; i < count; i++)
-      await memberEtcdctl(ns, member, ['put', `${prefix}${i}`, `v-${prefix}${i}`]);
+    const entries = Array.from(
+      { length: count - from },
+      (_, i) => [`${prefix}${from + i}`, `v-${prefix}${from + i}`] as const,
+    );
+    await memberPuts(ns, member, entries);
   }
 
   async function operatorPods(): Promise<V1Pod[]> {
