@@ -106,18 +106,12 @@ const memberEtcdctlFlags = [
 
 /** etcdctl inside a member's pod, over TLS with the member's serving certificate (it may act as a client). */
 export function memberEtcdctl(namespace: string, member: string, args: readonly string[]): Promise<string> {
-  return kubectl([
-    '-n',
-    namespace,
-    'exec',
-    member,
-    '-c',
-    'etcd',
-    '--',
-    'etcdctl',
-    ...memberEtcdctlFlags,
-    ...args,
-  ]);
+  return inMember(namespace, member, ['etcdctl', ...memberEtcdctlFlags, ...args]);
+}
+
+/** `command` run in a member pod's etcd container. */
+function inMember(namespace: string, member: string, command: readonly string[]): Promise<string> {
+  return kubectl(['-n', namespace, 'exec', member, '-c', 'etcd', '--', ...command]);
 }
 
 /**
@@ -132,20 +126,7 @@ export async function memberPuts(
 ): Promise<void> {
   // The keys and values reach the loop as arguments, never as shell text.
   const script = `set -e; while [ "$#" -gt 0 ]; do etcdctl ${memberEtcdctlFlags.join(' ')} put -- "$1" "$2" >/dev/null; shift 2; done`;
-  await kubectl([
-    '-n',
-    namespace,
-    'exec',
-    member,
-    '-c',
-    'etcd',
-    '--',
-    'bash',
-    '-c',
-    script,
-    'member-puts',
-    ...entries.flat(),
-  ]);
+  await inMember(namespace, member, ['bash', '-c', script, 'member-puts', ...entries.flat()]);
 }
 
 /** The values under `prefix` as one member serves them from its own copy (serializable read). */
