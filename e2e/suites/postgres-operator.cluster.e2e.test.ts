@@ -314,13 +314,21 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
           `kubernetes.io/service-name=${clusterName}-ro`,
         )
       ).flatMap((slice) => (slice.endpoints ?? []).flatMap((e) => e.addresses ?? []));
-    expect(await readOnlyAddresses()).not.toContain(fencedPod.status?.podIP);
+    // Endpoints follow readiness a moment after the pod's Ready condition, which the plugin waited for.
+    await waitUntil(
+      `${replica} gone from ${clusterName}-ro's endpoints`,
+      async () => !(await readOnlyAddresses()).includes(fencedPod.status?.podIP ?? ''),
+      { timeoutMs: 30_000, intervalMs: 500 },
+    );
 
     await kubectlHomeostat(['-n', ns, 'fence', clusterName, primary, '--timeout', '120s']);
-    expect((await cluster())?.status?.conditions?.find((c) => c.type === 'Available')).toMatchObject({
-      status: 'False',
-      reason: 'PrimaryFenced',
-    });
+    await waitUntil(
+      'Available False, PrimaryFenced',
+      async () =>
+        (await cluster())?.status?.conditions?.find((c) => c.type === 'Available')?.reason ===
+        'PrimaryFenced',
+      { timeoutMs: 30_000, intervalMs: 500 },
+    );
     // The fence ends each one's PostgreSQL, the container's main process: one restart, into the
     // entrypoint's wait, which the startup probe lets through.
     for (const name of [primary, replica]) {
@@ -357,9 +365,19 @@ describe('PostgreSQL operator from its Helm chart, on the cluster in KUBECONFIG'
     const after = (await waitHealthy(3, 'healthy after unfencing')).status;
     expect(after?.currentPrimary).toBe(primary);
     expect(after?.failovers).toBe(before?.failovers);
-    expect(await queryOnce(await readWriteTarget(), 'SELECT pg_is_in_recovery() AS r')).toEqual([
-      { r: false },
-    ]);
+    // Through -rw as an application writes: its endpoints follow the pod's readiness, a probe
+    // period behind the status the operator writes from its own probes.
+    await waitUntil(
+      'the same primary takes writes through -rw',
+      async () => {
+        const rows = await queryOnce<{ r: boolean }>(
+          await readWriteTarget(),
+          'SELECT pg_is_in_recovery() AS r',
+        ).catch(() => []);
+        return rows[0]?.r === false;
+      },
+      { timeoutMs: 30_000, intervalMs: 500 },
+    );
   });
 
   it('fails over when the primary pod is force-deleted, losing no acknowledged write', async () => {
