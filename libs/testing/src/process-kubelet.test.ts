@@ -52,15 +52,18 @@ let kubelet: ProcessKubelet | undefined;
 /** Images whose start fails, as an entrypoint that exits at once with a message. */
 const failing = new Set<string>();
 const starts: string[] = [];
+/** The pod's `note` annotation each container start was given. */
+const notes: (string | undefined)[] = [];
 const runs: string[] = [];
 
 const runtime: PodRuntime = {
   runsToCompletion: (p) => p.metadata?.labels?.['job'] !== undefined,
   createSandbox: (p): Promise<Sandbox> =>
     Promise.resolve({
-      startContainer: (image) => {
+      startContainer: (image, current) => {
         const name = p.metadata?.name ?? '';
         starts.push(`${name}@${image}`);
+        notes.push(current.metadata?.annotations?.['note']);
         if (failing.has(image)) return Promise.reject(new ContainerFailure(3, `${image} cannot start`));
         const process = startProcess({
           name,
@@ -92,6 +95,7 @@ beforeEach(async () => {
   api = new MemoryApi();
   failing.clear();
   starts.length = 0;
+  notes.length = 0;
   runs.length = 0;
 });
 
@@ -122,6 +126,17 @@ describe('ProcessKubelet', () => {
 
     api.pods.delete('a');
     await waitFor('a stopped', () => node.runningPods().length === 0);
+  });
+
+  it('starts a restarted container with the pod as it is now, as a downward API volume shows it', async () => {
+    const first = pod('c', 'uid-c');
+    api.pods.set('c', { ...first, metadata: { ...first.metadata, annotations: { note: 'before' } } });
+    const node = startKubelet();
+    await waitFor('c Ready', () => api.main('c')?.ready === true);
+    api.pods.set('c', { ...first, metadata: { ...first.metadata, annotations: { note: 'after' } } });
+    await node.crash('c');
+    await waitFor('c restarted', () => api.main('c')?.restartCount === 1 && api.main('c')?.ready === true);
+    expect(notes).toEqual(['before', 'after']);
   });
 
   it('reports a failed start as the kubelet does and backs off before the next', async () => {

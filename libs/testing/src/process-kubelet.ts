@@ -70,8 +70,10 @@ export interface Sandbox {
   /**
    * Starts the main container from `image`: undefined while it cannot start yet (the next sync
    * asks again); a ContainerFailure (or any error) is a failed start, reported and backed off.
+   * `pod` is the pod as it is now, not as the sandbox was made: what a downward API volume gives
+   * a restarted container (its annotations) follows the pod.
    */
-  startContainer(image: string): Promise<Container | undefined>;
+  startContainer(image: string, pod: V1Pod): Promise<Container | undefined>;
 }
 
 /** A run-to-completion pod's run. */
@@ -382,7 +384,7 @@ export class ProcessKubelet {
       }
       let started: Container | undefined;
       try {
-        started = await record.sandbox.startContainer(image);
+        started = await record.sandbox.startContainer(image, record.pod);
       } catch (error) {
         const failure = error instanceof ContainerFailure ? error : new ContainerFailure(1, String(error));
         this.#exited(record, failure.exitCode, failure.terminationMessage);
