@@ -37,8 +37,10 @@ export interface ConvergeInputs {
   readonly image: string;
   /** Writes as the routing field manager. */
   readonly routingClient: KubeClient;
-  /** The instances fenced on request (fenced-instances.ts): their pods are fenced, and never routed. */
+  /** The instances fenced on request (fenced-instances.ts): their pods are fenced. */
   readonly fenced: ReadonlySet<string>;
+  /** Fenced on request or still fenced (fenced-instances.ts outOfService): never routed, never rolled. */
+  readonly outOfService: ReadonlySet<string>;
 }
 
 export interface ConvergeResult {
@@ -54,7 +56,7 @@ export async function convergeObjects(
   inputs: ConvergeInputs,
   ctx: ReconcileContext,
 ): Promise<ConvergeResult> {
-  const { cluster, state, pods, claims, secrets, fenced: fencedOnRequest } = inputs;
+  const { cluster, state, pods, claims, secrets, fenced: fencedOnRequest, outOfService } = inputs;
   const name = cluster.metadata?.name ?? '';
   const namespace = cluster.metadata?.namespace ?? 'default';
   const { client, cache, events, writes } = ctx;
@@ -207,14 +209,13 @@ export async function convergeObjects(
   }
 
   await convergeFencing(cluster, pods, fencedOnRequest, inputs.routingClient, ctx);
-  const unroutable = (podName: string, pod: V1Pod) => fencedOnRequest.has(podName) || isFencedPod(pod);
 
   // Routing labels, when no operation is moving them: the primary gets `primary`, the rest `replica`.
   // None while retained data is adopted: which instance is primary is not known yet, and a pod
   // labelled primary would restart as one (its role annotation follows the label).
   if (!operation && !adopting({ state, retained: inputs.retained })) {
     for (const [podName, pod] of pods) {
-      if (pod.metadata?.deletionTimestamp || unroutable(podName, pod)) continue;
+      if (pod.metadata?.deletionTimestamp || outOfService.has(podName)) continue;
       const want: PodRole = podName === primary ? 'primary' : 'replica';
       const labels = pod.metadata?.labels;
       // A pod labelled before the -r Service selected `routed` gets it here too.
@@ -237,7 +238,7 @@ export async function convergeObjects(
   // only as the pod is now (read afresh, applied at that version): only fencing and routing unroute.
   const fenced = new Set(operation?.fenced ?? []);
   for (const [podName, pod] of pods) {
-    if (pod.metadata?.deletionTimestamp || fenced.has(podName) || unroutable(podName, pod)) continue;
+    if (pod.metadata?.deletionTimestamp || fenced.has(podName) || outOfService.has(podName)) continue;
     if (!unroutedRole(pod)) continue;
     await writes.attempt(`labelling Pod ${podName} routed`, async () => {
       const live = await client.find(builtin.pods, podName, namespace);
@@ -257,7 +258,7 @@ export async function convergeObjects(
   // A fenced instance restarts onto the new spec once unfenced: its PostgreSQL is stopped meanwhile.
   const restartPending = [...pods.values()]
     .filter((p) => p.metadata?.annotations?.[annotationKeys.specHash] !== hash)
-    .filter((p) => !unroutable(p.metadata?.name ?? '', p))
+    .filter((p) => !outOfService.has(p.metadata?.name ?? ''))
     .map((p) => p.metadata?.name ?? '')
     .sort();
   const beyond = (instance: string) => (ordinalOf(name, instance) ?? 0) >= cluster.spec.instances;

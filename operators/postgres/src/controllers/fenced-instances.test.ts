@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import type { V1Pod } from '@kubernetes/client-node';
 import { fencedInstancesAnnotation } from '../api/fencing-request.ts';
 import { storedCluster } from '../test-support/cluster-fixtures.ts';
-import { fencedOnRequest, justUnfenced, unfenceGraceMs } from './fenced-instances.ts';
+import {
+  fencedOnRequest,
+  justUnfenced,
+  outOfService,
+  primaryHold,
+  unfenceGraceMs,
+} from './fenced-instances.ts';
 
 const pod = (name: string, annotations: Record<string, string> = {}): [string, V1Pod] => [
   name,
@@ -32,6 +38,38 @@ describe('which instances are fenced on request', () => {
     const read = fencedOnRequest(asking('db-2'), pods);
     expect([...read.instances]).toEqual(['db-1']);
     expect(read.problem).toContain('fencing is left as it is (fenced: db-1)');
+  });
+});
+
+describe('the instances out of service on purpose', () => {
+  it('are those fenced on request and those whose pod is still fenced (its unfence not written yet)', () => {
+    expect([...outOfService(new Set(['db-2']), pods)].sort()).toEqual(['db-1', 'db-2']);
+    expect([...outOfService(new Set(), pods)]).toEqual(['db-1']);
+  });
+});
+
+describe('the failover engine holds for the primary', () => {
+  const now = Date.parse('2026-11-28T10:00:00Z');
+  const [, fencedPod] = pod('db-0', { 'postgres.homeostat.dev/fenced': 'true' });
+  const [, unfencedPod] = pod('db-0', { 'postgres.homeostat.dev/unfencedAt': '2026-11-28T09:59:50Z' });
+  const [, plainPod] = pod('db-0');
+
+  it('while it is fenced on request, and while its pod still is though the request no longer names it', () => {
+    expect(primaryHold('db-0', new Set(['db-0']), plainPod, now)).toBe('the primary db-0 is fenced');
+    // The turn that reads the unfence request: the pod's annotation goes in this very turn, and the
+    // primary is still stopped. Counting its silence here failed a just-unfenced primary over.
+    const seenPods = new Map([['db-0', fencedPod]]);
+    expect(primaryHold('db-0', outOfService(new Set(), seenPods), fencedPod, now)).toBe(
+      'the primary db-0 is fenced',
+    );
+  });
+
+  it('while it starts again after its unfence, and not otherwise', () => {
+    expect(primaryHold('db-0', new Set(), unfencedPod, now)).toBe(
+      'the primary db-0 was just unfenced and is starting',
+    );
+    expect(primaryHold('db-0', new Set(), plainPod, now)).toBeUndefined();
+    expect(primaryHold(undefined, new Set(['db-0']), fencedPod, now)).toBeUndefined();
   });
 });
 

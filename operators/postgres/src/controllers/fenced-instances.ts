@@ -27,10 +27,41 @@ export function isFencedPod(pod: V1Pod | undefined): boolean {
  */
 export const unfenceGraceMs = 60_000;
 
+/**
+ * Why the failover engine must not count the primary's silence now, or undefined: it is out of
+ * service on purpose (fenced on request, or its pod still fenced while the unfence is written), or
+ * it was just unfenced and is starting again (ADR 0223).
+ */
+export function primaryHold(
+  primary: string | undefined,
+  outOfService: ReadonlySet<string>,
+  pod: V1Pod | undefined,
+  now: number,
+): string | undefined {
+  if (primary === undefined) return undefined;
+  if (outOfService.has(primary)) return `the primary ${primary} is fenced`;
+  if (justUnfenced(pod, now)) return `the primary ${primary} was just unfenced and is starting`;
+  return undefined;
+}
+
 /** Whether `pod` was unfenced less than unfenceGraceMs before `now`. */
 export function justUnfenced(pod: V1Pod | undefined, now: number): boolean {
   const at = Date.parse(pod?.metadata?.annotations?.[annotationKeys.unfencedAt] ?? '');
   return !isFencedPod(pod) && Number.isFinite(at) && now - at < unfenceGraceMs;
+}
+
+/**
+ * The instances out of service on purpose: fenced on request, or with a pod still fenced (its
+ * unfence not written yet). They are never routed and sit rolling restarts out; unfenced, they roll.
+ */
+export function outOfService(
+  fenced: ReadonlySet<string>,
+  pods: ReadonlyMap<string, V1Pod>,
+): ReadonlySet<string> {
+  return new Set([
+    ...fenced,
+    ...[...pods].filter(([, pod]) => isFencedPod(pod)).map(([instance]) => instance),
+  ]);
 }
 
 /** The instances the cluster's annotation fences, given its instance pods (by name). */

@@ -105,6 +105,8 @@ describe('fencing on request: real kube-apiserver, real PostgreSQL processes as 
     const held = (await get()).status;
     expect(held).toMatchObject({ currentPrimary: primary, failovers: before?.failovers ?? 0 });
     expect(held?.operation).toBeUndefined();
+    // No failing clock runs while it is held, to fail it over the moment it is unfenced.
+    expect(held?.failingSince).toBeUndefined();
     expect(held?.phase).toBe('Unavailable');
     for (const replica of ['held-0', 'held-1', 'held-2'].filter((i) => i !== primary)) {
       expect((await sql(replica, 'SELECT pg_is_in_recovery() AS r')).rows[0]).toEqual({ r: true });
@@ -116,6 +118,65 @@ describe('fencing on request: real kube-apiserver, real PostgreSQL processes as 
     expect(after).toMatchObject({ currentPrimary: primary, failovers: before?.failovers ?? 0 });
     await sql(primary, 'INSERT INTO kept VALUES (501)');
     expect((await pod(primary)).metadata?.annotations?.[annotationKeys.unfencedAt]).toBeDefined();
+  });
+
+  it('makes every deleted pod again while the primary is fenced, the primary fenced in its role, and fails nothing over', async () => {
+    await waitUntil('held Healthy with 3 ready instances', async () => settled(await get()), slow);
+    const before = (await get()).status;
+    const primary = before?.currentPrimary ?? '';
+    const instances = ['held-0', 'held-1', 'held-2'];
+    const uids = new Map(
+      await Promise.all(instances.map(async (i) => [i, (await pod(i)).metadata?.uid] as const)),
+    );
+    await sql(primary, 'CREATE TABLE through_deletion AS SELECT generate_series(1, 300) AS id');
+
+    await fence(JSON.stringify([primary]));
+    await waitUntil(
+      `the primary ${primary} fenced and stopped`,
+      async () =>
+        (await pod(primary)).metadata?.annotations?.[annotationKeys.fenced] === 'true' &&
+        !(await answers(primary)),
+      slow,
+    );
+    // A blunt `kubectl delete pod --all` during the incident.
+    for (const instance of instances) await client.delete(builtin.pods, instance, namespace);
+    // The replicas' entrypoints wait for a primary to clone or stream from, as in a pod; the
+    // primary's waits for its fence to be lifted.
+    await waitUntil(
+      'every pod made again, the primary fenced in its role and stopped',
+      async () => {
+        const made = await Promise.all(instances.map((i) => client.find(builtin.pods, i, namespace)));
+        if (made.some((p) => !p || p.metadata?.uid === uids.get(p.metadata?.name ?? ''))) return false;
+        return (
+          (await pod(primary)).metadata?.annotations?.[annotationKeys.fenced] === 'true' &&
+          pods.starts.filter((s) => s.pod === primary).at(-1)?.role === 'primary (fenced)' &&
+          !(await answers(primary))
+        );
+      },
+      slow,
+    );
+    // Several times the cluster's failoverDelay (1 s): a failover would have started by now.
+    await sleep(6000);
+    const held = (await get()).status;
+    expect(held).toMatchObject({ currentPrimary: primary, failovers: before?.failovers ?? 0 });
+    expect(held?.operation).toBeUndefined();
+
+    await fence(null);
+    await waitUntil('held Healthy again with 3 ready instances', async () => settled(await get()), slow);
+    expect((await get()).status).toMatchObject({
+      currentPrimary: primary,
+      failovers: before?.failovers ?? 0,
+    });
+    await sql(primary, 'INSERT INTO through_deletion VALUES (301)');
+    for (const replica of instances.filter((i) => i !== primary)) {
+      await waitUntil(
+        `${replica} streams the primary's rows again`,
+        async () =>
+          (await sql(replica, 'SELECT count(*)::int AS n FROM through_deletion').catch(() => undefined))
+            ?.rows[0]?.['n'] === 301,
+        slow,
+      );
+    }
   });
 
   it('says why it cannot read a request, and changes nothing', async () => {

@@ -35,7 +35,7 @@ import { instanceName, instanceNames, ordinalOf } from './cluster-names.ts';
 import { clusterStatus } from './cluster-status.ts';
 import { convergeObjects, type ConvergeInputs } from './converge-objects.ts';
 import { countsFromStatus, failoverFieldManager, stateFromStatus } from './failover-status.ts';
-import { fencedOnRequest, justUnfenced } from './fenced-instances.ts';
+import { fencedOnRequest, outOfService, primaryHold } from './fenced-instances.ts';
 import { instanceFailures, type InstanceFailure } from './instance-failures.ts';
 import { podWorld } from './kubernetes-world.ts';
 import { primaryOf } from './missing-pod-role.ts';
@@ -187,6 +187,7 @@ export class PostgresClusterReconciler implements Reconciler<PostgresCluster> {
       // A fenced instance's PostgreSQL is stopped on purpose: not a failure to report or replace.
       failures: instanceFailures(pods).filter((f) => !fencing.instances.has(f.instance)),
       fenced: fencing.instances,
+      outOfService: outOfService(fencing.instances, pods),
       fencingProblem: fencing.problem,
     };
   }
@@ -204,7 +205,18 @@ export class PostgresClusterReconciler implements Reconciler<PostgresCluster> {
       const image = cluster.spec.image ?? this.#options.imageFor(cluster.spec.postgresVersion);
       const { claims, secrets, retained, fenced } = seen;
       ({ restartPending } = await convergeObjects(
-        { cluster, state, pods, claims, secrets, retained, image, routingClient, fenced },
+        {
+          cluster,
+          state,
+          pods,
+          claims,
+          secrets,
+          retained,
+          image,
+          routingClient,
+          fenced,
+          outOfService: seen.outOfService,
+        },
         ctx,
       ));
     } catch (error) {
@@ -216,7 +228,7 @@ export class PostgresClusterReconciler implements Reconciler<PostgresCluster> {
       cluster: name,
       primary: primaryOf(name, state),
       // A fenced instance sits the rollout out (it is never ready meanwhile); unfenced, it rolls.
-      pods: new Map([...pods].filter(([instance]) => !seen.fenced.has(instance))),
+      pods: new Map([...pods].filter(([instance]) => !seen.outOfService.has(instance))),
       restartPending,
       readyInstances: new Set(cluster.status?.instanceStatuses?.filter((i) => i.ready).map((i) => i.name)),
       instances: cluster.spec.instances,
@@ -252,14 +264,12 @@ export class PostgresClusterReconciler implements Reconciler<PostgresCluster> {
     // A primary fenced on request is stopped on purpose, and one just unfenced is starting again:
     // neither is failed over (the engine holds while it does not answer; ADR 0223).
     const currentPrimary = seen.state?.currentPrimary;
-    const hold =
-      currentPrimary === undefined
-        ? undefined
-        : seen.fenced.has(currentPrimary)
-          ? `the primary ${currentPrimary} is fenced on request`
-          : justUnfenced(seen.pods.get(currentPrimary), Date.now())
-            ? `the primary ${currentPrimary} was just unfenced and is starting`
-            : undefined;
+    const hold = primaryHold(
+      currentPrimary,
+      seen.outOfService,
+      currentPrimary === undefined ? undefined : seen.pods.get(currentPrimary),
+      Date.now(),
+    );
     const events: EngineEvent[] = [];
     let result: FailoverRunResult;
     try {
@@ -304,6 +314,7 @@ export class PostgresClusterReconciler implements Reconciler<PostgresCluster> {
         ctx,
       );
     }
+    if (result.held !== undefined) ctx.log.debug({ hold: result.held }, 'the failover engine only observes');
     await keepSuperuserAccess(cluster, result, seen.secrets, access, ctx);
     const graceMs = this.#options.pausedReplayGraceMs ?? defaultPausedReplayGraceMs;
     memory.pausedSince ??= new Map();
@@ -334,8 +345,9 @@ export class PostgresClusterReconciler implements Reconciler<PostgresCluster> {
       else await ctx.events.normal(cluster, reason, 'Archive', message);
     }
     const writeError = refusedWritesProblem(converged.refusals);
-    if (seen.fencingProblem !== clusterMemory(this.#memory, seen.key).fencingProblem) {
-      clusterMemory(this.#memory, seen.key).fencingProblem = seen.fencingProblem;
+    const memory = clusterMemory(this.#memory, seen.key);
+    if (seen.fencingProblem !== memory.fencingProblem) {
+      memory.fencingProblem = seen.fencingProblem;
       if (seen.fencingProblem)
         await ctx.events.warning(cluster, 'FencingRequestInvalid', 'Fence', seen.fencingProblem);
     }

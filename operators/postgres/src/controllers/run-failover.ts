@@ -7,7 +7,7 @@ import type { PostgresCluster } from '../api/postgres-cluster-types.ts';
 import { clusterView, type ClusterView } from '../failover/cluster-view.ts';
 import { defaultPolicy, type FailoverPolicy } from '../failover/decide.ts';
 import { observeAll, runSteps } from '../failover/drive.ts';
-import { settledState, type FailoverState } from '../failover/failover-state.ts';
+import { settledState, withoutFailingClock, type FailoverState } from '../failover/failover-state.ts';
 import type { ConnectOptions, Credentials, InstanceEndpoint } from '../instance/instance.ts';
 import type { Lsn } from '../instance/lsn.ts';
 import type { EngineEvent, EngineOutcome } from '../failover/outcomes.ts';
@@ -56,6 +56,8 @@ export interface FailoverRunResult {
   readonly bootstrapWaiting?: string;
   /** For the next adoption turn (keep it with the cluster while it is adopted). */
   readonly retainedSeen?: SeenPositions;
+  /** Why this turn only observed: the `hold` it was given, while the primary did not answer. */
+  readonly held?: string;
 }
 
 /** `failoverDelay` ("500ms", "2s", "1m") in milliseconds. */
@@ -134,7 +136,11 @@ export async function runFailover(inputs: FailoverRunInputs): Promise<FailoverRu
     const observed = await observeAll(world);
     const primary = observed.find((s) => s.name === inputs.state?.currentPrimary);
     if (!(primary?.reachable && primary.role === 'primary')) {
-      return { state: inputs.state, view: clusterView(observed) };
+      // The silence is not counted, and neither is a clock started just before the hold (a probe
+      // that saw the fenced primary stopping): once the hold ends, failoverDelay runs from zero.
+      const state = withoutFailingClock(inputs.state);
+      if (state !== inputs.state) await store.save(state);
+      return { state, view: clusterView(observed), held: inputs.hold };
     }
   }
   const result = await runSteps({

@@ -68,6 +68,15 @@ export function settledState(primary: string): FailoverState {
   return { currentPrimary: primary, targetPrimary: primary };
 }
 
+/**
+ * `state` with its failing clock stopped: a primary silent on purpose (fenced on request) is not
+ * failing, and a clock a probe started just before is not counted afterwards.
+ */
+export function withoutFailingClock(state: FailoverState): FailoverState {
+  const { failingSince, ...rest } = state;
+  return failingSince === undefined ? state : rest;
+}
+
 /** Where the engine keeps its state between steps. `save` resolves once the state is durable. */
 export interface FailoverStateStore {
   load(): Promise<FailoverState>;

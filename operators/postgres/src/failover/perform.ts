@@ -57,6 +57,24 @@ function emit(world: EngineWorld, type: EngineEvent['type'], instance: string, m
   world.emit({ type, instance, message });
 }
 
+/**
+ * A change the settled engine makes on the primary: done, it is reported as `done` says; failed,
+ * as a Warning, and the next probe decides again (the maintain step finds it still missing).
+ */
+async function changeOnPrimary(
+  world: EngineWorld,
+  primary: string,
+  change: (target: ControlTarget) => Promise<void>,
+  done: { readonly type: EngineEvent['type']; readonly message: string },
+): Promise<void> {
+  try {
+    await change(control(world, primary));
+    emit(world, done.type, primary, done.message);
+  } catch (error) {
+    emit(world, 'warning', primary, errorMessage(error));
+  }
+}
+
 /** Re-points each replica at `primary`; a replica that cannot be reached is left to the next probe. */
 async function repointAll(world: EngineWorld, names: readonly string[], primary: string): Promise<void> {
   const upstream = endpoint(world, primary);
@@ -146,41 +164,27 @@ export async function perform(action: Action, world: EngineWorld): Promise<Actio
           );
         }
       }
-      if (action.createSlots) {
-        try {
-          await ensureSlots(control(world, action.primary), action.createSlots);
-          emit(
-            world,
-            'slots-created',
-            action.primary,
-            `made the replication slots of ${action.createSlots.join(', ')} on ${action.primary} again: they ran without one`,
-          );
-        } catch (error) {
-          emit(world, 'warning', action.primary, errorMessage(error));
-        }
+      const { createSlots, dropSlots: removedSlots, synchronousStandbyNames: names } = action;
+      if (createSlots) {
+        await changeOnPrimary(world, action.primary, (target) => ensureSlots(target, createSlots), {
+          type: 'slots-created',
+          message: `made the replication slots of ${createSlots.join(', ')} on ${action.primary} again: they ran without one`,
+        });
       }
       await repointAll(world, action.repoint, action.primary);
-      if (action.dropSlots) {
-        try {
-          await dropSlots(control(world, action.primary), action.dropSlots);
-          emit(
-            world,
-            'slots-dropped',
-            action.primary,
-            `dropped the replication slots of removed instances: ${action.dropSlots.join(', ')}`,
-          );
-        } catch (error) {
-          emit(world, 'warning', action.primary, errorMessage(error));
-        }
+      if (removedSlots) {
+        await changeOnPrimary(world, action.primary, (target) => dropSlots(target, removedSlots), {
+          type: 'slots-dropped',
+          message: `dropped the replication slots of removed instances: ${removedSlots.join(', ')}`,
+        });
       }
-      const names = action.synchronousStandbyNames;
       if (names !== undefined) {
-        try {
-          await alterSystem(control(world, action.primary), { synchronous_standby_names: names });
-          emit(world, 'synchronous-standbys', action.primary, `synchronous_standby_names = '${names}'`);
-        } catch (error) {
-          emit(world, 'warning', action.primary, errorMessage(error));
-        }
+        await changeOnPrimary(
+          world,
+          action.primary,
+          (target) => alterSystem(target, { synchronous_standby_names: names }),
+          { type: 'synchronous-standbys', message: `synchronous_standby_names = '${names}'` },
+        );
       }
       return {};
     }
