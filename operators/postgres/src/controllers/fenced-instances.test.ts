@@ -46,6 +46,13 @@ describe('the instances out of service on purpose', () => {
     expect([...outOfService(new Set(['db-2']), pods)].sort()).toEqual(['db-1', 'db-2']);
     expect([...outOfService(new Set(), pods)]).toEqual(['db-1']);
   });
+
+  it('leave out a fenced pod on its way out: its annotation stays, and must not hold its instance for ever', () => {
+    const [, leaving] = pod('db-1', { 'postgres.homeostat.dev/fenced': 'true' });
+    leaving.metadata = { ...leaving.metadata, deletionTimestamp: new Date('2026-11-28T10:00:00Z') };
+    expect([...outOfService(new Set(), new Map([['db-1', leaving]]))]).toEqual([]);
+    expect([...outOfService(new Set(['db-1']), new Map([['db-1', leaving]]))]).toEqual(['db-1']);
+  });
 });
 
 describe('the failover engine holds for the primary', () => {

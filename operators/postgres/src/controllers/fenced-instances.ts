@@ -51,17 +51,20 @@ export function justUnfenced(pod: V1Pod | undefined, now: number): boolean {
 }
 
 /**
- * The instances out of service on purpose: fenced on request, or with a pod still fenced (its
- * unfence not written yet). They are never routed and sit rolling restarts out; unfenced, they roll.
+ * The instances out of service on purpose: fenced on request, or with a pod still fenced whose
+ * unfence this turn writes. They are never routed and sit rolling restarts out; unfenced, they
+ * roll. A pod being deleted is left out: its annotation is never removed (nothing writes to a pod
+ * on its way out), and counting it would hold the failover of its instance for as long as it
+ * stays Terminating (on a node that went away, until someone removes it).
  */
 export function outOfService(
   fenced: ReadonlySet<string>,
   pods: ReadonlyMap<string, V1Pod>,
 ): ReadonlySet<string> {
-  return new Set([
-    ...fenced,
-    ...[...pods].filter(([, pod]) => isFencedPod(pod)).map(([instance]) => instance),
-  ]);
+  const stillFenced = [...pods]
+    .filter(([, pod]) => isFencedPod(pod) && !pod.metadata?.deletionTimestamp)
+    .map(([instance]) => instance);
+  return new Set([...fenced, ...stillFenced]);
 }
 
 /** The instances the cluster's annotation fences, given its instance pods (by name). */

@@ -9,13 +9,16 @@ import { waitUntil } from '@homeostat/testing';
 import { fencedInstancesAnnotation } from '../api/fencing-request.ts';
 import { postgresClusters } from '../api/postgres-cluster-types.ts';
 import { defaultConnectOptions, withConnection } from '../instance/instance.ts';
-import { podClusterSuite, settled } from '../test-support/pod-cluster.ts';
+import { podClusterSuite, requiredSpec, settled } from '../test-support/pod-cluster.ts';
 import { annotationKeys, labelKeys } from './operand-labels.ts';
 
 describe('fencing on request: real kube-apiserver, real PostgreSQL processes as pods', () => {
   const { client, namespace, cluster, pods, get, events, slow } = podClusterSuite({
     namespace: `pg-fence-${process.pid}`,
     cluster: 'held',
+    // No delay at all: a turn that counted a fenced or just-unfenced primary as failing would
+    // start a failover at once, rather than only when a second turn agreed.
+    spec: { ...requiredSpec, failoverDelay: '0s' },
   });
   const sql = (instance: string, text: string) =>
     withConnection(pods.endpoint(instance), pods.bed.superuser, defaultConnectOptions, (c) => c.query(text));
@@ -100,7 +103,7 @@ describe('fencing on request: real kube-apiserver, real PostgreSQL processes as 
         !(await answers(primary)),
       slow,
     );
-    // Several times the cluster's failoverDelay (1 s): a failover would have started by now.
+    // Under failoverDelay 0s a failover would have started by now.
     await sleep(6000);
     const held = (await get()).status;
     expect(held).toMatchObject({ currentPrimary: primary, failovers: before?.failovers ?? 0 });
@@ -155,7 +158,7 @@ describe('fencing on request: real kube-apiserver, real PostgreSQL processes as 
       },
       slow,
     );
-    // Several times the cluster's failoverDelay (1 s): a failover would have started by now.
+    // Under failoverDelay 0s a failover would have started by now.
     await sleep(6000);
     const held = (await get()).status;
     expect(held).toMatchObject({ currentPrimary: primary, failovers: before?.failovers ?? 0 });

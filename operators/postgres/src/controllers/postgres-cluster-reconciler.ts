@@ -260,10 +260,14 @@ export class PostgresClusterReconciler implements Reconciler<PostgresCluster> {
     const { cluster } = seen;
     const namespace = cluster.metadata?.namespace ?? 'default';
     const memory = clusterMemory(this.#memory, seen.key);
-    const desiredPrimary = this.desiredPrimary(seen, rolloutPrimary);
     // A primary fenced on request is stopped on purpose, and one just unfenced is starting again:
-    // neither is failed over (the engine holds while it does not answer; ADR 0223).
+    // neither is failed over (the engine holds while it does not answer; ADR 0223). Nor is a
+    // fenced primary switched over while it still answers: the fence would stop it mid-switchover.
     const currentPrimary = seen.state?.currentPrimary;
+    const desiredPrimary =
+      currentPrimary !== undefined && seen.outOfService.has(currentPrimary)
+        ? undefined
+        : this.desiredPrimary(seen, rolloutPrimary);
     const hold = primaryHold(
       currentPrimary,
       seen.outOfService,

@@ -10,6 +10,7 @@ import { observeAll, runSteps } from '../failover/drive.ts';
 import { settledState, withoutFailingClock, type FailoverState } from '../failover/failover-state.ts';
 import type { ConnectOptions, Credentials, InstanceEndpoint } from '../instance/instance.ts';
 import type { Lsn } from '../instance/lsn.ts';
+import type { InstanceStatus } from '../instance/observe.ts';
 import type { EngineEvent, EngineOutcome } from '../failover/outcomes.ts';
 import type { EngineWorld } from '../failover/perform.ts';
 import { adoptRetained, type SeenPositions } from './adopt-retained.ts';
@@ -132,8 +133,9 @@ export async function runFailover(inputs: FailoverRunInputs): Promise<FailoverRu
     return { state, view: clusterView(observed), lastPrimaryLsn: first.currentLsn };
   }
 
+  let observed: readonly InstanceStatus[] | undefined;
   if (inputs.hold !== undefined && !inputs.state.operation) {
-    const observed = await observeAll(world);
+    observed = await observeAll(world);
     const primary = observed.find((s) => s.name === inputs.state?.currentPrimary);
     if (!(primary?.reachable && primary.role === 'primary')) {
       // The silence is not counted, and neither is a clock started just before the hold (a probe
@@ -146,6 +148,9 @@ export async function runFailover(inputs: FailoverRunInputs): Promise<FailoverRu
   const result = await runSteps({
     world,
     store,
+    // Decided on the hold's own probe: probed again, a primary the fence stops in between would
+    // be failed over in this very turn under failoverDelay 0s.
+    ...(observed === undefined ? {} : { observed }),
     policy: policyOf(cluster, inputs.maxLagBytes, inputs.electionTimeoutMs),
     ...(inputs.desiredPrimary === undefined ? {} : { desiredPrimary: inputs.desiredPrimary }),
     ...(inputs.lastPrimaryLsn === undefined ? {} : { lastPrimaryLsn: inputs.lastPrimaryLsn }),

@@ -71,10 +71,10 @@ describe('replication slots, on real PostgreSQL 15 processes', () => {
           ),
       { timeoutMs: 30_000 },
     );
-    expect(await slotNames()).toEqual([]);
+    expect(await slotNames()).not.toContain('homeostat_pg_1');
     const engine = cluster.engine({ instances: cluster.endpoints.filter((e) => e.name !== 'pg-2') });
     await engine.tick();
-    expect(await slotNames()).toEqual(['homeostat_pg_1']);
+    expect(await slotNames()).toContain('homeostat_pg_1');
     expect(cluster.events.map((e) => `${e.type} ${e.message}`)).toContain(
       'slots-created made the replication slots of pg-1 on pg-0 again: they ran without one',
     );
