@@ -557,6 +557,9 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
     });
     it('recovers a cluster whose majority lost its pods and data from its newest backup, in a claim, with that backup’s keys', async () => {
       const phoenix = 'phoenix';
+      // The least the API server takes: nothing here comes back by itself, so a longer wait would
+      // only be waited out (RecoveryScheduled still comes first).
+      const afterSeconds = 10;
       await apply([
         {
           apiVersion: 'v1',
@@ -569,7 +572,7 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
           spec: {
             ...etcdCluster(ns, phoenix, 3).spec,
             backup: { destination: s3Destination },
-            recovery: { onQuorumLoss: 'RestoreNewestBackup', afterSeconds: 20 },
+            recovery: { onQuorumLoss: 'RestoreNewestBackup', afterSeconds },
           },
         },
       ]);
@@ -606,8 +609,17 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
         intervalMs: 1000,
       });
       const started = Date.now();
-      await kubectl(['-n', ns, 'delete', 'pod', `${phoenix}-1`, `${phoenix}-2`, '--wait=true']);
-      await kubectl(['-n', ns, 'delete', 'pvc', `${phoenix}-1-data`, `${phoenix}-2-data`, '--wait=true']);
+      // One kubectl: the claims finish deleting once their pods are gone.
+      await kubectl([
+        '-n',
+        ns,
+        'delete',
+        `pod/${phoenix}-1`,
+        `pod/${phoenix}-2`,
+        `pvc/${phoenix}-1-data`,
+        `pvc/${phoenix}-2-data`,
+        '--wait=true',
+      ]);
       await scaleOperator(1);
       await waitUntil(
         `${phoenix} recovered from its backup`,
@@ -618,7 +630,7 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
       const after = (await waitForMembers(ns, phoenix, 3)).status;
       const recovery = after?.recovery;
       console.error(
-        `etcd e2e: ${phoenix} lost 2 of 3 members with their data; answering again from its backup ${secondsSince(started)} s later (${((recoveredAt - started) / 1000).toFixed(1)} s to Recovered, of which ${((Date.parse(recovery?.finishedAt ?? '') - Date.parse(recovery?.startedAt ?? '')) / 1000).toFixed(0)} s restoring after the 20 s wait), 3 members Ready`,
+        `etcd e2e: ${phoenix} lost 2 of 3 members with their data; answering again from its backup ${secondsSince(started)} s later (${((recoveredAt - started) / 1000).toFixed(1)} s to Recovered, of which ${((Date.parse(recovery?.finishedAt ?? '') - Date.parse(recovery?.startedAt ?? '')) / 1000).toFixed(0)} s restoring after the ${afterSeconds} s wait), 3 members Ready`,
       );
       expect(recovery).toMatchObject({
         phase: 'Recovered',
