@@ -71,9 +71,10 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
   async function expectKeysOnEveryMember(cluster: string, prefix: string, count: number) {
     const status = (await getEtcdCluster(ns, cluster))?.status;
     const expected = keys(`v-${prefix}`, count).sort();
-    for (const member of status?.members ?? []) {
-      expect(await memberValues(ns, member.name, prefix), member.name).toEqual(expected);
-    }
+    // Every member read at once (one kubectl exec each), then each compared by name.
+    const members = status?.members ?? [];
+    const values = await Promise.all(members.map((member) => memberValues(ns, member.name, prefix)));
+    members.forEach((member, i) => expect(values[i], member.name).toEqual(expected));
   }
 
   async function putKeys(member: string, prefix: string, count: number, from = 0) {
@@ -201,11 +202,14 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
             ...args,
           ],
         });
-      const read = await etcdctl('tls-client', ['get', 's7', '--print-value-only'], true);
+      // Both clients at once: each is a pod of its own, and neither's answer depends on the other.
+      const [read, refused] = await Promise.all([
+        etcdctl('tls-client', ['get', 's7', '--print-value-only'], true),
+        // Without a client certificate the members turn the client away.
+        etcdctl('tls-client-nocert', ['get', 's7'], false),
+      ]);
       expect(read.phase, read.logs).toBe('Succeeded');
       expect(read.logs.trim()).toBe('v-s7');
-      // Without a client certificate the members turn the client away.
-      const refused = await etcdctl('tls-client-nocert', ['get', 's7'], false);
       expect(refused.phase, refused.logs).toBe('Failed');
     });
 
@@ -426,45 +430,53 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
       expect(inClaim?.sizeBytes).toBe(inBucket?.sizeBytes);
     });
 
-    it('restores the S3 backup into a new cluster: every key and hashKV equal, the source untouched', async () => {
-      const sourceBefore = (await getEtcdCluster(ns, name))?.status;
-      const started = Date.now();
-      await apply([restoredCluster('vault-copy', 'vault-s3')]);
-      const restored = (await waitForMembers(ns, 'vault-copy', 3)).status;
-      console.error(
-        `etcd e2e: a three-member cluster restored from an S3 backup in ${secondsSince(started)} s`,
-      );
-      expect(restored?.clusterId).not.toBe(sourceBefore?.clusterId);
-      await expectSameDataAsSource('vault-copy', 3);
-      const sourceAfter = (await getEtcdCluster(ns, name))?.status;
-      expect(sourceAfter?.clusterId).toBe(sourceBefore?.clusterId);
-      expect(sourceAfter?.members?.map((m) => m.id)).toEqual(sourceBefore?.members?.map((m) => m.id));
-      expect(await clusterEventReasons(ns, 'vault-copy')).toContain('RestoreStarted');
-      await kubectl(['-n', ns, 'delete', 'etcdcluster', 'vault-copy', '--wait=true', '--timeout=120s']);
-    });
+    // The two restores run side by side: each makes and deletes a cluster of its own from a backup
+    // the test before made, and neither reads the other's (seven members at most with the source).
+    it.concurrent(
+      'restores the S3 backup into a new cluster: every key and hashKV equal, the source untouched',
+      async () => {
+        const sourceBefore = (await getEtcdCluster(ns, name))?.status;
+        const started = Date.now();
+        await apply([restoredCluster('vault-copy', 'vault-s3')]);
+        const restored = (await waitForMembers(ns, 'vault-copy', 3)).status;
+        console.error(
+          `etcd e2e: a three-member cluster restored from an S3 backup in ${secondsSince(started)} s`,
+        );
+        expect(restored?.clusterId).not.toBe(sourceBefore?.clusterId);
+        await expectSameDataAsSource('vault-copy', 3);
+        const sourceAfter = (await getEtcdCluster(ns, name))?.status;
+        expect(sourceAfter?.clusterId).toBe(sourceBefore?.clusterId);
+        expect(sourceAfter?.members?.map((m) => m.id)).toEqual(sourceBefore?.members?.map((m) => m.id));
+        expect(await clusterEventReasons(ns, 'vault-copy')).toContain('RestoreStarted');
+        await kubectl(['-n', ns, 'delete', 'etcdcluster', 'vault-copy', '--wait=true', '--timeout=120s']);
+      },
+    );
 
-    it('restores the claim backup into a new cluster, the file checked by a pod first: every key and hashKV equal', async () => {
-      const started = Date.now();
-      await apply([restoredCluster('vault-claim', 'vault-pvc', 1)]);
-      await waitForMembers(ns, 'vault-claim', 1);
-      console.error(
-        `etcd e2e: a one-member cluster restored from a backup in a claim in ${secondsSince(started)} s`,
-      );
-      await expectSameDataAsSource('vault-claim', 1);
-      // The restoring pod, or the one made again without the restore once the member was a healthy
-      // voter (the restore then lives on in the MemberRecreated Event only).
-      const pod = await getObject<V1Pod>('pod', 'vault-claim-0', ns);
-      if (pod?.spec?.initContainers?.length) {
-        expect(pod.spec.initContainers.map((c) => c.name)).toEqual([
-          'copy-backup',
-          'restore',
-          'finish-restore',
-        ]);
-      } else {
-        expect(await clusterEventReasons(ns, 'vault-claim')).toContain('MemberRecreated');
-      }
-      await kubectl(['-n', ns, 'delete', 'etcdcluster', 'vault-claim', '--wait=true', '--timeout=120s']);
-    });
+    it.concurrent(
+      'restores the claim backup into a new cluster, the file checked by a pod first: every key and hashKV equal',
+      async () => {
+        const started = Date.now();
+        await apply([restoredCluster('vault-claim', 'vault-pvc', 1)]);
+        await waitForMembers(ns, 'vault-claim', 1);
+        console.error(
+          `etcd e2e: a one-member cluster restored from a backup in a claim in ${secondsSince(started)} s`,
+        );
+        await expectSameDataAsSource('vault-claim', 1);
+        // The restoring pod, or the one made again without the restore once the member was a healthy
+        // voter (the restore then lives on in the MemberRecreated Event only).
+        const pod = await getObject<V1Pod>('pod', 'vault-claim-0', ns);
+        if (pod?.spec?.initContainers?.length) {
+          expect(pod.spec.initContainers.map((c) => c.name)).toEqual([
+            'copy-backup',
+            'restore',
+            'finish-restore',
+          ]);
+        } else {
+          expect(await clusterEventReasons(ns, 'vault-claim')).toContain('MemberRecreated');
+        }
+        await kubectl(['-n', ns, 'delete', 'etcdcluster', 'vault-claim', '--wait=true', '--timeout=120s']);
+      },
+    );
 
     it('proves the newest backup with a restore drill on request: BackupVerified True, its HashKV as recorded, the source untouched', async () => {
       // A backup newer than the claim's: the drill restores the newest Succeeded one.
