@@ -69,12 +69,16 @@ export async function waitForMembers(
   await waitUntil(
     `EtcdCluster ${namespace}/${name}: ${size} ready voting members${options.version ? ` on ${options.version}` : ''}`,
     async () => {
-      last = await getEtcdCluster(namespace, name);
+      // Both read at once: a look costs one kubectl round trip, not two in a row.
+      const [cluster, pods] = await Promise.all([
+        getEtcdCluster(namespace, name),
+        listObjects<V1Pod>('pods', namespace, memberSelector(name)),
+      ]);
+      last = cluster;
       const members = last?.status?.members ?? [];
       const voters = members.filter(
         (m) => m.role === 'Voter' && m.ready && (!options.version || m.version === options.version),
       );
-      const pods = await listObjects<V1Pod>('pods', namespace, memberSelector(name));
       return (
         last?.status?.phase === 'Running' &&
         last.status.observedGeneration === last.metadata.generation &&

@@ -71,9 +71,10 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
   async function expectKeysOnEveryMember(cluster: string, prefix: string, count: number) {
     const status = (await getEtcdCluster(ns, cluster))?.status;
     const expected = keys(`v-${prefix}`, count).sort();
-    for (const member of status?.members ?? []) {
-      expect(await memberValues(ns, member.name, prefix), member.name).toEqual(expected);
-    }
+    // Every member read at once (one kubectl exec each), then each compared by name.
+    const members = status?.members ?? [];
+    const values = await Promise.all(members.map((member) => memberValues(ns, member.name, prefix)));
+    members.forEach((member, i) => expect(values[i], member.name).toEqual(expected));
   }
 
   async function putKeys(member: string, prefix: string, count: number, from = 0) {
@@ -201,11 +202,14 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
             ...args,
           ],
         });
-      const read = await etcdctl('tls-client', ['get', 's7', '--print-value-only'], true);
+      // Both clients at once: each is a pod of its own, and neither's answer depends on the other.
+      const [read, refused] = await Promise.all([
+        etcdctl('tls-client', ['get', 's7', '--print-value-only'], true),
+        // Without a client certificate the members turn the client away.
+        etcdctl('tls-client-nocert', ['get', 's7'], false),
+      ]);
       expect(read.phase, read.logs).toBe('Succeeded');
       expect(read.logs.trim()).toBe('v-s7');
-      // Without a client certificate the members turn the client away.
-      const refused = await etcdctl('tls-client-nocert', ['get', 's7'], false);
       expect(refused.phase, refused.logs).toBe('Failed');
     });
 
@@ -426,45 +430,53 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
       expect(inClaim?.sizeBytes).toBe(inBucket?.sizeBytes);
     });
 
-    it('restores the S3 backup into a new cluster: every key and hashKV equal, the source untouched', async () => {
-      const sourceBefore = (await getEtcdCluster(ns, name))?.status;
-      const started = Date.now();
-      await apply([restoredCluster('vault-copy', 'vault-s3')]);
-      const restored = (await waitForMembers(ns, 'vault-copy', 3)).status;
-      console.error(
-        `etcd e2e: a three-member cluster restored from an S3 backup in ${secondsSince(started)} s`,
-      );
-      expect(restored?.clusterId).not.toBe(sourceBefore?.clusterId);
-      await expectSameDataAsSource('vault-copy', 3);
-      const sourceAfter = (await getEtcdCluster(ns, name))?.status;
-      expect(sourceAfter?.clusterId).toBe(sourceBefore?.clusterId);
-      expect(sourceAfter?.members?.map((m) => m.id)).toEqual(sourceBefore?.members?.map((m) => m.id));
-      expect(await clusterEventReasons(ns, 'vault-copy')).toContain('RestoreStarted');
-      await kubectl(['-n', ns, 'delete', 'etcdcluster', 'vault-copy', '--wait=true', '--timeout=120s']);
-    });
+    // The two restores run side by side: each makes and deletes a cluster of its own from a backup
+    // the test before made, and neither reads the other's (seven members at most with the source).
+    it.concurrent(
+      'restores the S3 backup into a new cluster: every key and hashKV equal, the source untouched',
+      async () => {
+        const sourceBefore = (await getEtcdCluster(ns, name))?.status;
+        const started = Date.now();
+        await apply([restoredCluster('vault-copy', 'vault-s3')]);
+        const restored = (await waitForMembers(ns, 'vault-copy', 3)).status;
+        console.error(
+          `etcd e2e: a three-member cluster restored from an S3 backup in ${secondsSince(started)} s`,
+        );
+        expect(restored?.clusterId).not.toBe(sourceBefore?.clusterId);
+        await expectSameDataAsSource('vault-copy', 3);
+        const sourceAfter = (await getEtcdCluster(ns, name))?.status;
+        expect(sourceAfter?.clusterId).toBe(sourceBefore?.clusterId);
+        expect(sourceAfter?.members?.map((m) => m.id)).toEqual(sourceBefore?.members?.map((m) => m.id));
+        expect(await clusterEventReasons(ns, 'vault-copy')).toContain('RestoreStarted');
+        await kubectl(['-n', ns, 'delete', 'etcdcluster', 'vault-copy', '--wait=true', '--timeout=120s']);
+      },
+    );
 
-    it('restores the claim backup into a new cluster, the file checked by a pod first: every key and hashKV equal', async () => {
-      const started = Date.now();
-      await apply([restoredCluster('vault-claim', 'vault-pvc', 1)]);
-      await waitForMembers(ns, 'vault-claim', 1);
-      console.error(
-        `etcd e2e: a one-member cluster restored from a backup in a claim in ${secondsSince(started)} s`,
-      );
-      await expectSameDataAsSource('vault-claim', 1);
-      // The restoring pod, or the one made again without the restore once the member was a healthy
-      // voter (the restore then lives on in the MemberRecreated Event only).
-      const pod = await getObject<V1Pod>('pod', 'vault-claim-0', ns);
-      if (pod?.spec?.initContainers?.length) {
-        expect(pod.spec.initContainers.map((c) => c.name)).toEqual([
-          'copy-backup',
-          'restore',
-          'finish-restore',
-        ]);
-      } else {
-        expect(await clusterEventReasons(ns, 'vault-claim')).toContain('MemberRecreated');
-      }
-      await kubectl(['-n', ns, 'delete', 'etcdcluster', 'vault-claim', '--wait=true', '--timeout=120s']);
-    });
+    it.concurrent(
+      'restores the claim backup into a new cluster, the file checked by a pod first: every key and hashKV equal',
+      async () => {
+        const started = Date.now();
+        await apply([restoredCluster('vault-claim', 'vault-pvc', 1)]);
+        await waitForMembers(ns, 'vault-claim', 1);
+        console.error(
+          `etcd e2e: a one-member cluster restored from a backup in a claim in ${secondsSince(started)} s`,
+        );
+        await expectSameDataAsSource('vault-claim', 1);
+        // The restoring pod, or the one made again without the restore once the member was a healthy
+        // voter (the restore then lives on in the MemberRecreated Event only).
+        const pod = await getObject<V1Pod>('pod', 'vault-claim-0', ns);
+        if (pod?.spec?.initContainers?.length) {
+          expect(pod.spec.initContainers.map((c) => c.name)).toEqual([
+            'copy-backup',
+            'restore',
+            'finish-restore',
+          ]);
+        } else {
+          expect(await clusterEventReasons(ns, 'vault-claim')).toContain('MemberRecreated');
+        }
+        await kubectl(['-n', ns, 'delete', 'etcdcluster', 'vault-claim', '--wait=true', '--timeout=120s']);
+      },
+    );
 
     it('proves the newest backup with a restore drill on request: BackupVerified True, its HashKV as recorded, the source untouched', async () => {
       // A backup newer than the claim's: the drill restores the newest Succeeded one.
@@ -557,6 +569,9 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
     });
     it('recovers a cluster whose majority lost its pods and data from its newest backup, in a claim, with that backup’s keys', async () => {
       const phoenix = 'phoenix';
+      // The least the API server takes: nothing here comes back by itself, so a longer wait would
+      // only be waited out (RecoveryScheduled still comes first).
+      const afterSeconds = 10;
       await apply([
         {
           apiVersion: 'v1',
@@ -569,7 +584,7 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
           spec: {
             ...etcdCluster(ns, phoenix, 3).spec,
             backup: { destination: s3Destination },
-            recovery: { onQuorumLoss: 'RestoreNewestBackup', afterSeconds: 20 },
+            recovery: { onQuorumLoss: 'RestoreNewestBackup', afterSeconds },
           },
         },
       ]);
@@ -606,8 +621,17 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
         intervalMs: 1000,
       });
       const started = Date.now();
-      await kubectl(['-n', ns, 'delete', 'pod', `${phoenix}-1`, `${phoenix}-2`, '--wait=true']);
-      await kubectl(['-n', ns, 'delete', 'pvc', `${phoenix}-1-data`, `${phoenix}-2-data`, '--wait=true']);
+      // One kubectl: the claims finish deleting once their pods are gone.
+      await kubectl([
+        '-n',
+        ns,
+        'delete',
+        `pod/${phoenix}-1`,
+        `pod/${phoenix}-2`,
+        `pvc/${phoenix}-1-data`,
+        `pvc/${phoenix}-2-data`,
+        '--wait=true',
+      ]);
       await scaleOperator(1);
       await waitUntil(
         `${phoenix} recovered from its backup`,
@@ -618,7 +642,7 @@ describe('etcd operator from its Helm chart, on the cluster in KUBECONFIG', () =
       const after = (await waitForMembers(ns, phoenix, 3)).status;
       const recovery = after?.recovery;
       console.error(
-        `etcd e2e: ${phoenix} lost 2 of 3 members with their data; answering again from its backup ${secondsSince(started)} s later (${((recoveredAt - started) / 1000).toFixed(1)} s to Recovered, of which ${((Date.parse(recovery?.finishedAt ?? '') - Date.parse(recovery?.startedAt ?? '')) / 1000).toFixed(0)} s restoring after the 20 s wait), 3 members Ready`,
+        `etcd e2e: ${phoenix} lost 2 of 3 members with their data; answering again from its backup ${secondsSince(started)} s later (${((recoveredAt - started) / 1000).toFixed(1)} s to Recovered, of which ${((Date.parse(recovery?.finishedAt ?? '') - Date.parse(recovery?.startedAt ?? '')) / 1000).toFixed(0)} s restoring after the ${afterSeconds} s wait), 3 members Ready`,
       );
       expect(recovery).toMatchObject({
         phase: 'Recovered',

@@ -89,7 +89,10 @@ async function readMemberList(
 /** Health of every member and of the cluster: leader, quorum, alarms, learners. */
 export async function readClusterHealth(connection: EtcdConnection): Promise<ClusterHealth> {
   const { members, linearizable, clusterId } = await readMemberList(connection);
-  const alarms = await readAlarms(connection);
+  // Alarms are read through raft too: once the linearizable list has found no quorum, asking for
+  // them would only wait out the call timeout a second time, at every look while quorum is lost
+  // (and a disaster recovery takes one step per look).
+  const alarms = linearizable ? await readAlarms(connection) : [];
   const healths = await Promise.all(
     members.map((m) =>
       probeMember(
