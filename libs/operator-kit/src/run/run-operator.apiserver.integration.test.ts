@@ -77,6 +77,24 @@ describe('runOperator (a whole operator process)', () => {
     expect(logLines(run).some((l) => l['msg'] === 'signal received' && l['signal'] === 'SIGTERM')).toBe(true);
   });
 
+  it('ends once stopped on SIGTERM, though something it built still holds the event loop', async () => {
+    // As an etcd client's channel or an S3 client's keep-alive socket does: before, the process
+    // logged "stopped" and lived on until the kubelet killed it at the end of the grace period.
+    const run = start(['--leader-elect=false', '--health-port=0', '--metrics-port=0'], {
+      WIDGET_HOLDS_HANDLE: '1',
+    });
+    try {
+      await waitUntil('started', () => Promise.resolve(run.output().includes('"caches synced"')), {
+        timeoutMs: 30_000,
+        describe: () => `the operator printed:\n${run.output()}${run.errors()}`,
+      });
+    } finally {
+      run.signal('SIGTERM');
+    }
+    expect(await run.exited).toBe(0);
+    expect(logLines(run).some((l) => l['msg'] === 'stopped')).toBe(true);
+  });
+
   it('exits 2 with the message and the usage on a bad flag, before touching the cluster', async () => {
     const run = start(['--leader-elect=false', '--widget-image=']);
     expect(await run.exited).toBe(2);

@@ -228,12 +228,21 @@ export class Manager {
     this.log.info('stopped');
   }
 
-  /** Stops the manager on SIGTERM or SIGINT (what Kubernetes sends before killing a pod). */
-  stopOnSignals(): void {
+  /**
+   * Stops the manager on SIGTERM or SIGINT (what Kubernetes sends before killing a pod), then calls
+   * `onStopped` with the stop's error, if any.
+   */
+  stopOnSignals(onStopped?: (error?: unknown) => void): void {
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       process.once(signal, () => {
         this.log.info({ signal }, 'signal received');
-        void this.stop();
+        this.stop().then(
+          () => onStopped?.(),
+          (error: unknown) => {
+            this.log.error({ err: error }, 'stopping failed');
+            onStopped?.(error);
+          },
+        );
       });
     }
   }
