@@ -95,6 +95,42 @@ describe('runOperator (a whole operator process)', () => {
     expect(logLines(run).some((l) => l['msg'] === 'stopped')).toBe(true);
   });
 
+  it('ends with exit code 1 once it lost the lease, though something it built still holds the event loop', async () => {
+    // A replica that lost the lease stops its controllers; the pod must restart to compete again,
+    // not stay Running with nothing running until a liveness probe notices.
+    const namespace = `run-operator-lost-${process.pid}`;
+    await client.create(builtin.namespaces, { metadata: { name: namespace } });
+    const run = start(['--health-port=0', '--metrics-port=0', '--lease-name=widgets'], {
+      POD_NAMESPACE: namespace,
+      POD_NAME: 'widget-operator-0',
+      WIDGET_HOLDS_HANDLE: '1',
+    });
+    try {
+      await waitUntil(
+        'the Lease is held',
+        async () =>
+          (await client.find(builtin.leases, 'widgets', namespace))?.spec?.holderIdentity ===
+          'widget-operator-0',
+        { timeoutMs: 30_000, describe: () => `the operator printed:\n${run.output()}${run.errors()}` },
+      );
+      // Another replica's claim, as after a partition: the holder's renewals fail until its
+      // renew deadline passes, and then it steps down.
+      const lease = await client.get(builtin.leases, 'widgets', namespace);
+      await client.replace(builtin.leases, {
+        ...lease,
+        spec: {
+          ...lease.spec,
+          holderIdentity: 'widget-operator-1',
+          leaseDurationSeconds: 300,
+        },
+      });
+      expect(await run.exited).toBe(1);
+    } finally {
+      run.signal('SIGKILL');
+    }
+    expect(logLines(run).some((l) => l['msg'] === 'stopped')).toBe(true);
+  });
+
   it('exits 2 with the message and the usage on a bad flag, before touching the cluster', async () => {
     const run = start(['--leader-elect=false', '--widget-image=']);
     expect(await run.exited).toBe(2);

@@ -33,10 +33,11 @@ export async function runOperator<C extends CommonOperatorConfig>(
     // $KUBECONFIG, ~/.kube/config, or the pod's service account; without @kubernetes/client-node
     // at run time (its import alone costs an operator about 20 MB bundled, 100 MB unbundled).
     const manager = entry.build(await loadKubeConfig(), config, { logger });
-    // Once the manager has stopped, the process ends, as a Go operator's main returns: a handle an
-    // operand's client still holds (a gRPC channel, a keep-alive socket) must not keep a stopped
-    // operator alive until the kubelet kills it at the end of the grace period.
-    manager.stopOnSignals((error) => process.exit(error === undefined ? (process.exitCode ?? 0) : 1));
+    // Once the manager has stopped (a signal, lost leadership), the process ends, as a Go
+    // operator's main returns: a handle an operand's client still holds (a gRPC channel, a
+    // keep-alive socket) must not keep a stopped operator alive until the kubelet kills it.
+    manager.whenStopped((error) => process.exit(error === undefined ? (process.exitCode ?? 0) : 1));
+    manager.stopOnSignals();
     logger.info(
       {
         watchNamespaces: config.watchNamespaces.length ? config.watchNamespaces : 'all',

@@ -68,6 +68,7 @@ export class Manager {
   #election: Promise<void> | undefined;
   #state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
   #stopped: Promise<void> | undefined;
+  #whenStopped: ((error?: unknown) => void) | undefined;
   #electedResolve!: () => void;
   /** Resolves when this replica starts leading (at once without leader election). */
   readonly elected = new Promise<void>((resolve) => (this.#electedResolve = resolve));
@@ -202,7 +203,14 @@ export class Manager {
    * shutdownTimeoutMs), release the lease, stop the caches and close the servers. Idempotent.
    */
   stop(): Promise<void> {
-    this.#stopped ??= this.#stop();
+    this.#stopped ??= this.#stop().then(
+      () => this.#whenStopped?.(),
+      (error: unknown) => {
+        this.log.error({ err: error }, 'stopping failed');
+        if (!this.#whenStopped) throw error;
+        this.#whenStopped(error);
+      },
+    );
     return this.#stopped;
   }
 
@@ -229,20 +237,19 @@ export class Manager {
   }
 
   /**
-   * Stops the manager on SIGTERM or SIGINT (what Kubernetes sends before killing a pod), then calls
-   * `onStopped` with the stop's error, if any.
+   * Calls `then` once the manager has stopped, whatever stopped it (a signal, lost leadership, a
+   * caller), with the stop's error if it failed. An operator process ends there (runOperator).
    */
-  stopOnSignals(onStopped?: (error?: unknown) => void): void {
+  whenStopped(then: (error?: unknown) => void): void {
+    this.#whenStopped = then;
+  }
+
+  /** Stops the manager on SIGTERM or SIGINT (what Kubernetes sends before killing a pod). */
+  stopOnSignals(): void {
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       process.once(signal, () => {
         this.log.info({ signal }, 'signal received');
-        this.stop().then(
-          () => onStopped?.(),
-          (error: unknown) => {
-            this.log.error({ err: error }, 'stopping failed');
-            onStopped?.(error);
-          },
-        );
+        void this.stop();
       });
     }
   }
