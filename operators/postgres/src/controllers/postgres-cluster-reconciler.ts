@@ -203,22 +203,7 @@ export class PostgresClusterReconciler implements Reconciler<PostgresCluster> {
         fieldManager: routingFieldManager,
       }).withSignal(ctx.signal);
       const image = cluster.spec.image ?? this.#options.imageFor(cluster.spec.postgresVersion);
-      const { claims, secrets, retained, fenced } = seen;
-      ({ restartPending } = await convergeObjects(
-        {
-          cluster,
-          state,
-          pods,
-          claims,
-          secrets,
-          retained,
-          image,
-          routingClient,
-          fenced,
-          outOfService: seen.outOfService,
-        },
-        ctx,
-      ));
+      ({ restartPending } = await convergeObjects({ ...seen, image, routingClient }, ctx));
     } catch (error) {
       // Only a name someone else holds stops the converging (assertOwnedOrAbsent).
       if (!(error instanceof WriteFailure)) throw error;

@@ -65,8 +65,6 @@ export class PodProcesses {
   readonly starts: { pod: string; role: string }[] = [];
   /** The containers of fenced pods: the real entrypoint, waiting while its instance is fenced. */
   readonly #fencedContainers = new Map<string, ManagedProcess>();
-  /** Pods whose fenced container is starting: their entrypoint is not an instance to stop. */
-  readonly #fencedStarting = new Set<string>();
 
   constructor(client: KubeClient, namespace: string, cluster: string, parameters?: string) {
     this.#client = client;
@@ -403,8 +401,7 @@ export class PodProcesses {
       if (fenced) {
         writeFileSync(this.#fenceFile(name), 'true', { mode: 0o644 });
         const running = this.#bed?.instances.get(name);
-        // The bed counts a fenced container's entrypoint among its instances while it starts.
-        if (!waiting && !this.#fencedStarting.has(name) && running?.isRunning()) await running.stopFast();
+        if (!waiting && running?.isRunning()) await running.stopFast();
       } else {
         if (waiting?.isRunning()) {
           process.kill(waiting.pid, 'SIGINT');
@@ -419,17 +416,11 @@ export class PodProcesses {
   /** A fenced pod's container: the entrypoint, which starts nothing while the fence lasts. */
   async #startFenced(name: string, role: string): Promise<Container> {
     writeFileSync(this.#fenceFile(name), 'true', { mode: 0o644 });
-    this.#fencedStarting.add(name);
-    let waiting: ManagedProcess;
-    try {
-      waiting = await this.bed.runEntrypoint(name, {
-        role: role === 'primary' ? 'primary' : 'replica',
-        env: { PG_FENCE_FILE: this.#fenceFile(name) },
-      });
-      this.#fencedContainers.set(name, waiting);
-    } finally {
-      this.#fencedStarting.delete(name);
-    }
+    const waiting = await this.bed.runEntrypoint(name, {
+      role: role === 'primary' ? 'primary' : 'replica',
+      env: { PG_FENCE_FILE: this.#fenceFile(name) },
+    });
+    this.#fencedContainers.set(name, waiting);
     this.starts.push({ pod: name, role: `${role} (fenced)` });
     return {
       process: {
