@@ -39,7 +39,7 @@ import {
 import type { MemberAddressing } from './member-addressing.ts';
 import { convergeMembers, maintain, restartMembers, seed, upgradeMembers } from './member-steps.ts';
 import type { OwnedObjects } from './owned-objects.ts';
-import { RefusedBackups, superviseQuorum, type RecoveryDecision } from './quorum-recovery.ts';
+import { isOpen, RefusedBackups, superviseQuorum, type RecoveryDecision } from './quorum-recovery.ts';
 import { Refusal, asRefusal } from './refusal.ts';
 import { versionOfImage, type UpgradeOutcome } from './rolling-upgrade.ts';
 import {
@@ -112,6 +112,8 @@ export class EtcdClusterReconciler implements Reconciler<EtcdCluster> {
   readonly #backups: Store<EtcdBackup>;
   // Backups a disaster recovery found it cannot restore: each is checked and reported once.
   readonly #refusedBackups = new RefusedBackups();
+  /** Clusters (by uid) whose status this operator last wrote with a recovery open. */
+  readonly #openRecoveries = new Set<string>();
   readonly #options: EtcdClusterReconcilerOptions;
   readonly #operatorImage: string;
 
@@ -253,6 +255,7 @@ export class EtcdClusterReconciler implements Reconciler<EtcdCluster> {
       seedFrom: (backup) => seed(round, this.#operatorImage, backup),
       operatorImage: this.#operatorImage,
       refused: this.#refusedBackups,
+      openAsWritten: this.#openRecoveries.has(round.cluster.metadata?.uid ?? ''),
       now: new Date(),
     });
   }
@@ -283,6 +286,9 @@ export class EtcdClusterReconciler implements Reconciler<EtcdCluster> {
   async report(start: RoundStart, outcome: RoundOutcome): Promise<ReconcileResult> {
     const problems = await this.assembleProblems(start, outcome);
     const status = await this.writeStatus(start, outcome, problems.problem);
+    const uid = start.cluster.metadata?.uid ?? '';
+    if (isOpen(status.recovery)) this.#openRecoveries.add(uid);
+    else this.#openRecoveries.delete(uid);
     // After the status says why: a spec that cannot be carried out waits for a change of it. A
     // refused write is not thrown: it comes back on its own backoff (the controller requeues
     // sooner when it is due), and health is looked at meanwhile as always.

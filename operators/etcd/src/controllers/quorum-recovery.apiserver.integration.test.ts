@@ -16,6 +16,7 @@ import {
   eventsAbout,
 } from '../test-support/etcd-cluster-fixtures.ts';
 import { loopbackAddressing } from '../test-support/loopback-addressing.ts';
+import type { ClusterHealth } from '../health/cluster-health.ts';
 import { operatorName } from './cluster-names.ts';
 import { OwnedObjects } from './owned-objects.ts';
 import { RefusedBackups, superviseQuorum, type RecoveryDecision } from './quorum-recovery.ts';
@@ -24,6 +25,8 @@ const kubeConfig = sharedKubeConfig();
 const namespace = `etcd-recovery-stale-${process.pid}`;
 const client = new KubeClient(kubeConfig, { fieldManager: 'test-operator' });
 const name = 'stale';
+/** A cluster whose majority comes back while the cache still shows no recovery. */
+const back = 'back';
 
 describe('disaster recovery steps decided from a stale EtcdCluster, on a real kube-apiserver', () => {
   const { log } = memoryLogger();
@@ -32,7 +35,11 @@ describe('disaster recovery steps decided from a stale EtcdCluster, on a real ku
   const manager = new Manager({ kubeConfig, name: operatorName, namespaces: [namespace], logger: log });
   const refused = new RefusedBackups();
 
-  const decide = (cluster: EtcdCluster, now: Date): Promise<RecoveryDecision> =>
+  const decide = (
+    cluster: EtcdCluster,
+    now: Date,
+    seen: { health?: ClusterHealth; openAsWritten?: boolean } = {},
+  ): Promise<RecoveryDecision> =>
     superviseQuorum({
       cluster,
       deps: {
@@ -44,7 +51,8 @@ describe('disaster recovery steps decided from a stale EtcdCluster, on a real ku
         image: '',
       },
       events,
-      health: undefined,
+      health: seen.health,
+      ...(seen.openAsWritten === undefined ? {} : { openAsWritten: seen.openAsWritten }),
       backups: [],
       seedFrom: () => Promise.reject(new Error('no restore expected: there is no backup')),
       operatorImage: 'example.test/etcd-operator:test',
@@ -52,8 +60,8 @@ describe('disaster recovery steps decided from a stale EtcdCluster, on a real ku
       now,
     });
   // What the controller does with a decision: write status.recovery.
-  const write = async (decision: RecoveryDecision) => {
-    await client.patchStatus(etcdClusters, name, namespace, { recovery: decision.status });
+  const write = async (decision: RecoveryDecision, cluster = name) => {
+    await client.patchStatus(etcdClusters, cluster, namespace, { recovery: decision.status });
   };
 
   beforeAll(async () => {
@@ -65,6 +73,11 @@ describe('disaster recovery steps decided from a stale EtcdCluster, on a real ku
     });
     // A cluster that existed (it has an ID) and of which no member answers now.
     await client.patchStatus(etcdClusters, name, namespace, { clusterId: 'c0ffee', phase: 'Running' });
+    await createEtcdCluster(client, back, namespace, {
+      size: 3,
+      recovery: { onQuorumLoss: 'RestoreNewestBackup', afterSeconds: 10 },
+    });
+    await client.patchStatus(etcdClusters, back, namespace, { clusterId: 'beef', phase: 'Running' });
   });
 
   afterAll(async () => {
@@ -99,5 +112,34 @@ describe('disaster recovery steps decided from a stale EtcdCluster, on a real ku
         { reason, series: undefined },
       ]);
     }
+  });
+  it('ends a recovery it opened when quorum is back, though its cache never showed the recovery', async () => {
+    const stale = await client.get(etcdClusters, back, namespace);
+    const lostAt = new Date();
+    const scheduled = await decide(stale, lostAt);
+    expect(scheduled.status).toMatchObject({ phase: 'Waiting' });
+    await write(scheduled, back);
+    // A majority answers a moment later, and the cache still shows the cluster as before the write.
+    const majority: ClusterHealth = {
+      members: [],
+      votingMembers: 3,
+      healthyVoters: 3,
+      quorum: 2,
+      hasQuorum: true,
+      leader: undefined,
+      learners: [],
+      alarms: [],
+      state: 'Healthy',
+      linearizableList: true,
+      clusterId: 'beef',
+      clusterVersion: '3.7.0',
+    };
+    const over = await decide(stale, new Date(lostAt.getTime() + 2000), {
+      health: majority,
+      openAsWritten: true,
+    });
+    expect(over.status).toMatchObject({ phase: 'Cancelled' });
+    await events.flush();
+    expect((await eventsAbout(client, namespace, back, 'RecoveryCancelled')).length).toBe(1);
   });
 });

@@ -41,6 +41,12 @@ export interface RecoveryRound {
   readonly operatorImage: string;
   /** Backups already refused (kept by the reconciler across reconciles). */
   readonly refused: RefusedBackups;
+  /**
+   * This operator's last status write left a recovery open (Waiting, Failed, Restoring): its cache
+   * may not show that write yet, and a quorum back must still end the recovery (RecoveryCancelled)
+   * rather than drop it from status unsaid.
+   */
+  readonly openAsWritten?: boolean;
   readonly now: Date;
 }
 
@@ -89,7 +95,8 @@ export class RefusedBackups {
   }
 }
 
-const isOpen = (recovery: RecoveryStatusFields | undefined) =>
+/** Whether `recovery` is still to end: waiting, failed for now, or restoring. */
+export const isOpen = (recovery: RecoveryStatusFields | undefined) =>
   recovery?.phase === 'Waiting' || recovery?.phase === 'Failed' || recovery?.phase === 'Restoring';
 
 /**
@@ -107,7 +114,7 @@ export async function superviseQuorum(round: RecoveryRound): Promise<RecoveryDec
         problem: { reason: 'MembersUnreachable', message: evidence.operatorCutOff },
       }
     : {};
-  if (!evidence.lost && !isOpen(round.cluster.status?.recovery)) {
+  if (!evidence.lost && !isOpen(round.cluster.status?.recovery) && !round.openAsWritten) {
     return { status: round.cluster.status?.recovery, inCharge: false, seen: round.cluster, ...cutOff };
   }
   const seen =
